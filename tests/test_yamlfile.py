@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from toolrun.errors import Location
+from toolrun.yamlfile import DocumentError, format_path, load_document, parse_text
+
+PLAN = """\
+turns:
+  - calls:
+      - {tool: Read, input: {file_path: a.py}}
+      - tool: Edit
+        input:
+          file_path: b.py
+"""
+
+
+def test_the_c_loader_is_used_when_present() -> None:
+    from toolrun import yamlfile
+
+    if yaml.__with_libyaml__:
+        assert yamlfile._Loader is yaml.CSafeLoader
+
+
+def test_locate_points_at_keys_and_items() -> None:
+    doc = parse_text(PLAN, "p.yaml")
+    assert doc.locate(("turns", 0, "calls", 0, "input", "file_path")) == Location("p.yaml", 3, 30)
+    assert doc.locate(("turns", 0, "calls", 1, "tool")) == Location("p.yaml", 4, 9)
+    assert doc.locate(("turns", 0, "calls", 1, "input", "file_path")) == Location("p.yaml", 6, 11)
+
+
+def test_locate_falls_back_to_the_nearest_parent() -> None:
+    doc = parse_text(PLAN, "p.yaml")
+    assert doc.locate(("turns", 0, "calls", 1, "input", "old_string")) == Location("p.yaml", 5, 9)
+    assert doc.locate(("turns", 7)) == Location("p.yaml", 1, 1)
+
+
+def test_value_location_points_at_the_value() -> None:
+    doc = parse_text(PLAN, "p.yaml")
+    assert doc.value_location(("turns", 0, "calls", 1)) == Location("p.yaml", 4, 9)
+    assert doc.value_location(("turns", 0, "calls", 0)) == Location("p.yaml", 3, 9)
+
+
+def test_duplicate_keys_are_reported_not_silently_dropped() -> None:
+    doc = parse_text("a: 1\nb: 2\na: 3\n", "d.yaml")
+    assert doc.data == {"a": 3, "b": 2}
+    assert [str(p) for p in doc.problems] == ["d.yaml:3:1: a: duplicate key 'a'"]
+
+
+def test_yaml_syntax_error_names_line_and_column() -> None:
+    with pytest.raises(DocumentError) as info:
+        parse_text("calls:\n  - {tool: Read\n", "bad.yaml")
+    assert str(info.value.problem).startswith("bad.yaml:3:1: invalid YAML: ")
+
+
+def test_json_is_checked_strictly(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text('{\n  "calls": [],\n}\n')
+    with pytest.raises(DocumentError) as info:
+        load_document(path, display="plan.json")
+    assert str(info.value.problem) == (
+        "plan.json:3:1: invalid JSON: Expecting property name enclosed in double quotes"
+    )
+
+
+def test_json_positions_work_like_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text('{"calls": [\n  {"tool": "Read", "input": {"file_path": 1}}\n]}\n')
+    doc = load_document(path, display="plan.json")
+    assert doc.locate(("calls", 0, "input", "file_path")) == Location("plan.json", 2, 30)
+
+
+def test_missing_file_and_directory_and_binary(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError, match=r"^nope.yaml: no such file$"):
+        load_document(tmp_path / "nope.yaml", display="nope.yaml")
+    with pytest.raises(DocumentError, match=r"is a directory"):
+        load_document(tmp_path, display="dir")
+    binary = tmp_path / "b.yaml"
+    binary.write_bytes(b"calls: \xff\xfe\n")
+    with pytest.raises(DocumentError, match=r"^b.yaml:1:1: not UTF-8 text \(byte 7\)$"):
+        load_document(binary, display="b.yaml")
+
+
+def test_format_path() -> None:
+    assert format_path(("turns", 1, "calls", 0, "input", "file_path")) == (
+        "turns[1].calls[0].input.file_path"
+    )
+    assert format_path(()) == ""

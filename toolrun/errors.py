@@ -1,0 +1,100 @@
+"""One exception hierarchy and one exit-code enum for all of toolrun.
+
+The CLI maps :class:`ToolrunError` to its ``exit_code`` in a single place
+(``toolrun.cli._app``); nothing else decides exit codes.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    INVALID = 3
+    DENIED = 4
+    ASK = 5
+    INTERRUPTED = 130
+
+    @staticmethod
+    def combine(codes: Iterable[ExitCode]) -> ExitCode:
+        """The code to exit with when several apply: 130, then 4, then 5, then 1."""
+        seen = set(codes)
+        for code in (
+            ExitCode.INTERRUPTED,
+            ExitCode.DENIED,
+            ExitCode.ASK,
+            ExitCode.INVALID,
+            ExitCode.FAILED,
+        ):
+            if code in seen:
+                return code
+        return ExitCode.OK
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where something came from: a file and a 1-based line and column."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One located validation problem: ``FILE:LINE:COL: path: message``."""
+
+    location: Location | None
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location is not None else ""
+        what = f"{self.path}: " if self.path else ""
+        return f"{where}{what}{self.message}"
+
+
+class ToolrunError(Exception):
+    """Base of every expected failure; carries the exit code it maps to."""
+
+    exit_code: ExitCode = ExitCode.FAILED
+
+
+class InvalidInputError(ToolrunError):
+    """A plan or config is invalid: every problem is listed, nothing runs."""
+
+    exit_code = ExitCode.INVALID
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class PlanError(InvalidInputError):
+    """A plan file cannot be used."""
+
+
+class ConfigError(InvalidInputError):
+    """A config or settings file cannot be used."""
+
+
+class UsageError(ToolrunError):
+    """Bad command-line use that Click itself cannot see (e.g. an unknown tool name)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class ToolError(ToolrunError):
+    """A tool failed in an expected way; it becomes an ``error`` result, never a crash."""
+
+
+class ToolTimeoutError(ToolError):
+    """A tool ran out of time (its own input timeout)."""
