@@ -88,4 +88,6 @@ def problems_from_validation(
         elif kind in ("value_error", "assertion_error"):
             message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         problems.append(Problem(doc.locate(full), format_path(full), message))
+    # pydantic orders errors by field definition; readers expect file order.
+    problems.sort(key=lambda p: (p.location.line, p.location.column) if p.location else (0, 0))
     return problems

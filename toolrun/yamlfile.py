@@ -18,7 +18,7 @@ import yaml
 from toolrun.errors import Location, Problem
 
 try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,misc]
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
 except AttributeError:  # pragma: no cover - PyYAML without libyaml
     _Loader = yaml.SafeLoader
 
@@ -91,9 +91,12 @@ def _child(node: yaml.Node, part: PathPart) -> yaml.Node | None:
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(part):
                 return value_node  # type: ignore[no-any-return]
-    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-        if 0 <= part < len(node.value):
-            return node.value[part]  # type: ignore[no-any-return]
+    elif (
+        isinstance(node, yaml.SequenceNode)
+        and isinstance(part, int)
+        and 0 <= part < len(node.value)
+    ):
+        return node.value[part]  # type: ignore[no-any-return]
     return None
 
 
@@ -125,7 +128,9 @@ class _Builder:
                 key = self.loader.construct_object(key_node, deep=True)
                 if not isinstance(key, (str, int, float, bool)) and key is not None:
                     self.problems.append(
-                        Problem(_loc(self.file, key_node), format_path(path), "keys must be scalars")
+                        Problem(
+                            _loc(self.file, key_node), format_path(path), "keys must be scalars"
+                        )
                     )
                     continue
                 if key in out:

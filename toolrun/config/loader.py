@@ -1,0 +1,294 @@
+"""Finding, reading and merging configuration sources (design §3).
+
+Precedence, highest first: command-line flags and ``--settings`` files (the last
+one given wins a scalar), toolrun.yaml, then — with ``loadClaudeSettings`` —
+Claude Code's local, project and user settings. Rule and hook lists merge across
+all sources; a scalar comes from the highest source that sets it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, cast
+
+from pydantic import ValidationError
+
+from toolrun.config.models import (
+    PERMISSION_MODES,
+    Behavior,
+    Config,
+    HookCommand,
+    HookMatcher,
+    PermissionMode,
+    PermissionRule,
+    SettingSource,
+    SourceKind,
+    ToolrunSettings,
+)
+from toolrun.config.schema import ConfigFile
+from toolrun.errors import ConfigError, Problem
+from toolrun.paths import display_path
+from toolrun.validation import problems_from_validation
+from toolrun.yamlfile import Document, DocumentError, load_document
+
+CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
+MAX_CONCURRENCY_ENV = "TOOLRUN_MAX_CONCURRENCY"
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    kind: SourceKind
+    path: Path
+    root: Path
+    doc: Document
+    spec: ConfigFile
+
+    def source(self, path: Sequence[str | int]) -> SettingSource:
+        loc = self.doc.value_location(path)
+        return SettingSource(self.kind, Path(self.doc.file), loc.line, self.root)
+
+
+def discover_config(workspace: Path) -> Path | None:
+    """The nearest toolrun.yaml in the workspace or one of its parents."""
+    for folder in (workspace, *workspace.parents):
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> _Loaded | None:
+    try:
+        doc = load_document(path, display=display_path(path))
+    except DocumentError as exc:
+        problems.append(exc.problem)
+        return None
+    problems.extend(doc.problems)
+    data = doc.data if doc.data is not None else {}
+    if not isinstance(data, dict):
+        problems.append(
+            Problem(doc.value_location(()), "", "a config file must be a mapping of settings")
+        )
+        return None
+    try:
+        spec = ConfigFile.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(problems_from_validation(exc, doc, model=ConfigFile))
+        return None
+    return _Loaded(kind, path, root, doc, spec)
+
+
+def _check_rules(loaded: _Loaded, problems: list[Problem]) -> None:
+    try:  # TEMP until the permission grammar lands
+        from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+    except ImportError:
+        return
+
+    perms = loaded.spec.permissions
+    if perms is None:
+        return
+    for behavior in ("allow", "ask", "deny"):
+        for i, text in enumerate(getattr(perms, behavior)):
+            try:
+                parse_rule(text)
+            except RuleSyntaxError as exc:
+                where: tuple[str | int, ...] = ("permissions", behavior, i)
+                problems.append(
+                    Problem(
+                        loaded.doc.value_location(where), f"permissions.{behavior}[{i}]", str(exc)
+                    )
+                )
+    for event, groups in (loaded.spec.hooks or {}).items():
+        for g, group in enumerate(groups):
+            for h, hook in enumerate(group.hooks):
+                if hook.if_ is None:
+                    continue
+                try:
+                    parse_rule(hook.if_)
+                except RuleSyntaxError as exc:
+                    where = ("hooks", event, g, "hooks", h, "if")
+                    problems.append(
+                        Problem(
+                            loaded.doc.value_location(where),
+                            f"hooks.{event}[{g}].hooks[{h}].if",
+                            str(exc),
+                        )
+                    )
+
+
+def _env_max_concurrency(env: Mapping[str, str]) -> int | None:
+    raw = env.get(MAX_CONCURRENCY_ENV)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(
+            [Problem(None, MAX_CONCURRENCY_ENV, f"must be a positive integer, not {raw!r}")]
+        )
+    return value
+
+
+def load_config(
+    *,
+    workspace: Path | str = ".",
+    config_file: Path | None = None,
+    settings_files: Sequence[Path] = (),
+    mode: str | None = None,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> Config:
+    """Read every source that applies and merge them; ConfigError lists every problem."""
+    env = os.environ if env is None else env
+    ws = Path(workspace).expanduser().resolve()
+    if not ws.is_dir():
+        raise ConfigError([Problem(None, "", f"workspace {display_path(ws)} is not a directory")])
+    if mode is not None and mode not in PERMISSION_MODES:
+        raise ConfigError(
+            [
+                Problem(
+                    None, "--mode", f"unknown mode {mode!r}; one of {', '.join(PERMISSION_MODES)}"
+                )
+            ]
+        )
+
+    problems: list[Problem] = []
+    loaded: list[_Loaded] = []
+    # --settings: the last one given has the highest precedence.
+    for path in reversed(settings_files):
+        item = _read(SourceKind.SETTINGS, path, path.resolve().parent, problems)
+        if item is not None:
+            loaded.append(item)
+    toolrun_file = config_file if config_file is not None else discover_config(ws)
+    if toolrun_file is not None:
+        item = _read(SourceKind.TOOLRUN, toolrun_file, toolrun_file.resolve().parent, problems)
+        if item is not None:
+            loaded.append(item)
+
+    load_claude = next(
+        (
+            s.spec.toolrun.loadClaudeSettings
+            for s in loaded
+            if s.spec.toolrun is not None and s.spec.toolrun.loadClaudeSettings is not None
+        ),
+        False,
+    )
+    if load_claude:
+        home_dir = home if home is not None else Path(env.get("HOME") or Path.home())
+        for kind, path, root in (
+            (SourceKind.LOCAL, ws / ".claude" / "settings.local.json", ws),
+            (SourceKind.PROJECT, ws / ".claude" / "settings.json", ws),
+            (SourceKind.USER, home_dir / ".claude" / "settings.json", home_dir / ".claude"),
+        ):
+            if path.is_file():
+                item = _read(kind, path, root, problems)
+                if item is not None:
+                    loaded.append(item)
+
+    for item in loaded:
+        _check_rules(item, problems)
+    if problems:
+        raise ConfigError(problems)
+    return _merge(ws, loaded, mode, _env_max_concurrency(env))
+
+
+def _merge(
+    workspace: Path, loaded: list[_Loaded], mode: str | None, env_concurrency: int | None
+) -> Config:
+    rules: list[PermissionRule] = []
+    additional: list[Path] = []
+    hooks: list[HookMatcher] = []
+    mcp: dict[str, Mapping[str, Any]] = {}
+    default_mode: str | None = mode
+    mode_source: SettingSource | None = (
+        SettingSource(SourceKind.CLI, None, 0, workspace, flag="--mode") if mode else None
+    )
+    for item in loaded:
+        perms = item.spec.permissions
+        if perms is not None:
+            if default_mode is None and perms.defaultMode is not None:
+                default_mode = perms.defaultMode
+                mode_source = item.source(("permissions", "defaultMode"))
+            behaviors: tuple[Behavior, ...] = ("allow", "ask", "deny")
+            for behavior in behaviors:
+                for i, text in enumerate(getattr(perms, behavior)):
+                    rules.append(
+                        PermissionRule(
+                            behavior,
+                            text,
+                            item.source(("permissions", behavior, i)),
+                        )
+                    )
+            for d in perms.additionalDirectories:
+                p = Path(os.path.expanduser(d))
+                resolved = (p if p.is_absolute() else item.root / p).resolve()
+                if resolved not in additional:
+                    additional.append(resolved)
+        for event, groups in (item.spec.hooks or {}).items():
+            for g, group in enumerate(groups):
+                commands = tuple(
+                    HookCommand(
+                        command=h.command,
+                        timeout=h.timeout,
+                        source=item.source(("hooks", event, g, "hooks", i, "command")),
+                        type=h.type,
+                        if_rule=h.if_,
+                    )
+                    for i, h in enumerate(group.hooks)
+                )
+                hooks.append(
+                    HookMatcher(
+                        event=event,
+                        matcher=group.matcher,
+                        hooks=commands,
+                        source=item.source(("hooks", event, g)),
+                        sequential=group.sequential,
+                    )
+                )
+        for name, server in (item.spec.mcpServers or {}).items():
+            mcp.setdefault(name, MappingProxyType(server.model_dump(exclude_none=True)))
+
+    return Config(
+        workspace=workspace,
+        default_mode=cast(PermissionMode, default_mode or "default"),
+        mode_source=mode_source,
+        rules=tuple(rules),
+        additional_directories=tuple(additional),
+        hooks=tuple(hooks),
+        mcp_servers=MappingProxyType(mcp),
+        toolrun=_merge_toolrun(loaded, env_concurrency),
+        files=tuple(Path(i.doc.file) for i in loaded),
+    )
+
+
+def _merge_toolrun(loaded: list[_Loaded], env_concurrency: int | None) -> ToolrunSettings:
+    sections = [(i.kind, i.spec.toolrun) for i in loaded if i.spec.toolrun is not None]
+
+    def pick(key: str, *, kinds: tuple[SourceKind, ...] = tuple(SourceKind)) -> Any:
+        for kind, section in sections:
+            if kind in kinds and getattr(section, key) is not None:
+                return getattr(section, key)
+        return None
+
+    defaults = ToolrunSettings()
+    # TOOLRUN_MAX_CONCURRENCY sits between --settings files and toolrun.yaml.
+    max_concurrency = pick("maxConcurrency", kinds=(SourceKind.CLI, SourceKind.SETTINGS))
+    if max_concurrency is None:
+        max_concurrency = env_concurrency if env_concurrency is not None else pick("maxConcurrency")
+    kind_limits = pick("kindLimits")
+    return ToolrunSettings(
+        max_concurrency=max_concurrency or defaults.max_concurrency,
+        kind_limits=MappingProxyType(dict(kind_limits or {})),
+        max_calls_per_turn=pick("maxCallsPerTurn") or defaults.max_calls_per_turn,
+        sibling_abort_on_bash_error=bool(pick("siblingAbortOnBashError")),
+        hook_timeout=pick("hookTimeout") or defaults.hook_timeout,
+        hook_failure=pick("hookFailure") or defaults.hook_failure,
+        load_claude_settings=bool(pick("loadClaudeSettings")),
+    )

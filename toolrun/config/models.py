@@ -1,0 +1,127 @@
+"""The merged configuration toolrun works from: frozen, every rule and hook with its source.
+
+These are plain frozen dataclasses (cheap, hashable, click- and pydantic-free);
+the file-level schema that validates what users write lives in
+:mod:`toolrun.config.schema`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+Behavior = Literal["allow", "ask", "deny"]
+PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "dontAsk",
+    "bypassPermissions",
+)
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch")
+
+
+class SourceKind(enum.IntEnum):
+    """Where a setting came from. Lower value = higher precedence."""
+
+    CLI = 0  # --mode and other flags
+    SETTINGS = 1  # --settings FILE
+    TOOLRUN = 2  # toolrun.yaml (discovered, --config or TOOLRUN_CONFIG)
+    LOCAL = 3  # .claude/settings.local.json
+    PROJECT = 4  # .claude/settings.json
+    USER = 5  # ~/.claude/settings.json
+
+    @property
+    def label(self) -> str:
+        return {
+            SourceKind.CLI: "command line",
+            SourceKind.SETTINGS: "--settings",
+            SourceKind.TOOLRUN: "toolrun config",
+            SourceKind.LOCAL: "Claude local settings",
+            SourceKind.PROJECT: "Claude project settings",
+            SourceKind.USER: "Claude user settings",
+        }[self]
+
+
+@dataclass(frozen=True, slots=True)
+class SettingSource:
+    """A place a setting was written: file and line, plus the root for ``/``-anchored paths.
+
+    ``file`` is None for command-line flags; then ``flag`` names the flag.
+    """
+
+    kind: SourceKind
+    file: Path | None
+    line: int
+    root: Path
+    flag: str = ""
+
+    def __str__(self) -> str:
+        if self.file is None:
+            return self.flag or self.kind.label
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRule:
+    behavior: Behavior
+    text: str
+    source: SettingSource
+
+
+@dataclass(frozen=True, slots=True)
+class HookCommand:
+    command: str
+    timeout: float | None  # seconds; None → toolrun.hookTimeout
+    source: SettingSource
+    type: str = "command"
+    # Claude Code's handler-level ``if``: one permission rule used as a pre-filter.
+    if_rule: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HookMatcher:
+    event: str
+    matcher: str
+    hooks: tuple[HookCommand, ...]
+    source: SettingSource
+    sequential: bool = False
+
+
+def _frozen(d: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(d or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolrunSettings:
+    max_concurrency: int = 10
+    kind_limits: Mapping[str, int] = field(default_factory=_frozen)
+    max_calls_per_turn: int = 64
+    sibling_abort_on_bash_error: bool = False
+    hook_timeout: float = 600.0
+    hook_failure: Literal["open", "closed"] = "open"
+    load_claude_settings: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything merged from all sources, highest precedence first."""
+
+    workspace: Path
+    default_mode: PermissionMode = "default"
+    mode_source: SettingSource | None = None
+    # Rules from all sources concatenated, highest-precedence source first.
+    rules: tuple[PermissionRule, ...] = ()
+    additional_directories: tuple[Path, ...] = ()
+    hooks: tuple[HookMatcher, ...] = ()
+    mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen)
+    toolrun: ToolrunSettings = field(default_factory=ToolrunSettings)
+    files: tuple[Path, ...] = ()  # the files that were read, highest precedence first
+
+    def rules_for(self, behavior: Behavior) -> tuple[PermissionRule, ...]:
+        return tuple(r for r in self.rules if r.behavior == behavior)
