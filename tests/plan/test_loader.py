@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolrun.errors import ExitCode, Location, PlanError
+from toolrun.plan import load_plan, load_plans
+from toolrun.tools import ToolRegistry, default_registry
+
+
+@pytest.fixture(scope="module")
+def registry() -> ToolRegistry:
+    return default_registry(plugins=False)
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def problems_of(path: Path, registry: ToolRegistry) -> list[str]:
+    with pytest.raises(PlanError) as info:
+        load_plan(path, registry, display=path.name)
+    assert info.value.exit_code is ExitCode.INVALID
+    return [str(p) for p in info.value.problems]
+
+
+def test_turns_with_default_and_explicit_ids(tmp_path: Path, registry: ToolRegistry) -> None:
+    path = write(
+        tmp_path,
+        "plan.yaml",
+        """\
+name: demo
+turns:
+  - calls:
+      - {tool: Read, input: {file_path: a.py}}
+      - {tool: Grep, input: {pattern: x, path: src}}
+  - calls:
+      - id: edit-1
+        tool: Edit
+        input: {file_path: a.py, old_string: x, new_string: y}
+      - {tool: Bash, input: {command: pytest -q}, timeout: 300}
+""",
+    )
+    plan = load_plan(path, registry, display="plan.yaml")
+    assert plan.name == "demo"
+    assert [len(t.calls) for t in plan.turns] == [2, 2]
+    calls = list(plan.calls)
+    assert [c.id for c in calls] == ["call-1", "call-2", "edit-1", "call-4"]
+    assert [c.index for c in calls] == [0, 1, 2, 3]
+    assert [c.turn for c in calls] == [0, 0, 1, 1]
+    assert calls[3].timeout == 300.0
+    assert calls[0].timeout is None
+    assert calls[2].location == Location("plan.yaml", 7, 9)
+    assert calls[0].location == Location("plan.yaml", 4, 9)
+    assert calls[2].input == {"file_path": "a.py", "old_string": "x", "new_string": "y"}
+    assert calls[2].params.model_dump()["old_string"] == "x"
+
+
+def test_calls_shorthand_is_one_turn(tmp_path: Path, registry: ToolRegistry) -> None:
+    path = write(tmp_path, "p.yaml", "calls:\n  - {tool: LS, input: {path: .}}\n")
+    plan = load_plan(path, registry)
+    assert len(plan.turns) == 1
+    assert [c.tool for c in plan.calls] == ["LS"]
+
+
+def test_json_plan(tmp_path: Path, registry: ToolRegistry) -> None:
+    path = write(
+        tmp_path,
+        "p.json",
+        '{"turns": [{"calls": [\n  {"id": "r", "tool": "Read", "input": {"file_path": "a"}}\n]}]}',
+    )
+    plan = load_plan(path, registry, display="p.json")
+    (call,) = plan.calls
+    assert call.id == "r"
+    assert call.location == Location("p.json", 2, 3)
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path, registry: ToolRegistry) -> None:
+    path = write(
+        tmp_path,
+        "bad.yaml",
+        """\
+turns:
+  - calls:
+      - {tool: Read, input: {file_path: a.py}}
+      - {tool: Reed, input: {file_path: a.py}}
+  - calls:
+      - {tool: Read, input: {file_path: 3}}
+      - {id: x, tool: Edit, input: {file_path: a, old_string: b}}
+      - {id: x, tool: LS, input: {path: .}, colour: red}
+      - {tool: Bash, input: {command: ls, timout: 5}}
+      - {tool: Bash, input: {command: ls}, timeout: -1}
+""",
+    )
+    assert problems_of(path, registry) == [
+        "bad.yaml:4:9: turns[0].calls[1].tool: unknown tool 'Reed' (did you mean 'Read'?)",
+        "bad.yaml:6:30: turns[1].calls[0].input.file_path: Input should be a valid string",
+        "bad.yaml:7:23: turns[1].calls[1].input.new_string: missing required key 'new_string'",
+        "bad.yaml:8:44: turns[1].calls[2].colour: unknown key 'colour'",
+        (
+            "bad.yaml:9:40: turns[1].calls[3].input.timout: unknown key 'timout' "
+            "(did you mean 'timeout'?)"
+        ),
+        "bad.yaml:10:45: turns[1].calls[4].timeout: Input should be greater than 0",
+    ]
+
+
+def test_duplicate_ids(tmp_path: Path, registry: ToolRegistry) -> None:
+    path = write(
+        tmp_path,
+        "dup.yaml",
+        """\
+calls:
+  - {id: call-2, tool: LS, input: {path: .}}
+  - {tool: LS, input: {path: .}}
+""",
+    )
+    assert problems_of(path, registry) == [
+        "dup.yaml:3:5: calls[1].id: duplicate id 'call-2' (first used at dup.yaml:2:5)"
+    ]
+
+
+def test_top_level_problems(tmp_path: Path, registry: ToolRegistry) -> None:
+    assert problems_of(write(tmp_path, "a.yaml", "- {tool: LS}\n"), registry) == [
+        "a.yaml:1:1: a plan must be a mapping, not a list"
+    ]
+    assert problems_of(write(tmp_path, "b.yaml", ""), registry) == [
+        "b.yaml:1:1: a plan must be a mapping, not empty"
+    ]
+    assert problems_of(write(tmp_path, "c.yaml", "name: x\nturn: []\n"), registry) == [
+        "c.yaml:2:1: turn: unknown key 'turn' (did you mean 'turns'?)",
+        "c.yaml:1:1: a plan needs 'turns' or 'calls'",
+    ]
+    assert problems_of(write(tmp_path, "d.yaml", "turns: []\ncalls: []\n"), registry) == [
+        "d.yaml:2:1: calls: use either 'turns' or 'calls', not both"
+    ]
+    assert problems_of(write(tmp_path, "e.yaml", "version: 2\ncalls: []\n"), registry) == [
+        "e.yaml:1:1: version: Input should be 1"
+    ]
+    assert problems_of(write(tmp_path, "f.yaml", "turns:\n  - calls: {}\n"), registry) == [
+        "f.yaml:2:5: turns[0].calls: Input should be a valid list"
+    ]
+
+
+def test_syntax_error_is_located(tmp_path: Path, registry: ToolRegistry) -> None:
+    (problem,) = problems_of(write(tmp_path, "s.yaml", "calls:\n  - {tool: LS\n"), registry)
+    assert problem.startswith("s.yaml:3:1: invalid YAML: ")
+
+
+def test_load_plans_collects_problems_from_every_file(
+    tmp_path: Path, registry: ToolRegistry
+) -> None:
+    good = write(tmp_path, "good.yaml", "calls: [{tool: LS, input: {path: .}}]\n")
+    bad1 = write(tmp_path, "bad1.yaml", "calls: [{tool: Nope}]\n")
+    bad2 = write(tmp_path, "bad2.yaml", "calls: [{tool: Read, input: {}}]\n")
+    with pytest.raises(PlanError) as info:
+        load_plans([good, bad1, bad2], registry)
+    assert len(info.value.problems) == 2
+    assert len(load_plans([good], registry)) == 1

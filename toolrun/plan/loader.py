@@ -1,0 +1,147 @@
+"""Loading plans: YAML or JSON in, a frozen Plan out, or every problem at once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from toolrun.errors import Location, PlanError, Problem
+from toolrun.plan.models import Call, Plan, Turn
+from toolrun.plan.schema import CallSpec, PlanFile, PlanHeader, TurnHeader, TurnSpec
+from toolrun.tools.registry import ToolRegistry
+from toolrun.validation import problems_from_validation
+from toolrun.yamlfile import Document, DocumentError, PathPart, format_path, load_document
+
+
+def load_plan(path: Path, registry: ToolRegistry, *, display: str | None = None) -> Plan:
+    """Load and validate one plan file; raise PlanError listing every problem."""
+    try:
+        doc = load_document(path, display=display)
+    except DocumentError as exc:
+        raise PlanError([exc.problem]) from None
+    return plan_from_document(doc, registry)
+
+
+def load_plans(paths: Iterable[Path], registry: ToolRegistry) -> list[Plan]:
+    """Load several plans; problems from all of them are reported together."""
+    plans: list[Plan] = []
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            plans.append(load_plan(path, registry))
+        except PlanError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise PlanError(problems)
+    return plans
+
+
+def plan_from_document(doc: Document, registry: ToolRegistry) -> Plan:
+    problems: list[Problem] = list(doc.problems)
+    data = doc.data
+    if not isinstance(data, dict):
+        kind = "empty" if data is None else f"a {type(data).__name__}"
+        raise PlanError(
+            [
+                *problems,
+                Problem(doc.value_location(()), "", f"a plan must be a mapping, not {kind}"),
+            ]
+        )
+    try:
+        header = PlanHeader.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(problems_from_validation(exc, doc, model=PlanFile))
+        header = PlanHeader.model_construct(
+            turns=data.get("turns") if isinstance(data.get("turns"), list) else None,
+            calls=data.get("calls") if isinstance(data.get("calls"), list) else None,
+        )
+    if header.turns is not None and header.calls is not None:
+        problems.append(
+            Problem(doc.locate(("calls",)), "calls", "use either 'turns' or 'calls', not both")
+        )
+    elif "turns" not in data and "calls" not in data:
+        problems.append(Problem(doc.value_location(()), "", "a plan needs 'turns' or 'calls'"))
+
+    batches: list[tuple[list[PathPart], list[Any]]] = []
+    if header.turns is not None:
+        for t, raw_turn in enumerate(header.turns):
+            try:
+                turn_header = TurnHeader.model_validate(raw_turn)
+            except ValidationError as exc:
+                problems.extend(
+                    problems_from_validation(exc, doc, prefix=("turns", t), model=TurnSpec)
+                )
+                continue
+            batches.append((["turns", t, "calls"], turn_header.calls))
+    elif header.calls is not None:
+        batches.append((["calls"], header.calls))
+
+    turns: list[Turn] = []
+    seen_ids: dict[str, Location] = {}
+    index = 0
+    for t, (prefix, raw_calls) in enumerate(batches):
+        calls: list[Call] = []
+        for c, raw_call in enumerate(raw_calls):
+            path: list[PathPart] = [*prefix, c]
+            try:
+                call_spec = CallSpec.model_validate(raw_call)
+            except ValidationError as exc:
+                problems.extend(problems_from_validation(exc, doc, prefix=path, model=CallSpec))
+            else:
+                call = _build_call(doc, registry, call_spec, path, index, t, seen_ids, problems)
+                if call is not None:
+                    calls.append(call)
+            index += 1
+        turns.append(Turn(t, tuple(calls), doc.value_location(prefix[:-1] or prefix)))
+    if problems:
+        raise PlanError(problems)
+    return Plan(doc.file, header.name, tuple(turns))
+
+
+def _build_call(
+    doc: Document,
+    registry: ToolRegistry,
+    spec: CallSpec,
+    path: list[PathPart],
+    index: int,
+    turn: int,
+    seen_ids: dict[str, Location],
+    problems: list[Problem],
+) -> Call | None:
+    location = doc.value_location(path)
+    call_id = spec.id if spec.id is not None else f"call-{index + 1}"
+    if call_id in seen_ids:
+        where = doc.locate([*path, "id"]) if spec.id is not None else location
+        problems.append(
+            Problem(
+                where,
+                format_path([*path, "id"]),
+                f"duplicate id {call_id!r} (first used at {seen_ids[call_id]})",
+            )
+        )
+    else:
+        seen_ids[call_id] = location
+
+    tool = registry.get(spec.tool)
+    if tool is None:
+        hint = registry.suggest(spec.tool)
+        problems.append(
+            Problem(
+                doc.locate([*path, "tool"]),
+                format_path([*path, "tool"]),
+                f"unknown tool {spec.tool!r}" + (f" (did you mean {hint!r}?)" if hint else ""),
+            )
+        )
+        return None
+    try:
+        params = tool.input_model.model_validate(spec.input)
+    except ValidationError as exc:
+        problems.extend(
+            problems_from_validation(exc, doc, prefix=[*path, "input"], model=tool.input_model)
+        )
+        return None
+    raw: dict[str, Any] = dict(spec.input)
+    return Call(index, turn, call_id, spec.tool, raw, params, spec.timeout, location)

@@ -1,0 +1,51 @@
+"""A validated plan: frozen, every call with its place in the file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from toolrun.errors import Location
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call, validated against its tool's input model.
+
+    ``input`` is the mapping as written (hooks and rules see it); ``params`` is
+    the validated tool input the tool runs with.
+    """
+
+    index: int  # 0-based position in the plan
+    turn: int  # 0-based turn number
+    id: str
+    tool: str
+    input: Mapping[str, Any]
+    params: BaseModel
+    timeout: float | None
+    location: Location
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    index: int
+    calls: tuple[Call, ...]
+    location: Location
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    file: str
+    name: str | None
+    turns: tuple[Turn, ...]
+
+    @property
+    def calls(self) -> Iterator[Call]:
+        for turn in self.turns:
+            yield from turn.calls
+
+    def __len__(self) -> int:
+        return sum(len(t.calls) for t in self.turns)

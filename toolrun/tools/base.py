@@ -1,0 +1,133 @@
+"""The Tool protocol.
+
+A tool is a name, a pydantic input model that uses Claude Code's field names, a
+kind, a few pure predicates over a validated input, and an async ``run``.
+Expected failures are raised as :class:`toolrun.errors.ToolError` (they become
+``error`` results); an ``OSError`` that escapes ``run`` is left to the executor,
+which may retry it when the tool is retry-safe.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ToolKind(enum.StrEnum):
+    READ = "read"
+    WRITE = "write"
+    EXECUTE = "execute"
+    NETWORK = "network"
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's input model: frozen, unknown fields rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a running tool may know about its surroundings.
+
+    ``workspace`` is absolute and resolved; relative file paths in tool inputs
+    are taken from it. ``cwd`` is the Bash working directory, which carries
+    from one Bash call to the next.
+    """
+
+    workspace: Path
+    cwd: Path
+    env: Mapping[str, str] | None = None
+    run_id: str = ""
+
+    @classmethod
+    def for_workspace(cls, workspace: Path | str) -> ToolContext:
+        ws = Path(workspace).resolve()
+        return cls(workspace=ws, cwd=ws)
+
+    def resolve(self, path: str | Path) -> Path:
+        """An input path made absolute against the workspace, ``~`` expanded, ``..`` folded.
+
+        Symlinks are *not* resolved: permission checks need the link itself too.
+        """
+        p = Path(os.path.expanduser(str(path)))
+        if not p.is_absolute():
+            p = self.workspace / p
+        return Path(os.path.normpath(p))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a tool returns. ``is_error`` marks a tool-level failure (e.g. Bash exit 1)."""
+
+    output: str
+    is_error: bool = False
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+InputT = TypeVar("InputT", bound=BaseModel)
+InputT_contra = TypeVar("InputT_contra", bound=BaseModel, contravariant=True)
+
+
+@runtime_checkable
+class Tool(Protocol[InputT]):
+    """What the registry, the permission engine and the executor rely on."""
+
+    name: str
+    description: str
+    input_model: type[InputT]
+    kind: ToolKind
+    is_retry_safe: bool
+
+    def is_concurrency_safe(self, input: InputT) -> bool: ...
+
+    def is_read_only(self, input: InputT) -> bool: ...
+
+    def affected_paths(self, input: InputT, ctx: ToolContext) -> tuple[Path, ...]:
+        """Absolute (normalised, not symlink-resolved) paths the call reads or writes."""
+        ...
+
+    async def run(self, input: InputT, ctx: ToolContext) -> ToolOutput: ...
+
+
+Concurrency = Literal["always", "never", "read-only input"]
+
+
+def concurrency_of(tool: Tool[Any]) -> Concurrency:
+    """How a tool's concurrency safety is described in ``toolrun tools``."""
+    value = getattr(tool, "concurrency", "never")
+    if value == "always":
+        return "always"
+    if value == "read-only input":
+        return "read-only input"
+    return "never"
+
+
+class BaseTool(Generic[InputT]):
+    """Convenience base with fail-closed defaults: not concurrency-safe, not read-only."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    input_model: type[InputT]
+    kind: ClassVar[ToolKind]
+    is_retry_safe: ClassVar[bool] = False
+    # For display only (`toolrun tools`); is_concurrency_safe() is what decides.
+    concurrency: ClassVar[Concurrency] = "never"
+
+    def is_concurrency_safe(self, input: InputT) -> bool:
+        return False
+
+    def is_read_only(self, input: InputT) -> bool:
+        return self.kind is ToolKind.READ
+
+    def affected_paths(self, input: InputT, ctx: ToolContext) -> tuple[Path, ...]:
+        return ()
+
+    async def run(self, input: InputT, ctx: ToolContext) -> ToolOutput:
+        raise NotImplementedError
