@@ -1,0 +1,72 @@
+"""Options shared by several commands, spelled the same everywhere (pip-tools style)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from toolrun.config.models import Config
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Kept in sync with toolrun.config.models.PERMISSION_MODES (a test checks it);
+# repeated here so that the CLI does not import the config package at start-up.
+MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+
+
+def config_options(f: F) -> F:
+    """``--config``, ``--settings``, ``--workspace``, ``--mode``: where rules and hooks come from."""
+    decorators = [
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            envvar="TOOLRUN_CONFIG",
+            help="toolrun.yaml to use instead of searching the workspace and its parents "
+            "[env: TOOLRUN_CONFIG].",
+        ),
+        click.option(
+            "--settings",
+            "settings_files",
+            type=click.Path(dir_okay=False, path_type=Path),
+            multiple=True,
+            help="Extra settings file in Claude Code's JSON shape; repeatable, highest precedence.",
+        ),
+        click.option(
+            "--workspace",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=".",
+            show_default=True,
+            help="The workspace: relative paths, the permission boundary and config discovery "
+            "start here.",
+        ),
+        click.option(
+            "--mode",
+            type=click.Choice(MODES),
+            default=None,
+            help="Permission mode; overrides permissions.defaultMode.",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        f = decorator(f)
+    return f
+
+
+def load_config_from_options(
+    config_file: Path | None,
+    settings_files: tuple[Path, ...],
+    workspace: Path,
+    mode: str | None,
+) -> Config:
+    from toolrun.config import load_config
+
+    return load_config(
+        workspace=workspace,
+        config_file=config_file,
+        settings_files=settings_files,
+        mode=mode,
+    )

@@ -1,0 +1,47 @@
+"""``toolrun tools``: what can be called, and each tool's input schema."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.option(
+    "--schema",
+    "schema_of",
+    metavar="NAME",
+    help="Print the input JSON Schema of one tool instead of the table.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format of the list.",
+)
+def tools(schema_of: str | None, fmt: str) -> int:
+    """List the registered tools: kind, concurrency- and retry-safety, source."""
+    import json
+
+    from toolrun.commands.tools import describe_tools, tool_schema
+
+    if schema_of is not None:
+        click.echo(json.dumps(tool_schema(schema_of), indent=2))
+        return 0
+    rows = describe_tools()
+    if fmt == "json":
+        click.echo(json.dumps([row.as_json() for row in rows], indent=2))
+        return 0
+    from toolrun.render.table import render_table
+
+    click.echo(
+        render_table(
+            ["tool", "kind", "concurrency-safe", "retry-safe", "source"],
+            [
+                [r.name, r.kind, r.concurrency, "yes" if r.retry_safe else "no", r.source]
+                for r in rows
+            ],
+        )
+    )
+    return 0

@@ -1,0 +1,71 @@
+"""The validate command as a library function."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolrun.errors import ConfigError, ExitCode, PlanError, Problem
+from toolrun.paths import display_path
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateReport:
+    ok_lines: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    invalid_files: int
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.INVALID if self.problems else ExitCode.OK
+
+    @property
+    def summary(self) -> str:
+        n = len(self.problems)
+        files = self.invalid_files
+        return (
+            f"{n} problem{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''}; "
+            "nothing was executed"
+        )
+
+
+def validate_plans(
+    plans: Sequence[Path],
+    *,
+    workspace: Path | str = ".",
+    config_file: Path | None = None,
+    settings_files: Sequence[Path] = (),
+    mode: str | None = None,
+) -> ValidateReport:
+    """Validate the config and each plan; every problem of every file is collected."""
+    from toolrun.config import load_config
+    from toolrun.plan import load_plan
+    from toolrun.tools import default_registry
+
+    problems: list[Problem] = []
+    ok: list[str] = []
+    invalid = 0
+    try:
+        load_config(
+            workspace=workspace, config_file=config_file, settings_files=settings_files, mode=mode
+        )
+    except ConfigError as exc:
+        problems.extend(exc.problems)
+        invalid += len({p.location.file if p.location else p.path for p in exc.problems})
+    registry = default_registry()
+    for path in plans:
+        shown = display_path(path)
+        try:
+            plan = load_plan(path, registry, display=shown)
+        except PlanError as exc:
+            problems.extend(exc.problems)
+            invalid += 1
+            continue
+        calls = len(plan)
+        turns = len(plan.turns)
+        ok.append(
+            f"{shown}: ok ({turns} turn{'s' if turns != 1 else ''}, "
+            f"{calls} call{'s' if calls != 1 else ''})"
+        )
+    return ValidateReport(tuple(ok), tuple(problems), invalid)

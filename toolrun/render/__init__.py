@@ -1,0 +1,1 @@
+"""Renderers: results and reports as text, tables, JSON, JUnit, GitHub annotations."""
