@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,18 @@ def load_plan(path: Path, registry: ToolRegistry, *, display: str | None = None)
     return plan_from_document(doc, registry)
 
 
-def load_plans(paths: Iterable[Path], registry: ToolRegistry) -> list[Plan]:
+def load_plans(
+    paths: Iterable[Path],
+    registry: ToolRegistry,
+    *,
+    display: Callable[[Path], str] = str,
+) -> list[Plan]:
     """Load several plans; problems from all of them are reported together."""
     plans: list[Plan] = []
     problems: list[Problem] = []
     for path in paths:
         try:
-            plans.append(load_plan(path, registry))
+            plans.append(load_plan(path, registry, display=display(path)))
         except PlanError as exc:
             problems.extend(exc.problems)
     if problems:

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import anyio
+import pytest
+
+from toolrun.execution.invocation import BACKOFF_S, invoke
+from toolrun.execution.results import Status
+from toolrun.tools.base import ToolContext
+
+from .conftest import FlakyInput, FlakyTool, SleepInput, SleepTool, Tracker
+
+pytestmark = pytest.mark.anyio
+
+
+class RecordingSleep:
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+async def test_transient_errors_are_retried_twice_with_200_then_400_ms(workspace: Path) -> None:
+    tool = FlakyTool()
+    sleep = RecordingSleep()
+    outcome = await invoke(tool, FlakyInput(failures=2), ToolContext.for_workspace(workspace), sleep=sleep)
+    assert outcome.status is Status.OK
+    assert outcome.attempts == 3
+    assert sleep.waits == [0.2, 0.4] == list(BACKOFF_S)
+
+
+@pytest.mark.parametrize("code", ["EBUSY", "EAGAIN", "EMFILE", "ENFILE"])
+async def test_a_third_failure_is_final(workspace: Path, code: str) -> None:
+    tool = FlakyTool()
+    sleep = RecordingSleep()
+    outcome = await invoke(tool, FlakyInput(failures=5, code=code), ToolContext.for_workspace(workspace), sleep=sleep)
+    assert outcome.status is Status.ERROR
+    assert outcome.attempts == 3
+    assert tool.calls == 3
+    assert outcome.error == f"{code}: injected {code}: /tmp/x"
+
+
+async def test_other_errors_and_unsafe_tools_are_not_retried(workspace: Path) -> None:
+    ctx = ToolContext.for_workspace(workspace)
+    tool = FlakyTool()
+    outcome = await invoke(tool, FlakyInput(failures=1, code="ENOENT"), ctx, sleep=RecordingSleep())
+    assert (outcome.status, outcome.attempts) == (Status.ERROR, 1)
+    unsafe = FlakyTool(retry_safe=False)
+    outcome = await invoke(unsafe, FlakyInput(failures=1), ctx, sleep=RecordingSleep())
+    assert (outcome.status, outcome.attempts, unsafe.calls) == (Status.ERROR, 1, 1)
+
+
+async def test_a_tool_error_result_is_never_retried(workspace: Path) -> None:
+    tracker = Tracker()
+    outcome = await invoke(SleepTool(tracker), SleepInput(tag="x", fail=True), ToolContext.for_workspace(workspace))
+    assert (outcome.status, outcome.error, outcome.attempts) == (Status.ERROR, "x failed", 1)
+
+
+async def test_the_backoff_wait_is_cancellable(workspace: Path) -> None:
+    tool = FlakyTool()
+    with anyio.move_on_after(0.1) as scope:
+        await invoke(tool, FlakyInput(failures=5), ToolContext.for_workspace(workspace))
+    assert scope.cancelled_caught
+    assert tool.calls == 1  # cancelled during the 200 ms wait, no second attempt
+
+
+async def test_timeout(workspace: Path) -> None:
+    outcome = await invoke(
+        SleepTool(Tracker()), SleepInput(seconds=5, tag="t"), ToolContext.for_workspace(workspace), timeout=0.05
+    )
+    assert outcome.status is Status.TIMEOUT
+    assert outcome.error == "timed out after 0.05 s"
+    assert outcome.finished_at - outcome.started_at < 1
+
+
+def test_errno_names_used_are_real() -> None:
+    assert {errno.EBUSY, errno.EAGAIN, errno.EMFILE, errno.ENFILE}

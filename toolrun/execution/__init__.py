@@ -1,0 +1,1 @@
+"""Execution: partition, decisions before runs, capacity, file locks, ordered results, journal."""

@@ -1,0 +1,47 @@
+"""Capacity: a global limit, per-kind limits and a per-plan limit, all anyio CapacityLimiters.
+
+A call holds its plan's limiter, then its kind's, then the global one. With
+several plans each plan's limiter caps its share, and the limiters' FIFO wake-up
+order then lets plans take turns (round-robin) at the global limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import anyio
+
+
+class Capacity:
+    def __init__(self, global_limit: int, kind_limits: Mapping[str, int] | None = None) -> None:
+        if global_limit < 1:
+            raise ValueError("the global limit must be at least 1")
+        self.global_limit = global_limit
+        self._global = anyio.CapacityLimiter(global_limit)
+        self._kinds = {
+            kind: anyio.CapacityLimiter(limit) for kind, limit in (kind_limits or {}).items()
+        }
+
+    def plan_limiter(self, jobs: int) -> anyio.CapacityLimiter | None:
+        """A limiter for one of ``jobs`` plans running side by side (None for a single plan)."""
+        if jobs <= 1:
+            return None
+        return anyio.CapacityLimiter(max(1, self.global_limit // jobs))
+
+    @property
+    def in_flight(self) -> int:
+        return int(self._global.borrowed_tokens)
+
+    @asynccontextmanager
+    async def slot(
+        self, kind: str, plan: anyio.CapacityLimiter | None = None
+    ) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if plan is not None:
+                await stack.enter_async_context(plan)
+            kind_limiter = self._kinds.get(kind)
+            if kind_limiter is not None:
+                await stack.enter_async_context(kind_limiter)
+            await stack.enter_async_context(self._global)
+            yield

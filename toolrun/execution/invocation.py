@@ -1,0 +1,99 @@
+"""Running one allowed call: timeout, retry of transient OS errors, errors as results."""
+
+from __future__ import annotations
+
+import errno
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from pydantic import BaseModel
+
+from toolrun.errors import ToolError, ToolTimeoutError
+from toolrun.execution.results import Status
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+
+TRANSIENT_ERRNOS = frozenset({errno.EBUSY, errno.EAGAIN, errno.EMFILE, errno.ENFILE})
+BACKOFF_S = (0.2, 0.4)  # at most two retries
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: Status
+    output: str
+    error: str | None
+    attempts: int
+    started_at: float
+    finished_at: float
+    metadata: dict[str, Any]
+
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+async def invoke(
+    tool: Tool[Any],
+    params: BaseModel,
+    ctx: ToolContext,
+    *,
+    timeout: float | None = None,
+    sleep: Sleep = anyio.sleep,
+) -> Outcome:
+    """Run ``tool`` once, or up to three times when it is retry-safe and the OS said 'busy'.
+
+    Cancellation is not caught here: the caller's cancel scope decides what a
+    cancelled call is reported as.
+    """
+    started = time.time()
+    attempts = 0
+    status, output, error = Status.ERROR, "", None
+    metadata: dict[str, Any] = {}
+    try:
+        with anyio.fail_after(timeout):
+            while True:
+                attempts += 1
+                try:
+                    result: ToolOutput = await tool.run(params, ctx)
+                except ToolTimeoutError as exc:
+                    status, error = Status.TIMEOUT, str(exc)
+                except ToolError as exc:
+                    status, error = Status.ERROR, str(exc)
+                except OSError as exc:
+                    transient = exc.errno in TRANSIENT_ERRNOS
+                    if transient and tool.is_retry_safe and attempts <= len(BACKOFF_S):
+                        await sleep(BACKOFF_S[attempts - 1])  # cancellable
+                        continue
+                    status, error = Status.ERROR, _os_message(exc)
+                else:
+                    output = result.output
+                    metadata = dict(result.metadata)
+                    if result.is_error:
+                        status = Status.ERROR
+                        code = metadata.get("exit_code")
+                        error = (
+                            f"exit code {code}"
+                            if code is not None
+                            else _first_line(result.output) or "the tool reported an error"
+                        )
+                    else:
+                        status = Status.OK
+                break
+    except TimeoutError:
+        status, error = Status.TIMEOUT, f"timed out after {timeout:g} s"
+    return Outcome(status, output, error, attempts, started, time.time(), metadata)
+
+
+def _os_message(exc: OSError) -> str:
+    name = errno.errorcode.get(exc.errno or 0, "")
+    text = exc.strerror or str(exc)
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{name + ': ' if name else ''}{text}{where}"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:200]
+    return ""

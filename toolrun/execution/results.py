@@ -1,0 +1,102 @@
+"""The result record every output format and the journal share (design §6)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from toolrun.errors import Location
+
+
+class Status(enum.StrEnum):
+    OK = "ok"
+    ERROR = "error"
+    DENIED = "denied"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class DecidedBy:
+    """Who decided: a rule (with its text and source), the mode, a hook, the user, ..."""
+
+    kind: str
+    rule: str | None = None
+    source: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "rule": self.rule, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class CallDecision:
+    decision: str  # allow | ask | deny
+    reason: str
+    decided_by: DecidedBy
+
+
+def utc_iso(ts: float | None) -> str | None:
+    """UTC ISO 8601 with milliseconds, or None."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """Exactly one per call."""
+
+    index: int
+    id: str
+    execution_id: str
+    run_id: str
+    plan: str
+    tool: str
+    input: Mapping[str, Any]
+    decision: str
+    decided_by: DecidedBy
+    status: Status
+    output: str = ""
+    error: str | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    wait_ms: float = 0.0
+    duration_ms: float = 0.0
+    attempts: int = 0
+    aborted_before_launch: bool = False
+    location: Location | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        loc = self.location
+        return {
+            "index": self.index,
+            "id": self.id,
+            "execution_id": self.execution_id,
+            "run_id": self.run_id,
+            "plan": self.plan,
+            "tool": self.tool,
+            "input": dict(self.input),
+            "decision": self.decision,
+            "decided_by": self.decided_by.as_json(),
+            "status": str(self.status),
+            "output": self.output,
+            "error": self.error,
+            "started_at": utc_iso(self.started_at),
+            "finished_at": utc_iso(self.finished_at),
+            "wait_ms": round(self.wait_ms, 3),
+            "duration_ms": round(self.duration_ms, 3),
+            "attempts": self.attempts,
+            "aborted_before_launch": self.aborted_before_launch,
+            "location": (
+                {"file": loc.file, "line": loc.line, "column": loc.column} if loc else None
+            ),
+            **({"metadata": dict(self.metadata)} if self.metadata else {}),
+        }
