@@ -57,7 +57,7 @@ def test_invalid_plans_exit_3_and_list_every_problem(runner: CliRunner, in_tmp: 
     assert result.exit_code == 3
     assert result.stdout == "good.yaml: ok (1 turn, 1 call)\n"
     assert result.stderr == (
-        "bad.yaml:3:9: turns[0].calls[0].tool: unknown tool 'Reed' (did you mean 'Read'?)\n"
+        "bad.yaml:3:10: turns[0].calls[0].tool: unknown tool 'Reed' (did you mean 'Read'?)\n"
         "bad.yaml:4:30: turns[0].calls[1].input.file_path: Input should be a valid string\n"
         "2 problems in 1 file; nothing was executed\n"
     )

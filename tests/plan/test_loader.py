@@ -96,15 +96,15 @@ turns:
 """,
     )
     assert problems_of(path, registry) == [
-        "bad.yaml:4:9: turns[0].calls[1].tool: unknown tool 'Reed' (did you mean 'Read'?)",
+        "bad.yaml:4:10: turns[0].calls[1].tool: unknown tool 'Reed' (did you mean 'Read'?)",
         "bad.yaml:6:30: turns[1].calls[0].input.file_path: Input should be a valid string",
-        "bad.yaml:7:23: turns[1].calls[1].input.new_string: missing required key 'new_string'",
-        "bad.yaml:8:44: turns[1].calls[2].colour: unknown key 'colour'",
+        "bad.yaml:7:29: turns[1].calls[1].input.new_string: missing required key 'new_string'",
+        "bad.yaml:8:45: turns[1].calls[2].colour: unknown key 'colour'",
         (
-            "bad.yaml:9:40: turns[1].calls[3].input.timout: unknown key 'timout' "
+            "bad.yaml:9:43: turns[1].calls[3].input.timout: unknown key 'timout' "
             "(did you mean 'timeout'?)"
         ),
-        "bad.yaml:10:45: turns[1].calls[4].timeout: Input should be greater than 0",
+        "bad.yaml:10:44: turns[1].calls[4].timeout: Input should be greater than 0",
     ]
 
 

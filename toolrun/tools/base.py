@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -85,9 +85,11 @@ class Tool(Protocol[InputT]):
     kind: ToolKind
     is_retry_safe: bool
 
-    def is_concurrency_safe(self, input: InputT) -> bool: ...
+    def is_concurrency_safe(self, input: InputT, ctx: ToolContext | None = None) -> bool:
+        """May this call run beside others? ``ctx`` (cwd, workspace) when known."""
+        ...
 
-    def is_read_only(self, input: InputT) -> bool: ...
+    def is_read_only(self, input: InputT, ctx: ToolContext | None = None) -> bool: ...
 
     def affected_paths(self, input: InputT, ctx: ToolContext) -> tuple[Path, ...]:
         """Absolute (normalised, not symlink-resolved) paths the call reads or writes."""
@@ -112,18 +114,19 @@ def concurrency_of(tool: Tool[Any]) -> Concurrency:
 class BaseTool(Generic[InputT]):
     """Convenience base with fail-closed defaults: not concurrency-safe, not read-only."""
 
-    name: ClassVar[str]
-    description: ClassVar[str] = ""
+    # Plain (not ClassVar) attributes so that subclasses satisfy the Tool protocol.
+    name: str
+    description: str = ""
     input_model: type[InputT]
-    kind: ClassVar[ToolKind]
-    is_retry_safe: ClassVar[bool] = False
+    kind: ToolKind
+    is_retry_safe: bool = False
     # For display only (`toolrun tools`); is_concurrency_safe() is what decides.
-    concurrency: ClassVar[Concurrency] = "never"
+    concurrency: Concurrency = "never"
 
-    def is_concurrency_safe(self, input: InputT) -> bool:
+    def is_concurrency_safe(self, input: InputT, ctx: ToolContext | None = None) -> bool:
         return False
 
-    def is_read_only(self, input: InputT) -> bool:
+    def is_read_only(self, input: InputT, ctx: ToolContext | None = None) -> bool:
         return self.kind is ToolKind.READ
 
     def affected_paths(self, input: InputT, ctx: ToolContext) -> tuple[Path, ...]:

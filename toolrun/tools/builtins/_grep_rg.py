@@ -1,0 +1,89 @@
+"""Grep with ripgrep: run ``rg --json`` and collect the lines it reports."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from typing import Any
+
+import anyio
+
+from toolrun.errors import ToolError
+from toolrun.tools.builtins._grep_core import (
+    Hits,
+    Line,
+    Query,
+    invalid_regex,
+    split_lines,
+    unknown_type,
+)
+
+#: Settings that would make the result depend on the machine rather than the files.
+FIXED_FLAGS = (
+    "--json",
+    "--no-config",  # no RIPGREP_CONFIG_PATH
+    "--no-ignore-global",  # no core.excludesFile
+    "--no-ignore-exclude",  # no .git/info/exclude
+    "--no-require-git",  # .gitignore applies in or out of a git repository
+)
+
+
+def command(rg: str, query: Query) -> list[str]:
+    args = [rg, *FIXED_FLAGS]
+    if query.ignore_case:
+        args.append("--ignore-case")
+    if query.multiline:
+        args += ["--multiline", "--multiline-dotall"]
+    if query.before:
+        args += ["--before-context", str(query.before)]
+    if query.after:
+        args += ["--after-context", str(query.after)]
+    if query.first_match_only:
+        args += ["--max-count", "1"]
+    if query.glob is not None:
+        args += ["--glob", query.glob]
+    if query.file_type is not None:
+        args += ["--type", query.file_type]
+    return [*args, "--regexp", query.pattern, "--", query.root]
+
+
+async def search(rg: str, query: Query) -> Hits:
+    # --glob patterns are relative to rg's working directory: make that the search root.
+    cwd = query.root if query.root_is_dir else os.path.dirname(query.root)
+    result = await anyio.run_process(command(rg, query), cwd=cwd, check=False)
+    if result.returncode not in (0, 1):
+        stderr = result.stderr.decode("utf-8", "replace").strip()
+        if "regex parse error" in stderr or "error parsing regex" in stderr:
+            raise invalid_regex(query.pattern, stderr)
+        if "unrecognized file type" in stderr and query.file_type is not None:
+            raise unknown_type(query.file_type)
+        if not result.stdout:
+            raise ToolError(f"ripgrep failed: {stderr}")
+        # Otherwise some files could not be read: keep what was found, as rg does.
+    return parse(result.stdout)
+
+
+def parse(output: bytes) -> Hits:
+    hits: Hits = {}
+    for raw in output.splitlines():
+        message = json.loads(raw)
+        kind = message["type"]
+        if kind not in ("match", "context"):
+            continue
+        data = message["data"]
+        path = _text(data["path"], path=True)
+        lines = hits.setdefault(path, {})
+        for offset, text in enumerate(split_lines(_text(data["lines"]))):
+            number = data["line_number"] + offset
+            if kind == "match" or number not in lines:
+                lines[number] = Line(text, kind == "match")
+    return {p: found for p, found in hits.items() if any(x.is_match for x in found.values())}
+
+
+def _text(value: dict[str, Any], *, path: bool = False) -> str:
+    """rg's ``{"text": ...}`` or ``{"bytes": base64}`` (for bytes that are not UTF-8)."""
+    if "text" in value:
+        return str(value["text"])
+    data = base64.b64decode(value["bytes"])
+    return os.fsdecode(data) if path else data.decode("utf-8", "replace")

@@ -1,0 +1,115 @@
+"""ApplyPatch: Codex's ``*** Begin Patch`` format over several files, all or nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic import AliasChoices, Field
+
+from toolrun.errors import ToolError
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._files import read_text, require_file, write_text
+from toolrun.tools.builtins._patch import (
+    AddFile,
+    DeleteFile,
+    HunkError,
+    Patch,
+    PatchSyntaxError,
+    UpdateFile,
+    apply_hunks,
+    parse_patch,
+)
+
+__all__ = ["ApplyPatchInput", "ApplyPatchTool", "Patch", "PatchSyntaxError", "parse_patch"]
+
+
+class ApplyPatchInput(ToolInput):
+    patch: str = Field(
+        validation_alias=AliasChoices("patch", "input"),
+        description=(
+            "The patch, from '*** Begin Patch' to '*** End Patch' (Codex format). "
+            "Also accepted under Codex's field name 'input'."
+        ),
+    )
+
+
+class ApplyPatchTool(BaseTool[ApplyPatchInput]):
+    name = "ApplyPatch"
+    description = (
+        "Apply a Codex-format patch ('*** Begin Patch'): add, delete, update and move "
+        "files. Every file is checked before any is written; one failure writes nothing."
+    )
+    kind = ToolKind.WRITE
+    input_model = ApplyPatchInput
+
+    def affected_paths(self, input: ApplyPatchInput, ctx: ToolContext) -> tuple[Path, ...]:
+        """Every file the patch touches, move destinations included.
+
+        Raises ``ValueError`` when the patch does not parse: the caller must then treat
+        the call as not analysable (no paths known), never as touching nothing.
+        """
+        try:
+            patch = parse_patch(input.patch)
+        except PatchSyntaxError as e:
+            raise ValueError(str(e)) from e
+        return tuple(dict.fromkeys(ctx.resolve(p) for p in patch.paths()))
+
+    async def run(self, input: ApplyPatchInput, ctx: ToolContext) -> ToolOutput:
+        patch = parse_patch(input.patch)
+        return await anyio.to_thread.run_sync(_apply, patch, ctx)
+
+
+def _apply(patch: Patch, ctx: ToolContext) -> ToolOutput:
+    """Compute every new file in memory, then write; nothing is written if any check fails."""
+    seen: dict[Path, str] = {}
+    for given in patch.paths():
+        path = ctx.resolve(given)
+        if path in seen:
+            raise ToolError(f"{given}: the patch changes this file more than once")
+        seen[path] = given
+    writes: list[tuple[Path, str, str]] = []  # path, text, newline
+    deletes: list[Path] = []
+    summary: list[str] = []
+    for change in patch.changes:
+        path = ctx.resolve(change.path)
+        try:
+            if isinstance(change, AddFile):
+                if path.is_dir():
+                    raise ToolError("is a directory")
+                writes.append((path, change.content, "\n"))
+                summary.append(f"A {change.path}")
+            elif isinstance(change, DeleteFile):
+                require_file(path)
+                deletes.append(path)
+                summary.append(f"D {change.path}")
+            else:
+                writes.append(_update(change, path, ctx))
+                if change.move_to is not None:
+                    deletes.append(path)
+                summary.append(f"M {change.move_to or change.path}")
+        except HunkError as e:
+            raise ToolError(f"{change.path}: {e}; no file was changed") from None
+        except ToolError as e:
+            message = str(e).replace(str(path), change.path)
+            raise ToolError(f"{change.path}: {message}; no file was changed") from None
+    for path, text, newline in writes:
+        write_text(path, text, newline)
+    for path in deletes:
+        path.unlink()
+    return ToolOutput(
+        "Success. Updated the following files:\n" + "\n".join(summary),
+        metadata={
+            "written": [str(p) for p, _, _ in writes],
+            "deleted": [str(p) for p in deletes],
+        },
+    )
+
+
+def _update(change: UpdateFile, path: Path, ctx: ToolContext) -> tuple[Path, str, str]:
+    current = read_text(path)
+    text = apply_hunks(current.text, change.hunks)
+    target = ctx.resolve(change.move_to) if change.move_to is not None else path
+    if target.is_dir():
+        raise ToolError(f"cannot move to {change.move_to}: it is a directory")
+    return target, text, current.newline

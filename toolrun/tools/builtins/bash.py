@@ -1,0 +1,251 @@
+"""Bash: run a shell command in its own process group, tracking the working directory.
+
+How the working directory is tracked: bash reads the file named by ``BASH_ENV``
+before it runs a ``-c`` command. Each call writes a tiny init file that unsets
+``BASH_ENV`` (so child shells do not run it) and sets an EXIT trap writing
+``pwd -P`` to a private file. The command string itself is passed unchanged, so
+its output, exit code, line numbers and syntax-error messages are exactly those
+of ``bash -c COMMAND``. Bash keeps the exit status across an EXIT trap, and
+subshells do not inherit the trap. When the file stays empty (``exec``, a
+command that replaces the EXIT trap, a deleted directory) the working directory
+is reported unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import anyio.abc
+from pydantic import Field
+
+from toolrun.errors import ToolError, ToolTimeoutError
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+#: After the shell exits, how long background children may keep the output open.
+OUTPUT_GRACE_S = 0.25
+#: Between SIGTERM and SIGKILL when a command is stopped.
+KILL_GRACE_S = 0.5
+#: Output kept: this many bytes from the start and this many from the end.
+KEEP_HEAD_BYTES = KEEP_TAIL_BYTES = 512 * 1024
+#: The end of the output that a timeout error message quotes.
+TIMEOUT_OUTPUT_CHARS = 30_000
+
+
+class BashInput(ToolInput):
+    command: str = Field(description="The command to run with `bash -c`.")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=(
+            f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS})."
+        ),
+    )
+    description: str | None = Field(
+        default=None, description="A few words on what the command does (shown to people)."
+    )
+
+
+class BashTool(BaseTool[BashInput]):
+    name = "Bash"
+    description = (
+        "Run a bash command in the working directory, which carries from call to call "
+        "(`cd` persists). stdout and stderr are merged; a non-zero exit is an error."
+    )
+    kind = ToolKind.EXECUTE
+    concurrency = "read-only input"
+    input_model = BashInput
+
+    def is_concurrency_safe(self, input: BashInput, ctx: ToolContext | None = None) -> bool:
+        return self.is_read_only(input, ctx)
+
+    def is_read_only(self, input: BashInput, ctx: ToolContext | None = None) -> bool:
+        """Whether the command is in the read-only set (fail closed: False when unsure).
+
+        The Tool protocol passes no context, so without ``ctx`` the process's current
+        directory stands in for both the Bash cwd and the workspace.
+        """
+        try:
+            module = importlib.import_module("toolrun.permissions.readonly")
+        except ImportError:
+            return False
+        check: Callable[[str, Path, Path], bool] = module.is_read_only_command
+        cwd = ctx.cwd if ctx is not None else Path.cwd()
+        workspace = ctx.workspace if ctx is not None else cwd
+        return bool(check(input.command, cwd, workspace))
+
+    async def run(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
+        bash = _find_bash()
+        if not ctx.cwd.is_dir():
+            raise ToolError(f"working directory {ctx.cwd} does not exist")
+        timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
+        probe = _CwdProbe.create(ctx.env if ctx.env is not None else os.environ)
+        try:
+            output, exit_code = await _run(bash, input.command, ctx.cwd, probe.env, timeout_ms)
+            final_cwd = probe.read() or str(ctx.cwd)
+        finally:
+            probe.remove()
+        return ToolOutput(
+            output,
+            is_error=exit_code != 0,
+            metadata={"exit_code": exit_code, "cwd": final_cwd},
+        )
+
+
+@functools.cache
+def _find_bash() -> str:
+    bash = shutil.which("bash") or shutil.which("bash", path=os.defpath)
+    if bash is None:
+        raise ToolError("bash is not installed")
+    return bash
+
+
+@dataclass(slots=True)
+class _CwdProbe:
+    """A private folder holding the ``BASH_ENV`` init file and the file it writes the cwd to."""
+
+    folder: Path
+    env: dict[str, str]
+
+    @classmethod
+    def create(cls, base_env: Mapping[str, str]) -> _CwdProbe:
+        folder = Path(tempfile.mkdtemp(prefix="toolrun-bash-"))
+        env = dict(base_env)
+        original = env.pop("BASH_ENV", None)
+        cwd_file = shlex.quote(str(folder / "cwd"))
+        # Hide the trap from `set -x`, never fail (`set -e`), and overwrite under noclobber.
+        on_exit = f"{{ set +x; }} 2>/dev/null; pwd -P >| {cwd_file} 2>/dev/null || :"
+        lines = [
+            "unset BASH_ENV",
+            # A user BASH_ENV still applies, to this shell and its children.
+            *([f"export BASH_ENV={shlex.quote(original)}", '. "$BASH_ENV"'] if original else []),
+            f"trap {shlex.quote(on_exit)} EXIT",
+        ]
+        (folder / "init.sh").write_text("\n".join(lines) + "\n")
+        env["BASH_ENV"] = str(folder / "init.sh")
+        return cls(folder, env)
+
+    def read(self) -> str | None:
+        try:
+            text = (self.folder / "cwd").read_text(errors="surrogateescape")
+        except FileNotFoundError:
+            return None
+        return text.removesuffix("\n") or None
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@dataclass(slots=True)
+class _Output:
+    """Merged output, keeping the head and the tail when there is too much."""
+
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = KEEP_HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > KEEP_TAIL_BYTES:
+            extra = len(self.tail) - KEEP_TAIL_BYTES
+            del self.tail[:extra]
+            self.dropped += extra
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped} bytes of output omitted ...]\n" if self.dropped else ""
+        return self.head.decode("utf-8", "replace") + middle + self.tail.decode("utf-8", "replace")
+
+
+async def _run(
+    bash: str, command: str, cwd: Path, env: Mapping[str, str], timeout_ms: int
+) -> tuple[str, int]:
+    """Run the command; return its merged output and exit code (128+N for signal N)."""
+    process = await anyio.open_process(
+        [bash, "-c", command],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    output = _Output()
+    finished = False
+    try:
+        with anyio.move_on_after(timeout_ms / 1000):
+            await _communicate(process, output)
+            finished = True
+    finally:
+        with anyio.CancelScope(shield=True):
+            if not finished:
+                await _stop(process)
+            await process.aclose()
+    if not finished:
+        partial = output.text()[-TIMEOUT_OUTPUT_CHARS:]
+        message = f"command timed out after {timeout_ms} ms"
+        raise ToolTimeoutError(f"{message}; output so far:\n{partial}" if partial else message)
+    code = process.returncode
+    assert code is not None
+    return output.text(), code if code >= 0 else 128 - code
+
+
+async def _communicate(process: anyio.abc.Process, output: _Output) -> None:
+    """Collect output until the shell exits and the pipe closes.
+
+    Background children that keep the pipe open longer than the grace period are
+    killed with the rest of the process group.
+    """
+    stdout = process.stdout
+    assert stdout is not None
+    closed = anyio.Event()
+
+    async def pump() -> None:
+        try:
+            async for chunk in stdout:
+                output.add(chunk)
+        finally:
+            closed.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pump)
+        await process.wait()
+        with anyio.move_on_after(OUTPUT_GRACE_S):
+            await closed.wait()
+        if not closed.is_set():
+            _signal_group(process.pid, signal.SIGKILL)
+            with anyio.move_on_after(OUTPUT_GRACE_S):
+                await closed.wait()
+            tg.cancel_scope.cancel()
+
+
+async def _stop(process: anyio.abc.Process) -> None:
+    """SIGTERM the whole process group, then SIGKILL whatever is left."""
+    _signal_group(process.pid, signal.SIGTERM)
+    with anyio.move_on_after(KILL_GRACE_S):
+        await process.wait()
+    _signal_group(process.pid, signal.SIGKILL)
+    await process.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

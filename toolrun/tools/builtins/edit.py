@@ -1,0 +1,66 @@
+"""Edit: replace one exact string in a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic import Field
+
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._edits import replace
+from toolrun.tools.builtins._files import read_text, write_text
+
+
+class EditInput(ToolInput):
+    file_path: str = Field(
+        description="The file to change (absolute, or relative to the workspace)."
+    )
+    old_string: str = Field(
+        description="The exact text to replace. Empty on a missing file creates the file."
+    )
+    new_string: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(
+        default=False, description="Replace every occurrence instead of exactly one."
+    )
+
+
+class EditTool(BaseTool[EditInput]):
+    name = "Edit"
+    description = (
+        "Replace an exact string in a file. old_string must occur exactly once unless "
+        "replace_all is set; the write is atomic."
+    )
+    kind = ToolKind.WRITE
+    input_model = EditInput
+
+    def affected_paths(self, input: EditInput, ctx: ToolContext) -> tuple[Path, ...]:
+        return (ctx.resolve(input.file_path),)
+
+    async def run(self, input: EditInput, ctx: ToolContext) -> ToolOutput:
+        path = ctx.resolve(input.file_path)
+        return await anyio.to_thread.run_sync(_edit, path, input)
+
+
+def _edit(path: Path, input: EditInput) -> ToolOutput:
+    meta = {"path": str(path)}
+    if input.old_string == "" and not path.exists() and not path.is_symlink():
+        write_text(path, input.new_string)
+        return ToolOutput(f"Created {path}", metadata={**meta, "created": True, "replacements": 0})
+    current = read_text(path)
+    if input.old_string == "" and current.text == "" and input.new_string:
+        new_text, count = input.new_string, 1
+    else:
+        new_text, count = replace(
+            current.text,
+            input.old_string,
+            input.new_string,
+            replace_all=input.replace_all,
+            path=path,
+        )
+    write_text(path, new_text, current.newline)
+    noun = "replacement" if count == 1 else "replacements"
+    return ToolOutput(
+        f"Edited {path} ({count} {noun})",
+        metadata={**meta, "created": False, "replacements": count},
+    )

@@ -1,0 +1,92 @@
+"""Glob: files matching a pattern, newest first."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic import Field
+
+from toolrun.errors import ToolError
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+
+MAX_RESULTS = 100
+
+
+class GlobInput(ToolInput):
+    pattern: str = Field(
+        description="A glob such as '**/*.py' or 'src/*.ts'; '**' matches any number of folders."
+    )
+    path: str | None = Field(
+        default=None,
+        description="The folder to search in (default: the workspace).",
+    )
+
+
+class GlobTool(BaseTool[GlobInput]):
+    name = "Glob"
+    description = (
+        "Find files by name pattern ('**' spans folders). Paths come newest first "
+        f"(by modification time), at most {MAX_RESULTS}."
+    )
+    kind = ToolKind.READ
+    is_retry_safe = True
+    concurrency = "always"
+    input_model = GlobInput
+
+    def is_concurrency_safe(self, input: GlobInput, ctx: ToolContext | None = None) -> bool:
+        return True
+
+    def affected_paths(self, input: GlobInput, ctx: ToolContext) -> tuple[Path, ...]:
+        return (_root(input, ctx),)
+
+    async def run(self, input: GlobInput, ctx: ToolContext) -> ToolOutput:
+        return await anyio.to_thread.run_sync(_glob, _root(input, ctx), input.pattern)
+
+
+def _root(input: GlobInput, ctx: ToolContext) -> Path:
+    return ctx.resolve(input.path) if input.path else ctx.workspace
+
+
+def _split(root: Path, pattern: str) -> tuple[Path, str]:
+    """The folder to walk and the pattern relative to it (absolute patterns allowed)."""
+    if not os.path.isabs(pattern):
+        return root, pattern
+    parts = Path(pattern).parts
+    fixed = 1
+    while fixed < len(parts) and not any(c in parts[fixed] for c in "*?["):
+        fixed += 1
+    return Path(*parts[:fixed]), "/".join(parts[fixed:])
+
+
+def _glob(root: Path, pattern: str) -> ToolOutput:
+    if not root.is_dir():
+        what = "is not a directory" if root.exists() else "does not exist"
+        raise ToolError(f"{root} {what}")
+    base, relative = _split(root, pattern)
+    found: list[tuple[float, str]] = []
+    try:
+        matches = list(base.glob(relative)) if relative else [base]
+    except (ValueError, NotImplementedError) as e:
+        raise ToolError(f"invalid glob pattern {pattern!r}: {e}") from None
+    for match in matches:
+        try:
+            st = match.stat()
+        except OSError:  # vanished, or a dangling symlink
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            found.append((-st.st_mtime, os.path.normpath(match)))
+    found.sort()
+    paths = [p for _, p in found[:MAX_RESULTS]]
+    truncated = len(found) > MAX_RESULTS
+    lines = paths or ["No files found"]
+    if truncated:
+        lines.append(
+            f"(showing the {MAX_RESULTS} newest of {len(found)} files; narrow the pattern or path)"
+        )
+    return ToolOutput(
+        "\n".join(lines),
+        metadata={"root": str(root), "count": len(found), "truncated": truncated},
+    )

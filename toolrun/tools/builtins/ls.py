@@ -1,0 +1,64 @@
+"""LS: the entries of one directory."""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic import Field
+
+from toolrun.errors import ToolError
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+
+MAX_ENTRIES = 1000
+
+
+class LSInput(ToolInput):
+    path: str = Field(description="The directory to list (absolute, or relative to the workspace).")
+    ignore: list[str] = Field(
+        default_factory=list,
+        description="Glob patterns of entry names to leave out, e.g. ['*.pyc', 'node_modules'].",
+    )
+
+
+class LSTool(BaseTool[LSInput]):
+    name = "LS"
+    description = (
+        "List a directory: one entry per line, sorted, directories with a trailing slash. "
+        "Hidden entries are included."
+    )
+    kind = ToolKind.READ
+    is_retry_safe = True
+    concurrency = "always"
+    input_model = LSInput
+
+    def is_concurrency_safe(self, input: LSInput, ctx: ToolContext | None = None) -> bool:
+        return True
+
+    def affected_paths(self, input: LSInput, ctx: ToolContext) -> tuple[Path, ...]:
+        return (ctx.resolve(input.path),)
+
+    async def run(self, input: LSInput, ctx: ToolContext) -> ToolOutput:
+        path = ctx.resolve(input.path)
+        return await anyio.to_thread.run_sync(_list, path, tuple(input.ignore))
+
+
+def _list(path: Path, ignore: tuple[str, ...]) -> ToolOutput:
+    if not path.exists():
+        raise ToolError(f"{path} does not exist")
+    if not path.is_dir():
+        raise ToolError(f"{path} is not a directory; use Read for a file")
+    names = sorted(
+        entry.name + ("/" if entry.is_dir() else "")
+        for entry in path.iterdir()
+        if not any(fnmatch.fnmatchcase(entry.name, pattern) for pattern in ignore)
+    )
+    shown = names[:MAX_ENTRIES]
+    lines = shown or ["(empty directory)"]
+    if len(names) > len(shown):
+        lines.append(f"... {len(names) - len(shown)} more entries not shown")
+    return ToolOutput(
+        "\n".join(lines),
+        metadata={"path": str(path), "entries": len(names), "truncated": len(names) > len(shown)},
+    )

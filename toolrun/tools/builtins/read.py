@@ -1,0 +1,94 @@
+"""Read: a text file, numbered like ``cat -n``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic import Field
+
+from toolrun.errors import ToolError
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+BINARY_SNIFF_BYTES = 8192
+TRUNCATION_MARK = "… [line truncated]"
+
+
+class ReadInput(ToolInput):
+    file_path: str = Field(description="The file to read (absolute, or relative to the workspace).")
+    offset: int | None = Field(
+        default=None,
+        ge=0,
+        description="The line number to start reading from (1-based; 0 means 1).",
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        description=f"The number of lines to read (default {DEFAULT_LIMIT}).",
+    )
+
+
+class ReadTool(BaseTool[ReadInput]):
+    name = "Read"
+    description = (
+        "Read a text file. Lines are numbered from 1 like `cat -n`; use offset and limit "
+        "for a part of a long file."
+    )
+    kind = ToolKind.READ
+    is_retry_safe = True
+    concurrency = "always"
+    input_model = ReadInput
+
+    def is_concurrency_safe(self, input: ReadInput, ctx: ToolContext | None = None) -> bool:
+        return True
+
+    def affected_paths(self, input: ReadInput, ctx: ToolContext) -> tuple[Path, ...]:
+        return (ctx.resolve(input.file_path),)
+
+    async def run(self, input: ReadInput, ctx: ToolContext) -> ToolOutput:
+        path = ctx.resolve(input.file_path)
+        start = max(input.offset or 1, 1)
+        limit = input.limit or DEFAULT_LIMIT
+        return await anyio.to_thread.run_sync(_read, path, start, limit)
+
+
+def _read(path: Path, start: int, limit: int) -> ToolOutput:
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory, use LS to list it")
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        raise ToolError(f"{path} does not exist") from None
+    out: list[str] = []
+    truncated_lines = 0
+    more = False
+    seen = 0
+    with f:
+        if b"\0" in f.read(BINARY_SNIFF_BYTES):
+            raise ToolError(f"{path} is a binary file; Read shows text files only")
+        f.seek(0)
+        for seen, raw in enumerate(f, start=1):
+            if seen < start:
+                continue
+            if len(out) == limit:
+                more = True
+                break
+            line = raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + TRUNCATION_MARK
+                truncated_lines += 1
+            out.append(f"{seen:>6}\t{line}")
+    if not out and start > 1:
+        raise ToolError(f"offset {start} is beyond the end of {path} ({seen} lines)")
+    return ToolOutput(
+        "\n".join(out),
+        metadata={
+            "path": str(path),
+            "start_line": start,
+            "lines": len(out),
+            "more": more,
+            "truncated_lines": truncated_lines,
+        },
+    )

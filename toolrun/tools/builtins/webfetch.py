@@ -1,0 +1,165 @@
+"""WebFetch: HTTP GET a URL and return its text (HTML crudely turned into text)."""
+
+from __future__ import annotations
+
+import http.client
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from email.message import Message
+from functools import partial
+from typing import IO, Any
+
+import anyio.to_thread
+from pydantic import Field
+
+import toolrun
+from toolrun.errors import ToolError, ToolTimeoutError
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._html import html_to_text
+
+TIMEOUT_S = 30.0
+MAX_BYTES = 5 * 1024 * 1024
+MAX_CHARS = 100_000
+TEXT_TYPES = ("application/json", "application/xml", "application/javascript")
+
+
+class WebFetchInput(ToolInput):
+    url: str = Field(description="The http(s) URL to fetch.")
+    prompt: str | None = Field(
+        default=None,
+        description=(
+            "What to extract from the page. Accepted for Claude Code compatibility; "
+            "toolrun has no model and returns the page text."
+        ),
+    )
+
+
+class WebFetchTool(BaseTool[WebFetchInput]):
+    name = "WebFetch"
+    description = (
+        "Fetch a URL with HTTP GET and return its content as text (HTML reduced to "
+        "readable text). Redirects to another host are reported, not followed."
+    )
+    kind = ToolKind.NETWORK
+    is_retry_safe = True
+    concurrency = "always"
+    input_model = WebFetchInput
+
+    def is_concurrency_safe(self, input: WebFetchInput, ctx: ToolContext | None = None) -> bool:
+        return True
+
+    async def run(self, input: WebFetchInput, ctx: ToolContext) -> ToolOutput:
+        scheme = urllib.parse.urlsplit(input.url).scheme
+        if scheme not in ("http", "https"):
+            raise ToolError(
+                f"unsupported URL scheme {scheme!r} in {input.url}; WebFetch fetches http(s) URLs"
+            )
+        page = await anyio.to_thread.run_sync(
+            partial(fetch, input.url, TIMEOUT_S), abandon_on_cancel=True
+        )
+        meta = {
+            "url": page.url,
+            "status": page.status,
+            "content_type": page.content_type,
+            "bytes": page.size,
+        }
+        if page.redirect is not None:
+            return ToolOutput(
+                f"{input.url} redirects to another host: {page.redirect}\n"
+                "Fetch that URL with WebFetch to follow the redirect.",
+                metadata={**meta, "redirect": page.redirect},
+            )
+        text = page.text
+        if len(text) > MAX_CHARS:
+            text = text[:MAX_CHARS] + f"\n[... {len(text) - MAX_CHARS} more characters not shown]"
+        return ToolOutput(text, metadata=meta)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    url: str
+    status: int
+    content_type: str
+    size: int
+    text: str
+    redirect: str | None = None
+
+
+class _CrossHostRedirect(Exception):
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.url = url
+
+
+class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow redirects on the same host only: a permission rule named that host."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: http.client.HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        new, old = urllib.parse.urlsplit(newurl), urllib.parse.urlsplit(req.full_url)
+        if new.scheme not in ("http", "https") or new.hostname != old.hostname:
+            fp.close()
+            raise _CrossHostRedirect(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def fetch(url: str, timeout: float) -> Page:
+    """GET ``url`` (blocking). Expected failures are :class:`ToolError`."""
+    opener = urllib.request.build_opener(_SameHostRedirects())
+    request = urllib.request.Request(
+        url,
+        headers={
+            "User-Agent": f"toolrun/{toolrun.__version__}",
+            "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.1",
+        },
+    )
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            data = response.read(MAX_BYTES + 1)
+            return _page(response.geturl(), response.status, response.headers, data)
+    except _CrossHostRedirect as e:
+        return Page(url, 0, "", 0, "", redirect=e.url)
+    except urllib.error.HTTPError as e:
+        e.close()
+        raise ToolError(f"HTTP {e.code} {e.reason} for {url}") from None
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, TimeoutError):
+            raise ToolTimeoutError(f"fetching {url} timed out after {timeout:g} s") from None
+        raise ToolError(f"cannot fetch {url}: {_reason(e.reason)}") from None
+    except TimeoutError:
+        raise ToolTimeoutError(f"fetching {url} timed out after {timeout:g} s") from None
+    except (ConnectionError, http.client.HTTPException) as e:
+        raise ToolError(f"cannot fetch {url}: {_reason(e)}") from None
+
+
+def _reason(reason: Any) -> str:
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    return str(reason)
+
+
+def _page(url: str, status: int, headers: Message, data: bytes) -> Page:
+    content_type = headers.get_content_type()
+    if not (content_type.startswith("text/") or content_type in TEXT_TYPES
+            or content_type.endswith(("+json", "+xml"))):  # fmt: skip
+        raise ToolError(f"{url} is {content_type}, not text; WebFetch returns text only")
+    truncated = len(data) > MAX_BYTES
+    charset = headers.get_content_charset() or "utf-8"
+    try:
+        text = data[:MAX_BYTES].decode(charset, "replace")
+    except LookupError:
+        text = data[:MAX_BYTES].decode("utf-8", "replace")
+    if content_type in ("text/html", "application/xhtml+xml"):
+        text = html_to_text(text)
+    if truncated:
+        text += f"\n[... download stopped at {MAX_BYTES} bytes]"
+    return Page(url, status, content_type, len(data[:MAX_BYTES]), text)

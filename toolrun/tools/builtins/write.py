@@ -1,0 +1,46 @@
+"""Write: create or replace a whole file, atomically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic import Field
+
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._files import write_text
+
+
+class WriteInput(ToolInput):
+    file_path: str = Field(
+        description="The file to write (absolute, or relative to the workspace)."
+    )
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteTool(BaseTool[WriteInput]):
+    name = "Write"
+    description = (
+        "Write a file, replacing it if it exists. Parent folders are created; the write is "
+        "atomic and an existing file keeps its permissions."
+    )
+    kind = ToolKind.WRITE
+    is_retry_safe = True  # idempotent: writing the same content twice is the same as once
+    input_model = WriteInput
+
+    def affected_paths(self, input: WriteInput, ctx: ToolContext) -> tuple[Path, ...]:
+        return (ctx.resolve(input.file_path),)
+
+    async def run(self, input: WriteInput, ctx: ToolContext) -> ToolOutput:
+        path = ctx.resolve(input.file_path)
+        return await anyio.to_thread.run_sync(_write, path, input.content)
+
+
+def _write(path: Path, content: str) -> ToolOutput:
+    created = not path.exists()
+    size = write_text(path, content)
+    verb = "Created" if created else "Updated"
+    return ToolOutput(
+        f"{verb} {path} ({size} bytes)",
+        metadata={"path": str(path), "created": created, "bytes": size},
+    )
