@@ -84,10 +84,7 @@ def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> 
 
 
 def _check_rules(loaded: _Loaded, problems: list[Problem]) -> None:
-    try:  # TEMP until the permission grammar lands
-        from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
-    except ImportError:
-        return
+    from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
     perms = loaded.spec.permissions
     if perms is None:
@@ -95,7 +92,7 @@ def _check_rules(loaded: _Loaded, problems: list[Problem]) -> None:
     for behavior in ("allow", "ask", "deny"):
         for i, text in enumerate(getattr(perms, behavior)):
             try:
-                parse_rule(text)
+                parse_rule(text, behavior=behavior)
             except RuleSyntaxError as exc:
                 where: tuple[str | int, ...] = ("permissions", behavior, i)
                 problems.append(

@@ -1,0 +1,200 @@
+"""``toolrun explain-permission``: one call, the full decision trace.
+
+Only click and the standard library at import time; the permission engine
+(and tree-sitter) load inside the command.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from click.shell_completion import CompletionItem
+
+from toolrun.cli.options import config_options
+
+if TYPE_CHECKING:
+    from toolrun.tools.registry import ToolRegistry
+
+#: Built-in tool names, repeated here so that TAB completion imports nothing.
+TOOL_NAMES = (
+    "ApplyPatch",
+    "Bash",
+    "Edit",
+    "Glob",
+    "Grep",
+    "LS",
+    "MultiEdit",
+    "Read",
+    "WebFetch",
+    "Write",
+)
+#: Input fields the positional forms fill, per built-in tool.
+POSITIONAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "Bash": ("command",),
+    "Read": ("file_path",),
+    "Write": ("file_path",),
+    "Edit": ("file_path",),
+    "MultiEdit": ("file_path",),
+    "Glob": ("pattern", "path"),
+    "Grep": ("pattern", "path"),
+    "LS": ("path",),
+    "WebFetch": ("url",),
+    "ApplyPatch": ("patch",),
+}
+_RULE_LIKE = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)\((.*)\)", re.DOTALL)
+_EXIT = {"allow": 0, "deny": 4, "ask": 5}
+
+
+def _complete_call(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Tool names for the first word (also ``Tool(`` for the rule-like form)."""
+    if ctx.params.get("call"):
+        return []
+    return [CompletionItem(name) for name in TOOL_NAMES if name.startswith(incomplete)]
+
+
+def _unescape(content: str) -> str:
+    return re.sub(r"\\([()\\])", r"\1", content)
+
+
+def parse_call(
+    words: tuple[str, ...],
+    call_json: str | None,
+    check_tool: Callable[[str], None] = lambda tool: None,
+) -> tuple[str, dict[str, Any]]:
+    """The (tool, input) of the three input forms; UsageError for anything else.
+
+    ``check_tool`` raises for a tool name that does not exist (before its input is parsed).
+    """
+    import json
+
+    from toolrun.errors import UsageError
+
+    if call_json is not None:
+        if words:
+            raise UsageError("give either --call JSON or a call on the command line, not both")
+        try:
+            data = json.loads(call_json)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--call is not valid JSON: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
+            raise UsageError('--call needs an object {"tool": NAME, "input": {...}}')
+        call_input = data.get("input", {})
+        if not isinstance(call_input, dict):
+            raise UsageError("--call: input must be an object")
+        check_tool(data["tool"])
+        return data["tool"], call_input
+    if not words:
+        raise UsageError(
+            "give a call: TOOL ARG (e.g. Bash 'git status'), 'Tool(arg)' or --call JSON"
+        )
+    tool, args = words[0], list(words[1:])
+    rule_like = _RULE_LIKE.fullmatch(tool) if not args else None
+    if rule_like is not None:
+        tool, args = rule_like.group(1), [_unescape(rule_like.group(2))]
+    check_tool(tool)
+    fields = POSITIONAL_FIELDS.get(tool)
+    if fields is None:
+        if len(args) > 1:
+            raise UsageError(f"{tool}: give its input as one JSON object, or use --call")
+        if not args:
+            return tool, {}
+        try:
+            value = json.loads(args[0])
+        except json.JSONDecodeError:
+            value = None
+        if not isinstance(value, dict):
+            raise UsageError(f"{tool} is not a built-in tool: give its input as a JSON object")
+        return tool, value
+    if not args:
+        raise UsageError(f"{tool} needs its {fields[0]} (e.g. {tool} ARG)")
+    if tool == "Bash":
+        return tool, {"command": " ".join(args)}
+    if tool in ("Glob", "Grep") and rule_like is not None and len(args) == 1:
+        return tool, {"pattern": args[0]}
+    if len(args) > len(fields):
+        raise UsageError(f"{tool} takes {' and '.join(fields)}; got {len(args)} arguments")
+    return tool, dict(zip(fields, args, strict=False))
+
+
+@click.command(name="explain-permission")
+@click.argument("call", nargs=-1, metavar="CALL...", shell_complete=_complete_call)
+@click.option(
+    "--call",
+    "call_json",
+    metavar="JSON",
+    help='The call as JSON: {"tool": "Edit", "input": {"file_path": "src/a.py"}}.',
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: the readable trace; json: one object.",
+)
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Bash working directory [default: the workspace].",
+)
+@config_options
+def explain_permission(
+    call: tuple[str, ...],
+    call_json: str | None,
+    fmt: str,
+    cwd: Path | None,
+    config_file: Path | None,
+    settings_files: tuple[Path, ...],
+    workspace: Path,
+    mode: str | None,
+) -> int:
+    """Explain how one call is decided: allow, ask or deny, and why.
+
+    \b
+    Three equivalent forms:
+      toolrun explain-permission Bash 'git push origin main'
+      toolrun explain-permission 'Bash(git push origin main)'
+      toolrun explain-permission --call '{"tool": "Edit", "input": {"file_path": "src/a.py"}}'
+
+    Shows the mode and its source, the workspace boundary check, each Bash
+    sub-command with its verdict, every rule considered with its source
+    file:line, and the decisive step. Exit codes: 0 allow, 4 deny, 5 ask,
+    3 invalid config.
+    """
+    import json
+
+    from toolrun.cli.options import load_config_from_options
+    from toolrun.errors import UsageError
+    from toolrun.permissions import BUILTIN_TOOLS, PermissionEngine
+    from toolrun.permissions.explain import render_text
+
+    registry: ToolRegistry | None = None
+
+    def check_tool(name: str) -> None:
+        nonlocal registry
+        if name in BUILTIN_TOOLS or name.startswith("mcp__"):
+            return
+        from toolrun.tools.registry import default_registry
+
+        registry = default_registry()
+        if name not in registry:
+            suggestion = registry.suggest(name)
+            hint = f" (did you mean {suggestion}?)" if suggestion else ""
+            raise UsageError(f"unknown tool {name!r}{hint}")
+
+    tool, call_input = parse_call(call, call_json, check_tool)
+    config = load_config_from_options(config_file, settings_files, workspace, mode)
+    engine = PermissionEngine(config, registry)
+    decision = engine.decide(tool, call_input, cwd=cwd.absolute() if cwd else None)
+    if fmt == "json":
+        click.echo(json.dumps(decision.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(decision))
+    return _EXIT[decision.decision]

@@ -1,0 +1,35 @@
+"""Claude Code-compatible permission rules: grammar, Bash analysis, paths, modes, decisions.
+
+``PermissionEngine(config, registry).decide(tool, input)`` is the one decision
+path; everything else here is pure helpers it is built from. Importing this
+package does not load tree-sitter (it loads on the first Bash command).
+"""
+
+from __future__ import annotations
+
+from toolrun.permissions.decision import (
+    BoundaryCheck,
+    DecidedBy,
+    Decision,
+    RuleTrace,
+    SubcommandVerdict,
+    TargetVerdict,
+)
+from toolrun.permissions.grammar import ParsedRule, RuleSyntaxError, parse_rule
+from toolrun.permissions.readonly import is_read_only_command
+from toolrun.permissions.resolver import BUILTIN_TOOLS, PermissionEngine
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "BoundaryCheck",
+    "DecidedBy",
+    "Decision",
+    "ParsedRule",
+    "PermissionEngine",
+    "RuleSyntaxError",
+    "RuleTrace",
+    "SubcommandVerdict",
+    "TargetVerdict",
+    "is_read_only_command",
+    "parse_rule",
+]

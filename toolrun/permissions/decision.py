@@ -1,0 +1,167 @@
+"""The result of one permission decision, and its trace.
+
+Frozen data only: the resolver builds it, the CLI and the executor read it.
+``Decision.rules`` (every rule considered, matched or not, and why) is worked
+out on first access, from the same subjects and the same matching function
+the decision used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+Behavior = Literal["allow", "ask", "deny"]
+DecidedKind = Literal["rule", "mode", "readonly", "boundary", "protected", "default"]
+
+
+@dataclass(frozen=True, slots=True)
+class DecidedBy:
+    kind: DecidedKind
+    rule: str | None = None
+    source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "rule": self.rule, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class TargetVerdict:
+    """A file or URL a call (or a Bash sub-command) touches, and its verdict.
+
+    ``decision`` is None for a file a Bash command names that no deny or ask rule
+    and no protection concerns (it neither blocks nor approves anything).
+    """
+
+    what: str
+    target: str
+    access: str
+    decision: Behavior | None
+    decided_by: DecidedBy | None
+    reason: str
+    resolved: str | None = None
+    inside: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "target": self.target,
+            "resolved": self.resolved,
+            "access": self.access,
+            "inside_workspace": self.inside,
+            "decision": self.decision,
+            "decided_by": self.decided_by.to_json() if self.decided_by else None,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SubcommandVerdict:
+    index: int
+    command: str
+    context: str
+    decision: Behavior
+    decided_by: DecidedBy
+    reason: str
+    targets: tuple[TargetVerdict, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "command": self.command,
+            "context": self.context or None,
+            "decision": self.decision,
+            "decided_by": self.decided_by.to_json(),
+            "reason": self.reason,
+            "targets": [t.to_json() for t in self.targets],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTrace:
+    text: str
+    behavior: Behavior
+    source: str
+    matched: bool
+    why: str
+    shadowed: bool = False
+    decisive: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.text,
+            "behavior": self.behavior,
+            "source": self.source,
+            "matched": self.matched,
+            "shadowed": self.shadowed,
+            "decisive": self.decisive,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryCheck:
+    what: str
+    path: str
+    resolved: str | None
+    inside: bool
+    root: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "path": self.path,
+            "resolved": self.resolved,
+            "inside": self.inside,
+            "root": self.root,
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Allow, ask or deny for one call, with who decided and why."""
+
+    decision: Behavior
+    reason: str
+    decided_by: DecidedBy
+    tool: str
+    input: Mapping[str, Any]
+    mode: str
+    mode_source: str
+    workspace: str
+    cwd: str
+    subcommands: tuple[SubcommandVerdict, ...] = ()
+    targets: tuple[TargetVerdict, ...] = ()
+    boundary: tuple[BoundaryCheck, ...] = ()
+    problems: tuple[str, ...] = ()
+    trace: Callable[[], tuple[RuleTrace, ...]] = field(
+        default=tuple, compare=False, repr=False
+    )
+
+    @cached_property
+    def rules(self) -> tuple[RuleTrace, ...]:
+        """Every rule considered, in precedence order, with why it matched or not."""
+        return self.trace()
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision == "allow"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "input": dict(self.input),
+            "decision": self.decision,
+            "reason": self.reason,
+            "decided_by": self.decided_by.to_json(),
+            "mode": {"name": self.mode, "source": self.mode_source},
+            "workspace": self.workspace,
+            "cwd": self.cwd,
+            "boundary": [b.to_json() for b in self.boundary],
+            "problems": list(self.problems),
+            "subcommands": [s.to_json() for s in self.subcommands],
+            "targets": [t.to_json() for t in self.targets],
+            "rules": [r.to_json() for r in self.rules],
+        }

@@ -1,0 +1,341 @@
+"""Paths: resolution, gitignore-style rule patterns, the workspace boundary, protected paths.
+
+Every path is made absolute and normalised (``..`` folded, ``//`` collapsed)
+before anything is matched; :class:`ResolvedPath` also carries the path with
+symlinks resolved, because an allow rule must match both the link and its
+target while a deny rule needs only one of them.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+Behavior = Literal["allow", "ask", "deny"]
+
+PROTECTED_DIRS = frozenset(
+    {".git", ".toolrun", ".claude", ".vscode", ".idea", ".husky", ".ssh", ".gnupg"}
+)
+PROTECTED_FILES = frozenset(
+    {
+        ".gitconfig",
+        ".gitmodules",
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".zlogout",
+        ".inputrc",
+        ".envrc",
+        ".npmrc",
+        ".yarnrc",
+        ".pypirc",
+        ".netrc",
+        ".mcp.json",
+        ".claude.json",
+        "toolrun.yaml",
+        "toolrun.yml",
+    }
+)
+#: Writes that look like files but are not (never checked against rules).
+EXEMPT_WRITE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+def normalise(path: str) -> str:
+    """``os.path.normpath`` plus POSIX's leading ``//`` collapsed to ``/``."""
+    norm = posixpath.normpath(path)
+    if norm.startswith("//"):
+        norm = "/" + norm.lstrip("/")
+    return norm
+
+
+def absolute(path: str, base: str, home: str) -> str:
+    """``path`` made absolute against ``base``, with a leading ``~`` expanded, normalised."""
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    if not path.startswith("/"):
+        path = base.rstrip("/") + "/" + path
+    return normalise(path)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedPath:
+    """A path as written, absolute (``link``) and with symlinks resolved (``target``)."""
+
+    given: str
+    link: str
+    target: str
+
+    @property
+    def via_symlink(self) -> bool:
+        return self.link != self.target
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return (self.link,) if self.link == self.target else (self.link, self.target)
+
+
+def resolve(path: str, base: str, home: str) -> ResolvedPath:
+    link = absolute(path, base, home)
+    return ResolvedPath(path, link, realpath(link))
+
+
+#: Directories whose resolved form is known (the workspace and additionalDirectories of
+#: every engine): resolving a path below one only needs to look at the part below it.
+_KNOWN: dict[str, str] = {}
+
+
+def _remember(norm: str, real: str) -> None:
+    if len(_KNOWN) < 256:
+        _KNOWN[norm] = real
+
+
+def realpath(link: str) -> str:
+    """``os.path.realpath`` of an absolute normalised path (symlinks resolved, missing
+    parts kept), reading only the components below a known root when there is one."""
+    best = ""
+    for root in _KNOWN:
+        if len(root) > len(best) and (link == root or link.startswith(root + "/")):
+            best = root
+    if not best:
+        return normalise(os.path.realpath(link))
+    current = _KNOWN[best]
+    rest = [p for p in link[len(best) :].split("/") if p]
+    for i, part in enumerate(rest):
+        candidate = f"{current}/{part}" if current != "/" else f"/{part}"
+        try:
+            os.readlink(candidate)
+        except OSError:  # not a symlink, or missing: realpath keeps it as it is
+            current = candidate
+            continue
+        return normalise(os.path.realpath("/".join([candidate, *rest[i + 1 :]])))
+    return current
+
+
+def variants(path: str) -> tuple[str, ...]:
+    """A directory as given and with symlinks resolved (both are used as rule bases)."""
+    norm = normalise(path)
+    real = normalise(os.path.realpath(norm))
+    _remember(norm, real)
+    return (norm,) if norm == real else (norm, real)
+
+
+def is_within(path: str, root: str) -> bool:
+    if root == "/":
+        return path.startswith("/")
+    return path == root or path.startswith(root + "/")
+
+
+# --------------------------------------------------------------------------- boundary
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    """The workspace plus ``additionalDirectories``, each as given and resolved."""
+
+    roots: tuple[str, ...]
+
+    @classmethod
+    def of(cls, directories: Iterable[str]) -> Boundary:
+        roots: list[str] = []
+        for directory in directories:
+            roots.extend(variants(directory))
+        return cls(tuple(dict.fromkeys(roots)))
+
+    def root_of(self, path: str) -> str | None:
+        best: str | None = None
+        for root in self.roots:
+            if is_within(path, root) and (best is None or len(root) > len(best)):
+                best = root
+        return best
+
+    def contains(self, path: ResolvedPath) -> bool:
+        """Inside only when the link *and* its target are inside."""
+        return all(self.root_of(form) is not None for form in path.forms)
+
+
+# --------------------------------------------------------------------------- protection
+
+
+def protected_reason(path: ResolvedPath, boundary: Boundary) -> str | None:
+    """Why a write to ``path`` is never approved automatically (None when it may be)."""
+    for form in path.forms:
+        root = boundary.root_of(form)
+        rest = form[len(root) :] if root is not None and root != "/" else form
+        parts = [p for p in rest.split("/") if p]
+        for i, part in enumerate(parts):
+            if part in PROTECTED_DIRS:
+                if part == ".claude" and i + 1 < len(parts) and parts[i + 1] == "worktrees":
+                    continue
+                return f"{part}/ is a protected directory"
+        if parts and parts[-1] in PROTECTED_FILES:
+            return f"{parts[-1]} is a protected file"
+    return None
+
+
+def critical_reason(path: ResolvedPath, *, home: str, anchors: Iterable[str]) -> str | None:
+    """Why removing ``path`` would be catastrophic: ``/``, a top-level dir, ~, the workspace or
+    a parent of it (``anchors`` are the workspace, the cwd and their resolved forms)."""
+    for form in path.forms:
+        if form == "/":
+            return "it is the filesystem root"
+        if form.count("/") == 1:
+            return f"{form} is a top-level directory"
+        if is_within(home, form):
+            return "it is the home directory or a parent of it"
+        for anchor in anchors:
+            if is_within(anchor, form):
+                return f"it is {anchor} or a parent of it"
+    return None
+
+
+# --------------------------------------------------------------------------- patterns
+
+
+def _segment_regex(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "\\" and i + 1 < len(segment):
+            out.append(re.escape(segment[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            while i + 1 < len(segment) and segment[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = segment.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = segment[i + 1 : end]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\").replace("/", "")
+                out.append(f"[{'^' if negate else ''}{body}]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _has_glob(segment: str) -> bool:
+    return any(c in "*?[" for c in segment)
+
+
+def _anchored(base: str, segments: list[str]) -> str:
+    """Regex for ``base/segments...``; ``..`` before any glob folds into the base."""
+    literal = [p for p in base.split("/") if p]
+    pieces: list[str] = []
+    for seg in segments:
+        if seg == "..":
+            if pieces:
+                raise ValueError("'..' after a wildcard in a path pattern")
+            if literal:
+                literal.pop()
+            continue
+        if seg == ".":
+            continue
+        if pieces or _has_glob(seg) or seg == "**":
+            pieces.append(seg)
+        else:
+            literal.append(seg)
+    regex = "".join("/" + re.escape(p) for p in literal)
+    return regex + _pieces_regex(pieces)
+
+
+def _pieces_regex(pieces: list[str]) -> str:
+    out: list[str] = []
+    for seg in pieces:
+        if seg == "**":
+            out.append("(?:/.*)?")
+        else:
+            out.append("/" + _segment_regex(seg))
+    return "".join(out)
+
+
+def _alternatives(regexes: Iterable[str]) -> str:
+    unique = list(dict.fromkeys(regexes))
+    return unique[0] if len(unique) == 1 else "(?:" + "|".join(unique) + ")"
+
+
+def path_pattern_regex(
+    pattern: str,
+    *,
+    behavior: Behavior,
+    workspace: tuple[str, ...],
+    source_root: tuple[str, ...],
+    home: tuple[str, ...],
+) -> str:
+    """A regex (for ``fullmatch``) over absolute normalised paths for one Read/Edit pattern.
+
+    ``//p`` absolute, ``~/p`` home, ``/p`` relative to the rule's source root, ``./p``
+    and ``p`` relative to the workspace. A pattern with no ``/`` (or a single
+    ``dir/`` or, in deny/ask, ``dir/**``) floats: it matches at any depth — below the
+    workspace for allow rules, anywhere for deny and ask rules. A match also covers
+    everything below the matched path (a denied directory denies its files).
+    """
+    bases: tuple[str, ...]
+    if pattern.startswith("//"):
+        bases, rest = ("/",), pattern[2:]
+    elif pattern == "~" or pattern.startswith("~/"):
+        bases, rest = home, pattern[2:]
+    elif pattern.startswith("/"):
+        bases, rest = source_root, pattern[1:]
+    elif pattern.startswith("./"):
+        bases, rest = workspace, pattern[2:]
+    else:
+        bases, rest = workspace, pattern
+        segments = [s for s in rest.split("/") if s and s != "."]
+        if behavior != "allow" and len(segments) == 2 and segments[1] == "**":
+            segments = segments[:1]  # deny/ask: "dir/**" matches dir/ at any depth
+        lead = 0
+        while lead < len(segments) and segments[lead] == "**":
+            lead += 1
+        core = segments[lead:]
+        if core and ".." not in core and (lead > 0 or len(segments) == 1):
+            prefix = "" if behavior != "allow" else _alternatives(re.escape(b) for b in bases)
+            return f"{prefix}(?:/.*)?{_pieces_regex(core)}(?:/.*)?"
+    segments = [s for s in rest.split("/") if s]
+    body = _alternatives(_anchored(b, segments) for b in bases)
+    if body.endswith("(?:/.*)?"):
+        return body
+    return f"{body}(?:/.*)?"
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    text: str
+    regex: re.Pattern[str]
+
+    def matches(self, path: str) -> bool:
+        return self.regex.fullmatch(path) is not None
+
+
+def compile_path_pattern(
+    pattern: str,
+    *,
+    behavior: Behavior,
+    workspace: tuple[str, ...],
+    source_root: tuple[str, ...],
+    home: tuple[str, ...],
+) -> PathPattern:
+    regex = path_pattern_regex(
+        pattern, behavior=behavior, workspace=workspace, source_root=source_root, home=home
+    )
+    return PathPattern(pattern, re.compile(regex, re.DOTALL))

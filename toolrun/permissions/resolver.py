@@ -1,0 +1,729 @@
+"""The permission engine: one call in, one :class:`Decision` out.
+
+``PermissionEngine(config, registry).decide(tool, input)`` is the only decision
+path in toolrun: ``exec``, ``check``, hooks' ``updatedInput`` re-checks and
+``explain-permission`` all call it.
+
+For each call the engine lists its subjects (each Bash sub-command, each file
+written by a redirect or named by a file command, each file a tool reads or
+writes, each URL) and decides every subject with the same steps:
+
+1. deny rules, 2. ask rules, 3. protected paths and critical ``rm``,
+4. "cannot be analysed" (never allowed by a rule), 5. allow rules,
+6. the read-only Bash set, 7. the workspace boundary, 8. the mode.
+
+The call is denied if any subject is denied, allowed only if every subject is
+allowed, and asks otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolrun.config.models import Config, PermissionRule
+from toolrun.errors import ConfigError, Location, Problem
+from toolrun.permissions.bash import SimpleCommand, Word, analyse
+from toolrun.permissions.decision import (
+    BoundaryCheck,
+    DecidedBy,
+    Decision,
+    RuleTrace,
+    SubcommandVerdict,
+    TargetVerdict,
+)
+from toolrun.permissions.domains import url_host
+from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+from toolrun.permissions.modes import MODES, Behavior, DecidedKind, Effect, Step, apply_mode
+from toolrun.permissions.paths import (
+    EXEMPT_WRITE_TARGETS,
+    Boundary,
+    ResolvedPath,
+    absolute,
+    critical_reason,
+    normalise,
+    protected_reason,
+    resolve,
+    variants,
+)
+from toolrun.permissions.readonly import ReadOnly, check_command
+from toolrun.permissions.rules import (
+    CompiledRule,
+    Family,
+    RuleSet,
+    Subject,
+    compile_rule,
+    match,
+)
+from toolrun.permissions.shellpaths import (
+    glob_directory,
+    path_arguments,
+    track_cwds,
+    word_path,
+)
+
+if TYPE_CHECKING:
+    from toolrun.tools.registry import ToolRegistry
+
+#: Where each built-in tool keeps the path it touches (Claude Code field names).
+PATH_FIELDS: dict[str, tuple[str, Family, bool]] = {
+    # tool: (field, family, required)
+    "Read": ("file_path", "read", True),
+    "Write": ("file_path", "edit", True),
+    "Edit": ("file_path", "edit", True),
+    "MultiEdit": ("file_path", "edit", True),
+    "NotebookEdit": ("notebook_path", "edit", True),
+    "Glob": ("path", "read", False),
+    "Grep": ("path", "read", False),
+    "LS": ("path", "read", False),
+}
+BUILTIN_TOOLS = ("Bash", *PATH_FIELDS, "WebFetch", "ApplyPatch")
+ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp", "rm", "rmdir"})
+_RM = frozenset({"rm", "rmdir"})
+_EFFECTS: dict[str, Effect] = {"read": "read", "write": "write", "network": "network"}
+_PATCH_HEADER = re.compile(
+    r"^\*\*\* (?:Add File|Delete File|Update File|Move to): (.+?)\s*$", re.MULTILINE
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How one subject was decided."""
+
+    decision: Behavior
+    kind: DecidedKind
+    step: Step | None
+    reason: str
+    rule: CompiledRule | None = None
+
+
+_NEUTRAL = Verdict("allow", "default", None, "")
+
+
+def _decided_by(verdict: Verdict) -> DecidedBy:
+    rule = verdict.rule
+    if rule is not None and verdict.kind == "rule":
+        return DecidedBy("rule", rule.text, rule.source)
+    return DecidedBy(verdict.kind)
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return f"`{text if len(text) <= limit else text[: limit - 1] + '…'}`"
+
+
+def _combine(verdicts: Sequence[Verdict]) -> Verdict:
+    """Deny if any part is denied, allow only if every part is allowed, else ask.
+
+    For an allow, the part named is the one with the widest reason: a mode that let a
+    part through, else a rule, else the first part (read-only, inside the workspace).
+    """
+    active = [v for v in verdicts if v.step is not None]
+    for wanted in ("deny", "ask"):
+        for verdict in active:
+            if verdict.decision == wanted:
+                return verdict
+    for kind in ("mode", "rule"):
+        for verdict in active:
+            if verdict.kind == kind:
+                return verdict
+    return active[0] if active else _NEUTRAL
+
+
+class PermissionEngine:
+    """Rules compiled once; :meth:`decide` is pure apart from reading symlinks."""
+
+    def __init__(self, config: Config, registry: ToolRegistry | None = None) -> None:
+        self.config = config
+        self.registry = registry
+        self.home = normalise(os.path.expanduser("~"))
+        self.workspace = normalise(os.path.abspath(config.workspace))
+        roots = [self.workspace] + [
+            absolute(str(d), self.workspace, self.home) for d in config.additional_directories
+        ]
+        self.boundary = Boundary.of(roots)
+        self.anchors = variants(self.workspace)
+        self.rules = RuleSet.build(self._compile(config.rules))
+
+    # ------------------------------------------------------------------ compile
+
+    def _compile(self, rules: Sequence[PermissionRule]) -> list[CompiledRule]:
+        compiled: list[CompiledRule] = []
+        problems: list[Problem] = []
+        counters: dict[tuple[str, str, str], int] = {}
+        ws = variants(self.workspace)
+        home = variants(self.home)
+        for index, rule in enumerate(rules):
+            key = (str(rule.source.file), str(rule.source.flag), rule.behavior)
+            position = counters.get(key, 0)
+            counters[key] = position + 1
+            try:
+                parsed = parse_rule(rule.text, behavior=rule.behavior)
+                compiled.append(compile_rule(index, rule, parsed, workspace=ws, home=home))
+            except RuleSyntaxError as exc:
+                problems.append(self._problem(rule, position, str(exc)))
+            except (ValueError, re.error) as exc:
+                problems.append(self._problem(rule, position, f"{rule.text!r}: {exc}"))
+        if problems:
+            raise ConfigError(problems)
+        return compiled
+
+    @staticmethod
+    def _problem(rule: PermissionRule, position: int, message: str) -> Problem:
+        source = rule.source
+        location = Location(str(source.file), source.line, 1) if source.file is not None else None
+        where = f"permissions.{rule.behavior}[{position}]"
+        if source.file is None:
+            where = f"{source} {where}"
+        return Problem(location, where, message)
+
+    # ------------------------------------------------------------------ decide
+
+    def decide(
+        self,
+        tool: str,
+        input: Mapping[str, Any],
+        *,
+        cwd: Path | None = None,
+        mode: str | None = None,
+    ) -> Decision:
+        """Allow, ask or deny for one call (``cwd``: the Bash working directory)."""
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"unknown permission mode {mode!r}; expected one of {MODES}")
+        mode_name = mode or self.config.default_mode
+        if mode is not None:
+            mode_source = "the caller"
+        elif self.config.mode_source is not None:
+            mode_source = str(self.config.mode_source)
+        else:
+            mode_source = "built-in default"
+        cwd_s = absolute(str(cwd), self.workspace, self.home) if cwd else self.workspace
+        call = _Call(self, tool, input, cwd_s, mode_name)
+        return call.decision(mode_source)
+
+
+class _Call:
+    """The working state of one decision (not shared, not kept)."""
+
+    def __init__(
+        self, engine: PermissionEngine, tool: str, input: Mapping[str, Any], cwd: str, mode: str
+    ) -> None:
+        self.engine = engine
+        self.tool = tool
+        self.input = input
+        self.cwd = cwd
+        self.mode = mode
+        self.subjects: list[tuple[Subject, Verdict]] = []
+        self.boundary: list[BoundaryCheck] = []
+
+    # ------------------------------------------------------------------ the steps
+
+    def verdict(
+        self,
+        s: Subject,
+        *,
+        protected: str | None = None,
+        analysable: bool = True,
+        problem: str = "",
+        readonly: ReadOnly | None = None,
+        inside: bool | None = None,
+        edit_ok: bool = False,
+    ) -> Verdict:
+        """Decide one subject: deny, ask, protected, unanalysable, allow, read-only, boundary,
+        mode — the first step that applies decides."""
+        rules = self.engine.rules
+        verdict = self._decide(
+            s, rules, protected, analysable, problem, readonly, inside, edit_ok
+        )
+        self.subjects.append((s, verdict))
+        return verdict
+
+    def _decide(
+        self,
+        s: Subject,
+        rules: RuleSet,
+        protected: str | None,
+        analysable: bool,
+        problem: str,
+        readonly: ReadOnly | None,
+        inside: bool | None,
+        edit_ok: bool,
+    ) -> Verdict:
+        what = self._what(s)
+        rule = rules.first_match("deny", s)
+        if rule is not None:
+            return self._ruled("deny_rule", s, rule, what)
+        rule = rules.first_match("ask", s)
+        if rule is not None:
+            return self._ruled("ask_rule", s, rule, what)
+        if protected is not None:
+            return self._stepped("protected", s, f"{what}: {protected}")
+        if s.constraint:
+            # A file a Bash command names: rules never approve the command through it,
+            # but outside the workspace it asks unless a Read/Edit allow rule covers it.
+            if inside is not False:
+                return _NEUTRAL
+            rule = rules.first_match("allow", s)
+            if rule is not None:
+                return self._ruled("allow_rule", s, rule, what)
+            return self._stepped("outside", s, f"{what} is outside the workspace")
+        if not analysable:
+            return self._stepped("unanalysable", s, f"{what} cannot be analysed ({problem}); "
+                                 "no rule can allow it")
+        rule = rules.first_match("allow", s)
+        read_only = readonly is not None and readonly.read_only
+        if rule is not None:
+            verdict = self._ruled("allow_rule", s, rule, what)
+            if verdict.decision == "allow" or not read_only:
+                return verdict
+            # plan mode refuses what an allow rule approves, but never a read-only command.
+        if readonly is not None and read_only:
+            return self._stepped("readonly", s, f"{what}: {readonly.reason}")
+        if inside is False:
+            return self._stepped("outside", s, f"{what} is outside the workspace")
+        if inside is True and s.effect == "read":
+            return self._stepped("workspace_read", s, f"{what} is inside the workspace")
+        if edit_ok or (inside is True and s.effect == "write"):
+            return self._stepped("workspace_write", s, f"{what} changes files in the workspace")
+        why = f" ({readonly.reason})" if readonly is not None else ""
+        return self._stepped("undecided", s, f"no rule allows {what}{why}")
+
+    def _what(self, s: Subject) -> str:
+        if s.kind == "command":
+            return _quote(s.label)
+        return f"{s.what} {s.label}".strip()
+
+    def _ruled(self, step: Step, s: Subject, rule: CompiledRule, what: str) -> Verdict:
+        outcome = apply_mode(step, s.effect, self.mode)
+        reason = f"{rule.describe()} matches {what}"
+        if outcome.note:
+            reason += f"; {outcome.note}"
+        return Verdict(outcome.decision, outcome.kind, step, reason, rule)
+
+    def _stepped(self, step: Step, s: Subject, reason: str) -> Verdict:
+        outcome = apply_mode(step, s.effect, self.mode)
+        if outcome.note:
+            reason += f"; {outcome.note}"
+        return Verdict(outcome.decision, outcome.kind, step, reason)
+
+    # ------------------------------------------------------------------ subjects
+
+    def decision(self, mode_source: str) -> Decision:
+        if self.tool == "Bash":
+            subcommands, problems, overall = self._bash()
+            targets: tuple[TargetVerdict, ...] = ()
+        else:
+            subcommands, problems = (), ()
+            targets, overall = self._tool()
+        decided_by = _decided_by(overall)
+        reason = self._summary(overall, subcommands)
+        subjects = tuple(self.subjects)
+        rules = self.engine.rules.rules
+        return Decision(
+            decision=overall.decision,
+            reason=reason,
+            decided_by=decided_by,
+            tool=self.tool,
+            input=dict(self.input),
+            mode=self.mode,
+            mode_source=mode_source,
+            workspace=self.engine.workspace,
+            cwd=self.cwd,
+            subcommands=subcommands,
+            targets=targets,
+            boundary=tuple(self.boundary),
+            problems=problems,
+            trace=lambda: _trace(rules, subjects),
+        )
+
+    def _summary(self, overall: Verdict, subcommands: Sequence[SubcommandVerdict]) -> str:
+        word = {"allow": "allowed", "ask": "needs approval", "deny": "denied"}[overall.decision]
+        if overall.decision == "allow" and len(subcommands) > 1:
+            return f"{word}: every sub-command is allowed; {overall.reason}"
+        return f"{word}: {overall.reason}"
+
+    def _check_boundary(self, what: str, path: ResolvedPath) -> bool:
+        boundary = self.engine.boundary
+        inside = boundary.contains(path)
+        root = boundary.root_of(path.link)
+        self.boundary.append(
+            BoundaryCheck(
+                what, path.link, path.target if path.via_symlink else None, inside, root
+            )
+        )
+        return inside
+
+    # ------------------------------------------------------------------ non-Bash tools
+
+    def _tool(self) -> tuple[tuple[TargetVerdict, ...], Verdict]:
+        tool = self.tool
+        targets: list[TargetVerdict] = []
+        verdicts: list[Verdict] = []
+
+        def add(s: Subject, verdict: Verdict, resolved: ResolvedPath | None = None,
+                inside: bool | None = None) -> None:
+            verdicts.append(verdict)
+            targets.append(
+                TargetVerdict(
+                    what=s.what or s.kind,
+                    target=s.label,
+                    access=s.effect,
+                    decision=verdict.decision,
+                    decided_by=_decided_by(verdict),
+                    reason=verdict.reason,
+                    resolved=resolved.target if resolved and resolved.via_symlink else None,
+                    inside=inside,
+                )
+            )
+
+        if tool in PATH_FIELDS or tool == "ApplyPatch":
+            for field_name, family, raw in self._tool_paths():
+                effect: Effect = "read" if family == "read" else "write"
+                if raw is None:
+                    s = Subject("problem", tool, field_name, effect, what="input")
+                    add(s, self.verdict(s, analysable=False, problem=f"{field_name} is missing or "
+                                        "not a non-empty string"))
+                    continue
+                path = resolve(raw, self.engine.workspace, self.engine.home)
+                s = Subject("path", tool, path.link, effect, path=path, family=family,
+                            what=field_name, params=self.input)
+                inside = self._check_boundary(field_name, path)
+                protected = (
+                    protected_reason(path, self.engine.boundary) if effect == "write" else None
+                )
+                add(s, self.verdict(s, protected=protected, inside=inside), path, inside)
+        elif tool == "WebFetch":
+            url = self.input.get("url")
+            text = url if isinstance(url, str) else ""
+            host = url_host(text)
+            s = Subject("domain", tool, text or "(no url)", "network", host=host.name,
+                        what="url", params=self.input)
+            add(s, self.verdict(s, analysable=host.name is not None,
+                                problem=host.problem or ""))
+        else:
+            for s, kw in self._registry_subjects():
+                where = kw.get("inside")
+                add(s, self.verdict(s, **kw), s.path, where if isinstance(where, bool) else None)
+        return tuple(targets), _combine(verdicts)
+
+    def _tool_paths(self) -> list[tuple[str, Family, str | None]]:
+        tool = self.tool
+        if tool == "ApplyPatch":
+            patch = self.input.get("patch")
+            if not isinstance(patch, str):
+                return [("patch", "edit", None)]
+            files = list(dict.fromkeys(m.group(1) for m in _PATCH_HEADER.finditer(patch)))
+            if not files:
+                return [("patch", "edit", None)]
+            return [("patch file", "edit", f) for f in files]
+        field_name, family, required = PATH_FIELDS[tool]
+        value = self.input.get(field_name)
+        if value is None and not required:
+            out: list[tuple[str, Family, str | None]] = [(field_name, family, self.cwd)]
+        elif isinstance(value, str) and value:
+            out = [(field_name, family, value)]
+        else:
+            out = [(field_name, family, None)]
+        if tool == "Glob":
+            pattern = self.input.get("pattern")
+            if isinstance(pattern, str) and (pattern.startswith(("/", "~")) or ".." in pattern):
+                base = out[0][2] or self.engine.workspace
+                directory = glob_directory(Word(pattern, pattern, True, pattern.startswith("~")),
+                                           absolute(base, self.engine.workspace, self.engine.home),
+                                           self.engine.home)
+                out.append(("pattern", family, directory.link if directory else None))
+        return out
+
+    def _registry_subjects(self) -> list[tuple[Subject, dict[str, Any]]]:
+        tool = self.tool
+        registered = self.engine.registry.get(tool) if self.engine.registry is not None else None
+        if registered is None:
+            effect: Effect = "execute"
+            return [(Subject("tool", tool, tool, effect, what="tool", params=self.input), {})]
+        kind = str(getattr(registered.kind, "value", registered.kind))
+        effect = _EFFECTS.get(kind, "execute")
+        try:
+            from toolrun.tools.base import ToolContext
+
+            validated = registered.input_model.model_validate(dict(self.input))
+            context = ToolContext(workspace=Path(self.engine.workspace), cwd=Path(self.cwd))
+            paths = tuple(registered.affected_paths(validated, context))
+        except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+            s = Subject("problem", tool, tool, effect, what="input")
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            problem = f"the input does not validate: {message}"
+            return [(s, {"analysable": False, "problem": problem})]
+        if not paths:
+            return [(Subject("tool", tool, tool, effect, what="tool", params=self.input), {})]
+        family: Family = "read" if effect == "read" else "edit"
+        path_effect: Effect = "read" if effect == "read" else "write"
+        out: list[tuple[Subject, dict[str, Any]]] = []
+        for p in paths:
+            path = resolve(str(p), self.engine.workspace, self.engine.home)
+            s = Subject("path", tool, path.link, path_effect, path=path, family=family,
+                        what="path", params=self.input)
+            inside = self._check_boundary("path", path)
+            protected = (
+                protected_reason(path, self.engine.boundary) if path_effect == "write" else None
+            )
+            out.append((s, {"inside": inside, "protected": protected}))
+        return out
+
+    # ------------------------------------------------------------------ Bash
+
+    def _bash(self) -> tuple[tuple[SubcommandVerdict, ...], tuple[str, ...], Verdict]:
+        command = self.input.get("command")
+        if not isinstance(command, str):
+            s = Subject("problem", "Bash", "command", "execute", what="input")
+            verdict = self.verdict(
+                s, analysable=False, problem="command is missing or not a string"
+            )
+            return (), ("command is missing or not a string",), verdict
+        analysis = analyse(command)
+        commands = analysis.commands
+        home = self.engine.home
+        cwds = track_cwds(commands, self.cwd, home)
+        with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
+        subcommands: list[SubcommandVerdict] = []
+        verdicts: list[Verdict] = []
+        for index, (cmd, cwd) in enumerate(zip(commands, cwds, strict=True)):
+            sub = self._subcommand(index, cmd, cwd, with_cd)
+            subcommands.append(sub[0])
+            verdicts.append(sub[1])
+        if analysis.problems:
+            s = Subject("problem", "Bash", command, "execute", what="the command")
+            problem = self.verdict(s, analysable=False, problem="; ".join(analysis.problems))
+            verdicts.insert(0, problem)
+        return tuple(subcommands), analysis.problems, _combine(verdicts)
+
+    def _subcommand(
+        self, index: int, cmd: SimpleCommand, cwd: str | None, with_cd: bool
+    ) -> tuple[SubcommandVerdict, Verdict]:
+        engine = self.engine
+        home = engine.home
+        s = Subject("command", "Bash", cmd.text, "execute", command=cmd, params=self.input)
+        if cmd.kind == "redirects" and cmd.analysable:
+            readonly: ReadOnly | None = ReadOnly(True, "only redirections, no command runs")
+        else:
+            readonly = check_command(
+                cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True
+            )
+        if cmd.name in ("cd", "pushd") and cmd.analysable:
+            for word in cmd.effective[1:2]:
+                path = word_path(word, cwd, home)
+                if path is not None:
+                    self._check_boundary("cd", path)
+        args = path_arguments(cmd)
+        critical = self._critical(cmd, cwd)
+        edit_ok = self.mode in ("acceptEdits", "bypassPermissions") and self._file_op_inside(
+            cmd, args, cwd
+        )
+        verdict = self.verdict(
+            s,
+            protected=critical,
+            analysable=cmd.analysable,
+            problem=f"found inside {cmd.context}" if cmd.context else "not analysable",
+            readonly=readonly,
+            edit_ok=edit_ok,
+        )
+        parts = [verdict]
+        targets: list[TargetVerdict] = []
+        for redirect in cmd.redirects:
+            if not redirect.writes or redirect.target is None:
+                continue
+            word = redirect.target
+            what = f"redirect {redirect.op}"
+            if word.value in EXEMPT_WRITE_TARGETS:
+                continue
+            path = word_path(word, cwd, home)
+            if path is None:
+                rs = Subject("problem", "Bash", word.raw, "write", what=what, redirect=True)
+                rv = self.verdict(rs, analysable=False,
+                                  problem="the target is only known when the command runs")
+                parts.append(rv)
+                targets.append(self._target(what, word.raw, "write", rv, None, None))
+                continue
+            rs = Subject("path", "Bash", path.link, "write", path=path, family="edit",
+                         redirect=True, what=what)
+            inside = self._check_boundary(what, path)
+            rv = self.verdict(rs, protected=protected_reason(path, engine.boundary), inside=inside)
+            parts.append(rv)
+            targets.append(self._target(what, path.link, "write", rv, path, inside))
+        for arg in args:
+            word = arg.word
+            path = glob_directory(word, cwd, home) if word.glob else word_path(word, cwd, home)
+            if path is None:
+                continue
+            access: Effect = arg.access
+            family: Family = "read" if access == "read" else "edit"
+            what = f"{cmd.name} argument"
+            cs = Subject("path", "Bash", path.link, access, path=path, family=family,
+                         constraint=True, what=what)
+            protected = protected_reason(path, engine.boundary) if access == "write" else None
+            inside = self._check_boundary(what, path)
+            cv = self.verdict(cs, protected=protected, inside=inside)
+            if cv.step is not None:
+                parts.append(cv)
+            targets.append(self._target(what, path.link, access, cv, path, inside))
+        combined = _combine(parts)
+        return (
+            SubcommandVerdict(
+                index=index,
+                command=cmd.text,
+                context=cmd.context,
+                decision=combined.decision,
+                decided_by=_decided_by(combined),
+                reason=combined.reason,
+                targets=tuple(targets),
+            ),
+            combined,
+        )
+
+    @staticmethod
+    def _target(
+        what: str,
+        target: str,
+        access: str,
+        verdict: Verdict,
+        path: ResolvedPath | None,
+        inside: bool | None,
+    ) -> TargetVerdict:
+        neutral = verdict.step is None
+        return TargetVerdict(
+            what=what,
+            target=target,
+            access=access,
+            decision=None if neutral else verdict.decision,
+            decided_by=None if neutral else _decided_by(verdict),
+            reason=verdict.reason or "no deny or ask rule and no protection applies",
+            resolved=path.target if path is not None and path.via_symlink else None,
+            inside=inside,
+        )
+
+    def _critical(self, cmd: SimpleCommand, cwd: str | None) -> str | None:
+        """Why this command removes a critical path (``/``, ~, the workspace or a parent)."""
+        argvs = _rm_argvs(cmd)
+        if not argvs:
+            return None
+        home = self.engine.home
+        anchors = [*self.engine.anchors, *(variants(cwd) if cwd else ())]
+        for argv in argvs:
+            options_done = False
+            for word in argv[1:]:
+                text = word.text
+                if not options_done and text.startswith("-") and text != "-":
+                    options_done = text == "--"
+                    continue
+                if word.value is None:
+                    return f"rm of {word.raw}, which is only known when the command runs"
+                if word.glob:
+                    directory = glob_directory(word, cwd, home)
+                    last = word.value.rstrip("/").rsplit("/", 1)[-1]
+                    if directory is None:
+                        return f"rm of {word.raw} in a directory toolrun cannot determine"
+                    if any(c in last for c in "*?["):
+                        why = critical_reason(directory, home=home, anchors=anchors)
+                        if why is not None:
+                            return f"rm of {word.raw} empties {directory.link}: {why}"
+                    continue
+                path = word_path(word, cwd, home)
+                if path is None:
+                    if text in (".", "..") or text.startswith("../"):
+                        return f"rm of {text} in a directory toolrun cannot determine"
+                    continue
+                why = critical_reason(path, home=home, anchors=anchors)
+                if why is not None:
+                    return f"rm of {path.link}: {why} (critical path)"
+        return None
+
+    def _file_op_inside(
+        self, cmd: SimpleCommand, args: Sequence[Any], cwd: str | None
+    ) -> bool:
+        """acceptEdits: mkdir/touch/mv/cp/rm/rmdir whose files are all inside the workspace."""
+        if cmd.name not in ACCEPT_EDITS_COMMANDS or not cmd.analysable or cmd.unsafe_env:
+            return False
+        if not args:
+            return False
+        home = self.engine.home
+        for arg in args:
+            word = arg.word
+            path = glob_directory(word, cwd, home) if word.glob else word_path(word, cwd, home)
+            if path is None or not self.engine.boundary.contains(path):
+                return False
+        for redirect in cmd.redirects:
+            if redirect.writes:
+                return False
+        return True
+
+
+def _rm_argvs(cmd: SimpleCommand) -> list[tuple[Word, ...]]:
+    """Every way ``cmd`` may be an ``rm``: the command itself, behind a wrapper, in -exec."""
+    return [
+        argv
+        for argv in (*cmd.argvs, *cmd.nested_argvs)
+        if argv and posixpath.basename(argv[0].text) in _RM
+    ]
+
+
+# ---------------------------------------------------------------------- the trace
+
+
+def _trace(
+    rules: Sequence[CompiledRule], subjects: Sequence[tuple[Subject, Verdict]]
+) -> tuple[RuleTrace, ...]:
+    """Every rule, whether it matched any subject, why, and whether it was shadowed."""
+    out: list[RuleTrace] = []
+    for rule in rules:
+        matched: list[tuple[Subject, Verdict, str]] = []
+        missed: list[str] = []
+        unrelated: list[str] = []
+        for subject, verdict in subjects:
+            result = match(rule, subject)
+            if result.matched:
+                matched.append((subject, verdict, result.why))
+            else:
+                (missed if result.relevant else unrelated).append(result.why)
+        if not matched:
+            whys = missed or unrelated[:1] or ["nothing to match"]
+            why = "; ".join(dict.fromkeys(whys))
+            out.append(RuleTrace(rule.text, rule.behavior, rule.source, False, _cap(why)))
+            continue
+        decisive = any(v.rule is rule for _s, v, _w in matched)
+        notes: list[str] = []
+        shadowed = False
+        for subject, verdict, why in matched:
+            if verdict.rule is rule:
+                if verdict.kind != "rule":
+                    notes.append(f"{why}; overridden: {verdict.reason}")
+                else:
+                    notes.append(why)
+            elif subject.constraint and verdict.step is None:
+                notes.append(why)
+            else:
+                shadowed = True
+                if verdict.rule is not None:
+                    by = verdict.rule.describe()
+                    notes.append(f"{why}, but shadowed by {by}, which decides first")
+                else:
+                    notes.append(f"{why}, but overridden: {verdict.reason}")
+        out.append(
+            RuleTrace(
+                rule.text,
+                rule.behavior,
+                rule.source,
+                True,
+                _cap("; ".join(dict.fromkeys(notes))),
+                shadowed=shadowed and not decisive,
+                decisive=decisive,
+            )
+        )
+    return tuple(out)
+
+
+def _cap(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,192 @@
+"""Bash words as paths: the working directory through a command, file arguments, targets.
+
+Pure helpers shared by the read-only check and the resolver. A word whose
+value is only known at run time (``$VAR``, ``$(...)``, a glob, a relative path
+after a ``cd`` we could not follow) has no path: callers treat that as
+"cannot be checked", never as "fine".
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from toolrun.permissions.bash import SimpleCommand, Word
+from toolrun.permissions.paths import ResolvedPath, resolve
+
+Access = Literal["read", "write"]
+
+READ_FILE_COMMANDS = frozenset(
+    {
+        "cat", "head", "tail", "less", "more", "wc", "stat", "ls", "du", "diff", "file",
+        "strings", "od", "xxd", "hexdump", "base64", "md5sum", "sha1sum", "sha256sum",
+        "nl", "tac", "sort", "uniq", "cut", "realpath", "readlink", "find", "grep",
+        "egrep", "fgrep", "rg", "sed", "awk", "source", ".",
+    }
+)  # fmt: skip
+WRITE_FILE_COMMANDS = frozenset(
+    {
+        "rm", "rmdir", "mv", "cp", "touch", "mkdir", "tee", "truncate", "ln", "chmod",
+        "chown", "chgrp", "install", "shred", "unlink", "dd",
+    }
+)  # fmt: skip
+#: Commands whose last path argument is written and the others only read.
+_COPY_LIKE = frozenset({"cp", "ln", "install"})
+#: Commands whose first positional argument is not a path (a pattern, a mode, an owner).
+_FIRST_NOT_PATH = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "sed", "awk", "chmod", "chown", "chgrp"}
+)
+_PATTERN_OPTIONS = frozenset({"-e", "--regexp", "-f", "--file", "--expression"})
+#: Options that take the next word as their value (so it is not a path).
+_OPTION_VALUES: dict[str, frozenset[str]] = {
+    "head": frozenset({"-n", "-c", "--lines", "--bytes"}),
+    "tail": frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--pid"}),
+    "grep": frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--regexp", "--file",
+                       "--max-count", "--context"}),
+    "rg": frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "-g", "-t", "-T", "--glob", "--type"}),
+    "sed": frozenset({"-e", "-f", "--expression", "--file", "-l"}),
+    "cut": frozenset({"-d", "-f", "-c", "-b", "--delimiter", "--fields"}),
+    "sort": frozenset({"-k", "-t", "-S", "--key", "--field-separator"}),
+    "du": frozenset({"-d", "--max-depth", "-B"}),
+    "mkdir": frozenset({"-m", "--mode"}),
+    "install": frozenset({"-m", "-o", "-g", "--mode", "--owner", "--group"}),
+    "touch": frozenset({"-d", "-t", "--date"}),
+    "truncate": frozenset({"-s", "--size"}),
+    "diff": frozenset({"-U", "-C", "--label"}),
+    "ls": frozenset({"-I", "--ignore", "-w", "--width", "-T"}),
+    "xxd": frozenset({"-c", "-l", "-s", "-g"}),
+    "od": frozenset({"-A", "-j", "-N", "-t", "-w"}),
+    "awk": frozenset({"-F", "-v", "-f"}),
+}  # fmt: skip
+
+
+def track_cwds(
+    commands: Sequence[SimpleCommand], cwd: str | None, home: str
+) -> tuple[str | None, ...]:
+    """The working directory each command starts in (None when it cannot be known).
+
+    A ``cd`` at the top level of the command moves the directory for the commands
+    after it; a ``cd`` we cannot follow (dynamic target, inside a pipeline or a
+    subshell, ``cd -``, ``popd``) makes every later directory unknown.
+    """
+    out: list[str | None] = []
+    current = cwd
+    for command in commands:
+        out.append(current)
+        name = command.name
+        if name in ("cd", "pushd", "popd", "chdir"):
+            if not command.top_level or name == "popd":
+                current = None
+                continue
+            args = [w for w in command.effective[1:] if w.text not in ("-L", "-P", "--")]
+            if not args:
+                current = home
+            elif len(args) == 1 and args[0].is_static and args[0].text != "-":
+                path = word_path(args[0], current, home)
+                current = path.link if path is not None else None
+            else:
+                current = None
+    return tuple(out)
+
+
+def word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
+    """The path a static shell word names; None when it depends on run time."""
+    if not word.is_static or word.value is None or not word.value:
+        return None
+    value = word.value
+    if word.tilde and (value == "~" or value.startswith("~/")):
+        return resolve(value, cwd or "/", home)
+    if value.startswith("~"):
+        value = "./" + value  # a quoted ~ is a file named ~, not the home directory
+    if value.startswith("/"):
+        return resolve(value, "/", home)
+    if cwd is None:
+        return None
+    return resolve(value, cwd, home)
+
+
+def glob_directory(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
+    """For a glob word (``dir/*.py``), the directory it expands in; None when dynamic."""
+    if word.value is None:
+        return None
+    value = word.value
+    head, _, _ = value.partition("*")
+    head = head.split("?")[0].split("[")[0]
+    directory = posixpath.dirname(head) if "/" in head else "."
+    if directory == "":
+        directory = "/"
+    return word_path(Word(directory, directory, False, word.tilde), cwd, home)
+
+
+@dataclass(frozen=True, slots=True)
+class PathArgument:
+    word: Word
+    access: Access
+
+
+def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
+    """The words of a known file command that name files, with how they are used."""
+    argv = command.effective
+    name = command.name
+    if name is None or (name not in READ_FILE_COMMANDS and name not in WRITE_FILE_COMMANDS):
+        return ()
+    if name == "dd":
+        return tuple(
+            PathArgument(
+                Word(w.raw[3:], w.value[3:], w.glob), "write" if w.value[:3] == "of=" else "read"
+            )
+            for w in argv[1:]
+            if w.value is not None and w.value[:3] in ("if=", "of=")
+        )
+    write = name in WRITE_FILE_COMMANDS or (name == "sed" and _sed_in_place(argv))
+    takes_value = _OPTION_VALUES.get(name, frozenset())
+    positional: list[Word] = []
+    options_done = False
+    skip_next = False
+    pattern_given = False
+    find_expression = False
+    for word in argv[1:]:
+        text = word.text
+        if skip_next:
+            skip_next = False
+            continue
+        if name == "find" and (
+            find_expression or (text.startswith(("-", "(", "!")) and text != "-")
+        ):
+            find_expression = True
+            continue
+        if not options_done and text.startswith("-") and text != "-":
+            if text == "--":
+                options_done = True
+            elif text in takes_value:
+                skip_next = True
+                pattern_given = pattern_given or text in _PATTERN_OPTIONS
+            else:
+                pattern_given = pattern_given or text.split("=", 1)[0] in _PATTERN_OPTIONS
+            continue
+        positional.append(word)
+    if name in _FIRST_NOT_PATH and positional and not (pattern_given and name != "chmod"):
+        positional = positional[1:]
+    if name in ("source", "."):
+        positional = positional[:1]
+    if not write:
+        return tuple(PathArgument(w, "read") for w in positional)
+    if name in _COPY_LIKE and len(positional) >= 2:
+        return tuple(PathArgument(w, "read") for w in positional[:-1]) + (
+            PathArgument(positional[-1], "write"),
+        )
+    return tuple(PathArgument(w, "write") for w in positional)
+
+
+def _sed_in_place(argv: tuple[Word, ...]) -> bool:
+    for word in argv[1:]:
+        value = word.value
+        if value is None:
+            continue
+        if value.startswith("--in-place") or (
+            value.startswith("-") and not value.startswith("--") and "i" in value[1:]
+        ):
+            return True
+    return False
