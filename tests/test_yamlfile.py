@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,24 @@ def test_format_path() -> None:
         "turns[1].calls[0].input.file_path"
     )
     assert format_path(()) == ""
+
+
+def test_json_deep_positions_fall_back_to_the_node_tree() -> None:
+    text = '{"turns": [{"calls": [\n  {"tool": "Read",\n   "input": {"file_path": 1, "x": [1, {"y": 2}]}}\n]}]}'
+    doc = parse_text(text, "p.json", json_syntax=True)
+    assert doc.root is None  # not built unless needed
+    assert doc.value_location(("turns", 0, "calls", 0)) == Location("p.json", 2, 3)
+    assert doc.locate(("turns", 0, "calls", 0, "input", "file_path")) == Location("p.json", 3, 14)
+    assert doc.locate(("turns", 0, "calls", 0, "input", "x", 1, "y")) == Location("p.json", 3, 40)
+
+
+def test_json_duplicate_keys_are_reported() -> None:
+    doc = parse_text('{"calls": [], "name": "a",\n "name": "b"}', "d.json", json_syntax=True)
+    assert doc.data == {"calls": [], "name": "b"}
+    assert [str(p) for p in doc.problems] == ["d.json:2:2: name: duplicate key 'name'"]
+
+
+def test_json_data_is_exactly_what_json_decodes() -> None:
+    # (YAML 1.1 would read -0.5e3 as a string: JSON files never go through YAML for data)
+    text = '{"a": [1, 2.5, "x\\u00e9", true, null, {"b": {"c": [[], {}]}}], "d": -0.5e3}'
+    assert parse_text(text, "f.json", json_syntax=True).data == json.loads(text)

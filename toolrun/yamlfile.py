@@ -7,8 +7,11 @@ so both formats report positions the same way.
 
 from __future__ import annotations
 
+import bisect
 import json
-from collections.abc import Sequence
+import json.decoder
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,12 +40,23 @@ class DocumentError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A parsed file: its data, its nodes (None for an empty file) and non-fatal problems."""
+    """A parsed file: its data, its nodes (None for an empty file) and non-fatal problems.
+
+    A JSON document is read by the C ``json`` scanner and knows the positions of
+    its first few levels (``json_marks``); anything deeper is located through
+    the YAML node tree, built only when an error needs it.
+    """
 
     file: str
     data: Any
     root: yaml.Node | None
     problems: tuple[Problem, ...] = ()
+    json_marks: _JsonMarks | None = None
+
+    def _nodes(self) -> yaml.Node | None:
+        if self.root is None and self.json_marks is not None:
+            return self.json_marks.yaml_root()
+        return self.root
 
     def locate(self, path: Sequence[PathPart]) -> Location:
         """Where ``path`` (keys and indexes) is written; the nearest existing parent otherwise.
@@ -50,7 +64,12 @@ class Document:
         The last mapping step points at the key itself, which is where a reader
         looks for a wrong or unknown key.
         """
-        node = self.root
+        marks = self.json_marks
+        if marks is not None:
+            found = marks.key_location(tuple(path))
+            if found is not None:
+                return found
+        node = self._nodes()
         if node is None:
             return Location(self.file, 1, 1)
         mark = node.start_mark
@@ -75,7 +94,12 @@ class Document:
 
     def value_location(self, path: Sequence[PathPart]) -> Location:
         """Where the *value* at ``path`` starts (not its key)."""
-        node = self.root
+        marks = self.json_marks
+        if marks is not None:
+            found = marks.value_location(tuple(path))
+            if found is not None:
+                return found
+        node = self._nodes()
         if node is None:
             return Location(self.file, 1, 1)
         for part in path:
@@ -164,15 +188,111 @@ def _syntax_problem(file: str, exc: yaml.YAMLError) -> Problem:
     return Problem(Location(file, mark.line + 1, mark.column + 1), "", message)
 
 
+_WS = re.compile(r"[ \t\n\r]*")
+_json_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def _skip_ws(text: str, index: int) -> int:
+    match = _WS.match(text, index)
+    return match.end() if match else index
+JSON_MARK_DEPTH = 5  # enough for turns[i].calls[j] and permissions.allow[i]
+
+
+class _JsonMarks:
+    """Positions of a JSON document's shallow values and keys, found with the C scanner."""
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+        self.values: dict[tuple[PathPart, ...], int] = {}
+        self.keys: dict[tuple[PathPart, ...], int] = {}
+        self.problems: list[Problem] = []
+        self._newlines: list[int] | None = None
+        self._yaml: list[yaml.Node | None] = []
+
+    def _location(self, index: int) -> Location:
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        line = bisect.bisect_left(self._newlines, index)
+        start = self._newlines[line - 1] + 1 if line else 0
+        return Location(self.file, line + 1, index - start + 1)
+
+    def key_location(self, path: tuple[PathPart, ...]) -> Location | None:
+        index = self.keys.get(path) if path and isinstance(path[-1], str) else None
+        if index is None:
+            index = self.values.get(path)
+        return self._location(index) if index is not None else None
+
+    def value_location(self, path: tuple[PathPart, ...]) -> Location | None:
+        index = self.values.get(path)
+        return self._location(index) if index is not None else None
+
+    def yaml_root(self) -> yaml.Node | None:
+        if not self._yaml:
+            loader = _Loader(self.text)
+            try:
+                self._yaml.append(loader.get_single_node())
+            finally:
+                loader.dispose()
+        return self._yaml[0]
+
+    def walk(self, index: int, path: tuple[PathPart, ...]) -> tuple[Any, int]:
+        """Decode the value at ``index`` (valid JSON), noting where things are."""
+        text = self.text
+        index = _skip_ws(text, index)
+        self.values[path] = index
+        ch = text[index]
+        if len(path) >= JSON_MARK_DEPTH or ch not in "[{":
+            return _json_scan(text, index)
+        index = _skip_ws(text, index + 1)
+        if ch == "[":
+            items: list[Any] = []
+            if text[index] == "]":
+                return items, index + 1
+            while True:
+                value, index = self.walk(index, (*path, len(items)))
+                items.append(value)
+                index = _skip_ws(text, index)
+                if text[index] == "]":
+                    return items, index + 1
+                index += 1  # ","
+        out: dict[str, Any] = {}
+        if text[index] == "}":
+            return out, index + 1
+        while True:
+            key_at = index
+            key, index = _scanstring(text, index + 1)
+            if key in out:
+                self.problems.append(
+                    Problem(self._location(key_at), format_path((*path, key)), f"duplicate key {key!r}")
+                )
+            self.keys[(*path, key)] = key_at
+            index = _skip_ws(text, index) + 1  # ":"
+            out[key], index = self.walk(index, (*path, key))
+            index = _skip_ws(text, index)
+            if text[index] == "}":
+                return out, index + 1
+            index = _skip_ws(text, index + 1)  # ","
+
+
+def parse_json(text: str, file: str) -> Document:
+    """Parse JSON strictly, fast, with positions for its shallow levels."""
+    try:
+        json.loads(text)  # the C decoder's own messages and positions for bad input
+    except json.JSONDecodeError as exc:
+        raise DocumentError(
+            Problem(Location(file, exc.lineno, exc.colno), "", f"invalid JSON: {exc.msg}")
+        ) from None
+    marks = _JsonMarks(text, file)
+    data, _ = marks.walk(0, ())
+    return Document(file, data, None, tuple(marks.problems), marks)
+
+
 def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
-    """Parse YAML (or JSON, checked strictly when ``json_syntax``) into a located Document."""
+    """Parse YAML, or JSON (strictly) when ``json_syntax``, into a located Document."""
     if json_syntax:
-        try:
-            json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DocumentError(
-                Problem(Location(file, exc.lineno, exc.colno), "", f"invalid JSON: {exc.msg}")
-            ) from None
+        return parse_json(text, file)
     loader = _Loader(text)
     try:
         root = loader.get_single_node()

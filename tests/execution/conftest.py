@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import time
 from pathlib import Path
-from typing import ClassVar
 
 import anyio
 import pytest
@@ -39,15 +38,15 @@ class Tracker:
 class SleepTool(BaseTool[SleepInput]):
     """Concurrency-safe; sleeps, then reports its tag."""
 
-    name: ClassVar[str] = "Sleep"
-    kind: ClassVar[ToolKind] = ToolKind.READ
+    name = "Sleep"
+    kind = ToolKind.READ
     input_model = SleepInput
-    concurrency: ClassVar = "always"
+    concurrency = "always"
 
     def __init__(self, tracker: Tracker) -> None:
         self.tracker = tracker
 
-    def is_concurrency_safe(self, input: SleepInput) -> bool:
+    def is_concurrency_safe(self, input: SleepInput, ctx: ToolContext | None = None) -> bool:
         return True
 
     async def run(self, input: SleepInput, ctx: ToolContext) -> ToolOutput:
@@ -75,13 +74,13 @@ class FlakyInput(ToolInput):
 class FlakyTool(BaseTool[FlakyInput]):
     """Raises an OSError ``failures`` times, then succeeds. Retry-safe unless told otherwise."""
 
-    name: ClassVar[str] = "Flaky"
-    kind: ClassVar[ToolKind] = ToolKind.READ
+    name = "Flaky"
+    kind = ToolKind.READ
     input_model = FlakyInput
 
     def __init__(self, retry_safe: bool = True) -> None:
         self.calls = 0
-        self.is_retry_safe = retry_safe  # type: ignore[misc]
+        self.is_retry_safe = retry_safe
 
     async def run(self, input: FlakyInput, ctx: ToolContext) -> ToolOutput:
         self.calls += 1

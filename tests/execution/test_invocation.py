@@ -26,7 +26,9 @@ class RecordingSleep:
 async def test_transient_errors_are_retried_twice_with_200_then_400_ms(workspace: Path) -> None:
     tool = FlakyTool()
     sleep = RecordingSleep()
-    outcome = await invoke(tool, FlakyInput(failures=2), ToolContext.for_workspace(workspace), sleep=sleep)
+    outcome = await invoke(
+        tool, FlakyInput(failures=2), ToolContext.for_workspace(workspace), sleep=sleep
+    )
     assert outcome.status is Status.OK
     assert outcome.attempts == 3
     assert sleep.waits == [0.2, 0.4] == list(BACKOFF_S)
@@ -36,7 +38,9 @@ async def test_transient_errors_are_retried_twice_with_200_then_400_ms(workspace
 async def test_a_third_failure_is_final(workspace: Path, code: str) -> None:
     tool = FlakyTool()
     sleep = RecordingSleep()
-    outcome = await invoke(tool, FlakyInput(failures=5, code=code), ToolContext.for_workspace(workspace), sleep=sleep)
+    outcome = await invoke(
+        tool, FlakyInput(failures=5, code=code), ToolContext.for_workspace(workspace), sleep=sleep
+    )
     assert outcome.status is Status.ERROR
     assert outcome.attempts == 3
     assert tool.calls == 3
@@ -55,7 +59,9 @@ async def test_other_errors_and_unsafe_tools_are_not_retried(workspace: Path) ->
 
 async def test_a_tool_error_result_is_never_retried(workspace: Path) -> None:
     tracker = Tracker()
-    outcome = await invoke(SleepTool(tracker), SleepInput(tag="x", fail=True), ToolContext.for_workspace(workspace))
+    outcome = await invoke(
+        SleepTool(tracker), SleepInput(tag="x", fail=True), ToolContext.for_workspace(workspace)
+    )
     assert (outcome.status, outcome.error, outcome.attempts) == (Status.ERROR, "x failed", 1)
 
 
@@ -69,7 +75,10 @@ async def test_the_backoff_wait_is_cancellable(workspace: Path) -> None:
 
 async def test_timeout(workspace: Path) -> None:
     outcome = await invoke(
-        SleepTool(Tracker()), SleepInput(seconds=5, tag="t"), ToolContext.for_workspace(workspace), timeout=0.05
+        SleepTool(Tracker()),
+        SleepInput(seconds=5, tag="t"),
+        ToolContext.for_workspace(workspace),
+        time_limit=0.05,
     )
     assert outcome.status is Status.TIMEOUT
     assert outcome.error == "timed out after 0.05 s"

@@ -17,7 +17,11 @@ def test_records_are_written_immediately_one_per_line(tmp_path: Path) -> None:
     assert journal.path == runs_dir(tmp_path) / "r1.jsonl"
     journal.write({"event": "result", "index": 0, "output": "ünïcode"})
     # readable before close: a crash after this line loses nothing
-    assert json.loads(journal.path.read_text()) == {"event": "result", "index": 0, "output": "ünïcode"}
+    assert json.loads(journal.path.read_text()) == {
+        "event": "result",
+        "index": 0,
+        "output": "ünïcode",
+    }
     for i in range(1, 200):
         journal.write({"event": "result", "index": i})
     journal.close()

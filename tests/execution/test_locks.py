@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from toolrun.execution.locks import FileLocks, canonical_path
@@ -15,7 +16,10 @@ def test_canonical_path_resolves_symlinks_on_the_existing_prefix(tmp_path: Path)
     real = tmp_path / "real"
     real.mkdir()
     (tmp_path / "link").symlink_to(real)
-    assert canonical_path(tmp_path / "link" / "new" / "file.txt") == real.resolve() / "new" / "file.txt"
+    assert (
+        canonical_path(tmp_path / "link" / "new" / "file.txt")
+        == real.resolve() / "new" / "file.txt"
+    )
     assert canonical_path(tmp_path / "link" / ".." / "x") == tmp_path.resolve() / "x"
     (real / "f").write_text("x")
     os.symlink(real / "f", tmp_path / "f-link")
@@ -67,7 +71,7 @@ async def test_multi_path_locks_take_one_sorted_order_without_deadlock(tmp_path:
         for _ in range(20):
             async with locks.hold([first, second]) as keys:
                 assert list(keys) == sorted(keys, key=str)
-                await anyio.sleep(0)
+                await anyio.lowlevel.checkpoint()
         done.append(tag)
 
     with anyio.fail_after(5):
@@ -86,7 +90,6 @@ async def test_cancelled_waiter_leaves_no_lock_behind(tmp_path: Path) -> None:
             async with locks.hold([path]):
                 pytest.fail("acquired a held lock")
 
-    async with locks.hold([path]):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(waiter)
+    async with locks.hold([path]), anyio.create_task_group() as tg:
+        tg.start_soon(waiter)
     assert len(locks) == 0

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -61,5 +63,5 @@ def test_no_run_mixes_an_exclusive_call_with_anything(items: list[tuple[int, boo
 @given(calls)
 def test_concurrent_runs_are_maximal(items: list[tuple[int, bool]]) -> None:
     runs = partition(items, lambda c: c[1])
-    for a, b in zip(runs, runs[1:], strict=False):
+    for a, b in itertools.pairwise(runs):
         assert not (a.kind == "concurrent" and b.kind == "concurrent")

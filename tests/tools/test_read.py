@@ -136,3 +136,27 @@ def test_builtin_tools_satisfy_the_tool_protocol() -> None:
     ]  # fmt: skip
     assert all(isinstance(tool, Tool) for tool in BUILTIN_TOOLS)
     assert all(tool.description and tool.input_model.model_json_schema() for tool in BUILTIN_TOOLS)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"one", b"one\n", b"a\r\nb\r\n", b"x\n\n\ny", "\u00e9\u00e8\n".encode(), b"l\n" * 50],
+)
+@pytest.mark.parametrize(("start", "limit"), [(1, 2000), (2, 1), (3, 10), (49, 5)])
+def test_the_small_file_fast_path_reads_exactly_like_the_streaming_path(
+    tmp_path: Path, content: bytes, start: int, limit: int
+) -> None:
+    from toolrun.errors import ToolError
+    from toolrun.tools.builtins.read import _read, _read_small
+
+    path = tmp_path / "f.txt"
+    path.write_bytes(content)
+
+    def outcome(fn: object) -> object:
+        try:
+            out = fn(path, start, limit)  # type: ignore[operator]
+        except ToolError as exc:
+            return str(exc)
+        return (out.output, dict(out.metadata))
+
+    assert outcome(_read_small) == outcome(_read)

@@ -19,6 +19,8 @@ from toolrun.errors import ExitCode, ToolrunError
 # name -> "module:attribute"; each module imports only click at the top.
 COMMANDS: dict[str, str] = {
     "completions": "toolrun.cli.completions:completions",
+    "exec": "toolrun.cli.exec:exec_",
+    "explain-permission": "toolrun.cli.explain:explain_permission",
     "schema": "toolrun.cli.schema:schema",
     "tools": "toolrun.cli.tools:tools",
     "validate": "toolrun.cli.validate:validate",

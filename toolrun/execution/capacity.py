@@ -37,6 +37,16 @@ class Capacity:
     async def slot(
         self, kind: str, plan: anyio.CapacityLimiter | None = None
     ) -> AsyncIterator[None]:
+        if plan is None and kind not in self._kinds:  # the common case, kept cheap
+            try:
+                self._global.acquire_nowait()  # no event-loop round trip when a slot is free
+            except anyio.WouldBlock:
+                await self._global.acquire()
+            try:
+                yield
+            finally:
+                self._global.release()
+            return
         async with AsyncExitStack() as stack:
             if plan is not None:
                 await stack.enter_async_context(plan)

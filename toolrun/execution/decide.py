@@ -1,4 +1,7 @@
-"""The bridge from the permission engine to the executor: one decision path for exec and check."""
+"""The bridge from the permission engine (and PreToolUse hooks) to the executor.
+
+One decision path: exec, exec --dry-run and check all decide through here.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from toolrun.execution.results import CallDecision, DecidedBy
 from toolrun.plan.models import Call
 
 if TYPE_CHECKING:
+    from toolrun.hooks import PreToolUseResult
     from toolrun.permissions import PermissionEngine
 
 
@@ -16,7 +20,15 @@ class EngineDecider:
     def __init__(self, engine: PermissionEngine) -> None:
         self.engine = engine
 
-    def decide(self, call: Call, cwd: Path) -> CallDecision:
+    def decide(
+        self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None
+    ) -> CallDecision:
         decision = self.engine.decide(call.tool, call.input, cwd=cwd)
+        if hooks is not None and hooks.decision is not None:
+            from toolrun.hooks import merge_decision
+
+            final = merge_decision(decision, hooks)
+            fby = final.decided_by
+            return CallDecision(final.decision, final.reason, DecidedBy(fby.kind, fby.rule, fby.source))
         by = decision.decided_by
         return CallDecision(decision.decision, decision.reason, DecidedBy(by.kind, by.rule, by.source))

@@ -9,15 +9,21 @@ moment every earlier call of the plan has its result.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
+import anyio.lowlevel
+from pydantic import ValidationError
 
 from toolrun.execution.capacity import Capacity
 from toolrun.execution.invocation import Outcome, invoke
@@ -29,15 +35,21 @@ from toolrun.plan.models import Call, Plan
 from toolrun.tools.base import Tool, ToolContext, ToolKind
 from toolrun.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from toolrun.hooks import HookRunner, PostToolResult, PreToolUseResult
+
 AskAnswer = Literal["yes", "no", "always"]
 AskHandler = Callable[[Call, CallDecision], Awaitable[AskAnswer]]
 ResultSink = Callable[[Result], None]
 
 
 class Decider(Protocol):
-    """The permission decision for one call (the one decision path exec and check share)."""
+    """The permission decision for one call (the one decision path exec and check share),
+    given what its PreToolUse hooks said."""
 
-    def decide(self, call: Call, cwd: Path) -> CallDecision: ...
+    def decide(
+        self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None
+    ) -> CallDecision: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +85,8 @@ class _PlanState:
     cwd: Path
     limiter: anyio.CapacityLimiter | None
     results: list[Result] = field(default_factory=list)
+    # PreToolUse hook results of calls that do not have their result yet
+    pre: dict[int, PreToolUseResult] = field(default_factory=dict)
 
 
 class Executor:
@@ -89,6 +103,7 @@ class Executor:
         journal: Journal | None = None,
         additional_directories: Sequence[Path] = (),
         env: Mapping[str, str] | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.registry = registry
@@ -100,6 +115,7 @@ class Executor:
         self._journal = journal
         self._roots = (self.workspace, *(p.resolve() for p in additional_directories))
         self._env = env
+        self.hooks = hooks
         self.locks = FileLocks()
         self.capacity = Capacity(settings.max_concurrency, settings.kind_limits)
         self.interrupted = False
@@ -123,11 +139,11 @@ class Executor:
             results: list[Result] = []
             state = _PlanState(
                 plan=plan,
-                out=_Ordered(lambda r, acc=results: self._deliver(r, acc)),
+                out=_Ordered(partial(self._deliver, acc=results)),
                 cwd=self.workspace,
                 limiter=self.capacity.plan_limiter(jobs),
+                results=results,
             )
-            state.results = results
             states.append(state)
         if jobs == 1:
             for state in states:
@@ -149,7 +165,7 @@ class Executor:
     def _deliver(self, result: Result, acc: list[Result]) -> None:
         acc.append(result)
         if self._journal is not None:
-            self._journal.write({"event": "result", **result.as_json()})
+            self._journal.write_line(result.journal_line())
         if self._on_result is not None:
             self._on_result(result)
 
@@ -157,7 +173,8 @@ class Executor:
         limit = self.settings.max_calls_per_turn
         for turn in state.plan.turns:
             admitted, excess = turn.calls[:limit], turn.calls[limit:]
-            runs = partition(admitted, self._is_safe)
+            ctx = ToolContext(self.workspace, state.cwd, self._env, self.run_id)
+            runs = partition(admitted, partial(self._is_safe, ctx=ctx))
             for run in runs:
                 if self.interrupted:
                     for call in run.calls:
@@ -179,17 +196,29 @@ class Executor:
                     )
                 )
 
-    def _is_safe(self, call: Call) -> bool:
+    def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
         tool = self.registry.get(call.tool)
-        return tool is not None and bool(tool.is_concurrency_safe(call.params))
+        return tool is not None and bool(tool.is_concurrency_safe(call.params, ctx))
 
     async def _run_one_run(
         self, state: _PlanState, kind: Literal["concurrent", "exclusive"], calls: Sequence[Call]
     ) -> None:
-        # Decide every call of the run before any of it starts.
+        # PreToolUse hooks of the run's calls run side by side; then every call is
+        # decided, in plan order, before any of the run starts.
+        pre = await self._pre_tool_use(calls, state.cwd)
+        state.pre.update(pre)
+        if self.interrupted:
+            for call in calls:
+                state.out.put(self._interrupted_before(state, call))
+            return
         allowed: list[tuple[Call, CallDecision]] = []
-        for call in calls:
-            decision = self._decide(call, state.cwd)
+        for original in calls:
+            hook_result = pre.get(original.index)
+            call, problem = self._rewritten(state, original, hook_result)
+            if problem is not None:
+                state.out.put(problem)
+                continue
+            decision = self._decide(call, state.cwd, hook_result)
             if decision.decision == "allow":
                 allowed.append((call, decision))
                 continue
@@ -214,23 +243,61 @@ class Executor:
         if not allowed:
             return
         if kind == "exclusive" or len(allowed) == 1:
+            done: list[Result] = []
             for call, decision in allowed:
                 result = await self._execute(state, call, decision)
                 self._carry_cwd(state, result)
                 state.out.put(result)
+                done.append(result)
+        else:
+            done = await self._run_concurrent(state, allowed)
+        if kind == "concurrent":
+            await self._post_tool_batch(state, done)
+
+    async def _post_tool_batch(self, state: _PlanState, done: Sequence[Result]) -> None:
+        """PostToolBatch hooks, once after each concurrent run; recorded in the journal."""
+        hooks = self.hooks
+        if hooks is None or self.interrupted or not hooks.has_hooks("PostToolBatch"):
             return
-        await self._run_concurrent(state, allowed)
+        from toolrun.hooks import BatchCall
+
+        batch = [BatchCall(r.tool, r.input, r.id, r.output) for r in done]
+        scope = anyio.CancelScope()
+        self._active.add(scope)
+        try:
+            with scope:
+                outcome = await hooks.post_tool_batch(batch, cwd=state.cwd)
+        finally:
+            self._active.discard(scope)
+        if scope.cancelled_caught:
+            return
+        if self._journal is not None:
+            self._journal.write(
+                {
+                    "event": "PostToolBatch",
+                    "run_id": self.run_id,
+                    "plan": state.plan.file,
+                    "calls": [r.id for r in done],
+                    **outcome.to_json(),
+                }
+            )
 
     async def _run_concurrent(
         self, state: _PlanState, allowed: list[tuple[Call, CallDecision]]
-    ) -> None:
+    ) -> list[Result]:
         scopes = {call.index: anyio.CancelScope() for call, _ in allowed}
         reasons: dict[int, str] = {}
         finished: dict[int, Result] = {}
+        queued_at = time.time()
 
         async def one(call: Call, decision: CallDecision) -> None:
             result = await self._execute(
-                state, call, decision, scope=scopes[call.index], reasons=reasons
+                state,
+                call,
+                decision,
+                scope=scopes[call.index],
+                reasons=reasons,
+                queued_at=queued_at,
             )
             finished[call.index] = result
             if (
@@ -245,19 +312,89 @@ class Executor:
                         scope.cancel()
             state.out.put(result)
 
+        # A few workers take the run's calls in plan order, rather than one task per
+        # call all queueing on the limiter: the same order, a fraction of the overhead.
+        pending = iter(allowed)
+
+        async def worker() -> None:
+            last_yield = time.monotonic()
+            for call, decision in pending:
+                await one(call, decision)
+                # Calls that never wait (small reads, free slots) would otherwise keep
+                # the loop from everything else, Ctrl-C handling included.
+                if time.monotonic() - last_yield > YIELD_EVERY_S:
+                    await anyio.lowlevel.checkpoint()
+                    last_yield = time.monotonic()
+
         async with anyio.create_task_group() as tg:
-            for call, decision in allowed:
-                tg.start_soon(one, call, decision)
+            for _ in range(min(len(allowed), self.capacity.global_limit)):
+                tg.start_soon(worker)
         # Working-directory changes of a concurrent run apply after it, in plan order.
         for call, _ in allowed:
             self._carry_cwd(state, finished[call.index])
+        return [finished[call.index] for call, _ in allowed]
 
     # -- one call ---------------------------------------------------------------------------
 
-    def _decide(self, call: Call, cwd: Path) -> CallDecision:
+    async def _pre_tool_use(
+        self, calls: Sequence[Call], cwd: Path
+    ) -> dict[int, PreToolUseResult]:
+        hooks = self.hooks
+        results: dict[int, PreToolUseResult] = {}
+        if hooks is None or not hooks.has_hooks("PreToolUse"):
+            return results
+
+        async def one(call: Call) -> None:
+            results[call.index] = await hooks.pre_tool_use(
+                call.tool, call.input, call_id=call.id, cwd=cwd
+            )
+
+        scope = anyio.CancelScope()
+        self._active.add(scope)
         try:
-            return self.decider.decide(call, cwd)
-        except Exception as exc:  # fail closed: what cannot be decided never runs
+            with scope:
+                async with anyio.create_task_group() as tg:
+                    for call in calls:
+                        tg.start_soon(one, call)
+        finally:
+            self._active.discard(scope)
+        return results
+
+    def _rewritten(
+        self, state: _PlanState, call: Call, hooks: PreToolUseResult | None
+    ) -> tuple[Call, Result | None]:
+        """The call with a hook's ``updatedInput``, re-validated against the tool's schema."""
+        if hooks is None or hooks.updated_input is None:
+            return call, None
+        tool = self.registry.get(call.tool)
+        assert tool is not None
+        new_input = dict(hooks.updated_input)
+        try:
+            params = tool.input_model.model_validate(new_input)
+        except ValidationError as exc:
+            where = f" by {hooks.decided_by}" if hooks.decided_by else ""
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            )
+            decision = CallDecision(
+                "deny", f"a hook's updatedInput is not valid {call.tool} input", DecidedBy("hook")
+            )
+            return call, self._result(
+                state,
+                call,
+                decision,
+                Status.DENIED,
+                error=f"denied: the input rewritten{where} is not valid for {call.tool}: {problems}",
+            )
+        return replace(call, input=new_input, params=params), None
+
+    def _decide(
+        self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None
+    ) -> CallDecision:
+        try:
+            return self.decider.decide(call, cwd, hooks)
+        except Exception as exc:  # noqa: BLE001 - fail closed: what cannot be decided never runs
             return CallDecision(
                 "deny",
                 f"the permission check failed: {type(exc).__name__}: {exc}",
@@ -302,7 +439,7 @@ class Executor:
             return ()
         try:
             return tuple(tool.affected_paths(call.params, ctx))
-        except Exception:  # e.g. a patch that does not parse: the tool reports it
+        except Exception:  # noqa: BLE001 - e.g. a patch that does not parse: the tool says so
             return ()
 
     async def _execute(
@@ -313,29 +450,41 @@ class Executor:
         *,
         scope: anyio.CancelScope | None = None,
         reasons: Mapping[int, str] | None = None,
+        queued_at: float | None = None,
     ) -> Result:
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
         scope = scope if scope is not None else anyio.CancelScope()
         ctx = ToolContext(self.workspace, state.cwd, self._env, self.run_id)
-        queued = time.time()
+        queued = queued_at if queued_at is not None else time.time()
         started: float | None = None
         outcome: Outcome | None = None
+        post: PostToolResult | None = None
         self._active.add(scope)
         if self.interrupted:
             scope.cancel()
         try:
             with scope:
                 async with self.capacity.slot(str(tool.kind), state.limiter):
-                    async with self.locks.hold(self._lock_paths(tool, call, ctx)):
-                        started = time.time()
-                        outcome = await invoke(tool, call.params, ctx, timeout=call.timeout)
+                    paths = self._lock_paths(tool, call, ctx)
+                    async with self.locks.hold(paths) if paths else _NO_LOCKS:
+                        # A free slot is taken without a checkpoint, so a cancel that came
+                        # while the call was queued must be looked for here.
+                        if not scope.cancel_called:
+                            started = time.time()
+                            outcome = await invoke(
+                                tool, call.params, ctx, time_limit=call.timeout
+                            )
+                if outcome is not None:
+                    post = await self._post_tool_use(call, outcome, state.cwd)
         finally:
             self._active.discard(scope)
         if outcome is None:
             now = time.time()
             status = Status.INTERRUPTED if self.interrupted else Status.CANCELLED
-            why = "interrupted" if self.interrupted else (reasons or {}).get(call.index, "cancelled")
+            why = (
+                "interrupted" if self.interrupted else (reasons or {}).get(call.index, "cancelled")
+            )
             if started is not None:
                 why += " after the call started; it may have had side effects"
             else:
@@ -366,6 +515,27 @@ class Executor:
             duration_ms=(outcome.finished_at - outcome.started_at) * 1000,
             attempts=outcome.attempts,
             metadata=outcome.metadata,
+            post=post,
+        )
+
+    async def _post_tool_use(
+        self, call: Call, outcome: Outcome, cwd: Path
+    ) -> PostToolResult | None:
+        hooks = self.hooks
+        if hooks is None:
+            return None
+        if outcome.status is Status.OK:
+            if not hooks.has_hooks("PostToolUse"):
+                return None
+            response = {"output": outcome.output, **outcome.metadata}
+            return await hooks.post_tool_use(
+                call.tool, call.input, response, call_id=call.id, cwd=cwd
+            )
+        if not hooks.has_hooks("PostToolUseFailure"):
+            return None
+        error = outcome.error or "failed"
+        return await hooks.post_tool_use_failure(
+            call.tool, call.input, error, call_id=call.id, cwd=cwd
         )
 
     def _carry_cwd(self, state: _PlanState, result: Result) -> None:
@@ -399,12 +569,20 @@ class Executor:
         call: Call,
         decision: CallDecision,
         status: Status,
+        *,
+        post: PostToolResult | None = None,
         **fields: Any,
     ) -> Result:
-        result = Result(
+        pre = state.pre.pop(call.index, None) if state.pre else None
+        if pre is not None or post is not None:
+            fields.update(_hook_fields(pre, post, fields.get("output", "")))
+            if "original_output" in fields:  # a PostToolUse hook replaced the output
+                original = fields.pop("original_output")
+                fields["metadata"] = {**fields.get("metadata", {}), "original_output": original}
+        return Result(
             index=call.index,
             id=call.id,
-            execution_id=f"exec_{uuid.uuid4()}",
+            execution_id=new_execution_id(),
             run_id=self.run_id,
             plan=state.plan.file,
             tool=call.tool,
@@ -413,8 +591,37 @@ class Executor:
             decided_by=decision.decided_by,
             status=status,
             location=call.location,
+            **fields,
         )
-        return replace(result, **fields) if fields else result
+
+
+_NO_LOCKS = contextlib.nullcontext(())
+YIELD_EVERY_S = 0.005
+
+# uuid4() reads the OS entropy pool on every call (~30 us here); execution ids need
+# uniqueness, not secrecy, so a generator seeded once from it does.
+_ids = random.Random(uuid.uuid4().int)
+
+
+def new_execution_id() -> str:
+    return f"exec_{uuid.UUID(int=_ids.getrandbits(128), version=4)}"
+
+
+def _hook_fields(
+    pre: PreToolUseResult | None, post: PostToolResult | None, output: str
+) -> dict[str, Any]:
+    """What PreToolUse and PostToolUse* hooks add to a result."""
+    records = [h.to_json() for h in (pre, post) if h is not None]
+    context = (*(pre.additional_context if pre else ()), *(post.additional_context if post else ()))
+    fields: dict[str, Any] = {"hooks": tuple(records), "additional_context": context}
+    if post is not None:
+        if post.blocked:
+            fields["hook_feedback"] = post.reason or f"blocked by {post.decided_by}"
+        if post.updated_tool_output is not None:
+            new = post.updated_tool_output
+            fields["output"] = new if isinstance(new, str) else json.dumps(new, ensure_ascii=False)
+            fields["original_output"] = output
+    return fields
 
 
 def _short(call: Call) -> str:

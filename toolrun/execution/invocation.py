@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import time
 from collections.abc import Awaitable, Callable
@@ -15,6 +16,7 @@ from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.execution.results import Status
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 
+_NO_LIMIT = contextlib.nullcontext()
 TRANSIENT_ERRNOS = frozenset({errno.EBUSY, errno.EAGAIN, errno.EMFILE, errno.ENFILE})
 BACKOFF_S = (0.2, 0.4)  # at most two retries
 
@@ -38,7 +40,7 @@ async def invoke(
     params: BaseModel,
     ctx: ToolContext,
     *,
-    timeout: float | None = None,
+    time_limit: float | None = None,
     sleep: Sleep = anyio.sleep,
 ) -> Outcome:
     """Run ``tool`` once, or up to three times when it is retry-safe and the OS said 'busy'.
@@ -51,7 +53,7 @@ async def invoke(
     status, output, error = Status.ERROR, "", None
     metadata: dict[str, Any] = {}
     try:
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(time_limit) if time_limit is not None else _NO_LIMIT:
             while True:
                 attempts += 1
                 try:
@@ -81,7 +83,7 @@ async def invoke(
                         status = Status.OK
                 break
     except TimeoutError:
-        status, error = Status.TIMEOUT, f"timed out after {timeout:g} s"
+        status, error = Status.TIMEOUT, f"timed out after {time_limit:g} s"
     return Outcome(status, output, error, attempts, started, time.time(), metadata)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,9 +45,7 @@ def utc_iso(ts: float | None) -> str | None:
     """UTC ISO 8601 with milliseconds, or None."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z"
-    )
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +72,22 @@ class Result:
     aborted_before_launch: bool = False
     location: Location | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # what hooks did: one record per event (PreToolUse, PostToolUse, ...), each with its runs
+    hooks: tuple[Mapping[str, Any], ...] = ()
+    additional_context: tuple[str, ...] = ()
+    hook_feedback: str | None = None
+    # the serialised form, made once: the journal and the output both need it
+    _line: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    def json_line(self) -> str:
+        """The result as one line of JSON (cached)."""
+        if not self._line:
+            self._line.append(json.dumps(self.as_json(), ensure_ascii=False, default=str))
+        return self._line[0]
+
+    def journal_line(self) -> str:
+        """The journal record: the same keys plus ``"event": "result"``."""
+        return '{"event": "result", ' + self.json_line()[1:]
 
     def as_json(self) -> dict[str, Any]:
         loc = self.location
@@ -99,4 +114,11 @@ class Result:
                 {"file": loc.file, "line": loc.line, "column": loc.column} if loc else None
             ),
             **({"metadata": dict(self.metadata)} if self.metadata else {}),
+            **({"hooks": [dict(h) for h in self.hooks]} if self.hooks else {}),
+            **(
+                {"additional_context": list(self.additional_context)}
+                if self.additional_context
+                else {}
+            ),
+            **({"hook_feedback": self.hook_feedback} if self.hook_feedback else {}),
         }

@@ -92,7 +92,7 @@ def plan_from_document(doc: Document, registry: ToolRegistry) -> Plan:
         for c, raw_call in enumerate(raw_calls):
             path: list[PathPart] = [*prefix, c]
             try:
-                call_spec = CallSpec.model_validate(raw_call)
+                call_spec = _plain_call(raw_call) or CallSpec.model_validate(raw_call)
             except ValidationError as exc:
                 problems.extend(problems_from_validation(exc, doc, prefix=path, model=CallSpec))
             else:
@@ -104,6 +104,32 @@ def plan_from_document(doc: Document, registry: ToolRegistry) -> Plan:
     if problems:
         raise PlanError(problems)
     return Plan(doc.file, header.name, tuple(turns))
+
+
+_CALL_KEYS = frozenset(CallSpec.model_fields)
+
+
+def _plain_call(raw: object) -> CallSpec | None:
+    """A call that is obviously valid, built without pydantic's validator (big plans are
+    mostly such calls); anything unusual returns None and gets the full validation."""
+    if type(raw) is not dict or not _CALL_KEYS.issuperset(raw):
+        return None
+    call_id = raw.get("id")
+    tool = raw.get("tool")
+    tool_input = raw.get("input", {})
+    timeout = raw.get("timeout")
+    if type(tool) is not str or type(tool_input) is not dict:
+        return None
+    if call_id is not None and (type(call_id) is not str or not call_id):
+        return None
+    if timeout is not None and (type(timeout) not in (int, float) or not timeout > 0):
+        return None
+    return CallSpec.model_construct(
+        id=call_id,
+        tool=tool,
+        input=tool_input,
+        timeout=float(timeout) if timeout is not None else None,
+    )
 
 
 def _build_call(

@@ -56,10 +56,13 @@ class ToolContext:
 
         Symlinks are *not* resolved: permission checks need the link itself too.
         """
-        p = Path(os.path.expanduser(str(path)))
-        if not p.is_absolute():
-            p = self.workspace / p
-        return Path(os.path.normpath(p))
+        # String operations: this runs for every file call, and pathlib is slow at it.
+        text = os.fspath(path)
+        if text.startswith("~"):
+            text = os.path.expanduser(text)
+        if not text.startswith("/"):
+            text = os.path.join(self.workspace, text)
+        return Path(os.path.normpath(text))
 
 
 @dataclass(frozen=True, slots=True)

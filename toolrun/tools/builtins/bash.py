@@ -1,9 +1,11 @@
 """Bash: run a shell command in its own process group, tracking the working directory.
 
 How the working directory is tracked: bash reads the file named by ``BASH_ENV``
-before it runs a ``-c`` command. Each call writes a tiny init file that unsets
-``BASH_ENV`` (so child shells do not run it) and sets an EXIT trap writing
-``pwd -P`` to a private file. The command string itself is passed unchanged, so
+before it runs a ``-c`` command. One init file per toolrun process (in a private
+temporary folder) unsets ``BASH_ENV`` (so child shells do not run it) and sets
+an EXIT trap writing ``pwd -P`` to the file named by the call's
+``TOOLRUN_CWD_FILE``, which it also unsets. Sharing the init file keeps the cost
+of a call to the fork and exec: a folder per call cost more than the shell. The command string itself is passed unchanged, so
 its output, exit code, line numbers and syntax-error messages are exactly those
 of ``bash -c COMMAND``. Bash keeps the exit status across an EXIT trap, and
 subshells do not inherit the trap. When the file stays empty (``exec``, a
@@ -13,8 +15,11 @@ is reported unchanged.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import importlib
+import itertools
 import os
 import shlex
 import shutil
@@ -113,40 +118,65 @@ def _find_bash() -> str:
     return bash
 
 
+# Hide the trap from `set -x`, never fail (`set -e`), and overwrite under noclobber.
+_ON_EXIT = '{ set +x; } 2>/dev/null; pwd -P >| "$__toolrun_cwd_file" 2>/dev/null || :'
+_INIT = f"""\
+__toolrun_cwd_file=$TOOLRUN_CWD_FILE
+unset TOOLRUN_CWD_FILE BASH_ENV
+if [ -n "${{TOOLRUN_USER_BASH_ENV-}}" ]; then
+    # A user BASH_ENV still applies, to this shell and its children.
+    export BASH_ENV=$TOOLRUN_USER_BASH_ENV
+    unset TOOLRUN_USER_BASH_ENV
+    . "$BASH_ENV"
+fi
+trap {shlex.quote(_ON_EXIT)} EXIT
+"""
+
+
+@functools.cache
+def _probe_folder() -> Path:
+    """The process's private folder: the init file and one cwd file per running call."""
+    folder = Path(tempfile.mkdtemp(prefix="toolrun-bash-"))
+    (folder / "init.sh").write_text(_INIT)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 @dataclass(slots=True)
 class _CwdProbe:
-    """A private folder holding the ``BASH_ENV`` init file and the file it writes the cwd to."""
+    """Where one call's shell writes its final working directory."""
 
-    folder: Path
+    cwd_file: Path
     env: dict[str, str]
 
     @classmethod
     def create(cls, base_env: Mapping[str, str]) -> _CwdProbe:
-        folder = Path(tempfile.mkdtemp(prefix="toolrun-bash-"))
+        folder = _probe_folder()
+        if not (folder / "init.sh").is_file():  # someone cleaned /tmp under us
+            _probe_folder.cache_clear()
+            folder = _probe_folder()
         env = dict(base_env)
         original = env.pop("BASH_ENV", None)
-        cwd_file = shlex.quote(str(folder / "cwd"))
-        # Hide the trap from `set -x`, never fail (`set -e`), and overwrite under noclobber.
-        on_exit = f"{{ set +x; }} 2>/dev/null; pwd -P >| {cwd_file} 2>/dev/null || :"
-        lines = [
-            "unset BASH_ENV",
-            # A user BASH_ENV still applies, to this shell and its children.
-            *([f"export BASH_ENV={shlex.quote(original)}", '. "$BASH_ENV"'] if original else []),
-            f"trap {shlex.quote(on_exit)} EXIT",
-        ]
-        (folder / "init.sh").write_text("\n".join(lines) + "\n")
+        if original:
+            env["TOOLRUN_USER_BASH_ENV"] = original
+        cwd_file = folder / f"cwd-{next(_call_numbers)}"
+        env["TOOLRUN_CWD_FILE"] = str(cwd_file)
         env["BASH_ENV"] = str(folder / "init.sh")
-        return cls(folder, env)
+        return cls(cwd_file, env)
 
     def read(self) -> str | None:
         try:
-            text = (self.folder / "cwd").read_text(errors="surrogateescape")
+            text = self.cwd_file.read_text(errors="surrogateescape")
         except FileNotFoundError:
             return None
         return text.removesuffix("\n") or None
 
     def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.cwd_file.unlink()
+
+
+_call_numbers = itertools.count(1)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,113 @@
+"""Execution speed, end to end through `toolrun exec` (journal on).
+
+Run:  .venv/bin/python bench/exec.py [--repeat 3]
+
+1. 1000 read-only Bash calls at concurrency 4 against `xargs -P4` running the
+   same commands: ratio of medians (budget <= 1.5x).
+2. 10,000 Read calls of small files: calls/s (budget >= 5,000/s).
+3. 20 `sleep 0.2` calls with a limit of 10: wall time (budget <= 0.5 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOOLRUN = [str(Path(sys.executable).parent / "toolrun")]
+
+
+def write_plan(path: Path, calls: list[dict[str, object]]) -> Path:
+    path.write_text(json.dumps({"calls": calls}))
+    return path
+
+
+def timed(cmd: list[str], cwd: Path, stdin: str | None = None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        cmd,
+        cwd=cwd,
+        input=stdin,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return wall
+
+
+def toolrun_exec(ws: Path, plan: Path, *extra: str) -> float:
+    return timed(
+        [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl", *extra], ws
+    )
+
+
+def bench_bash(ws: Path, repeat: int) -> None:
+    n = 1000
+    commands = [f"echo line-{i}" for i in range(n)]
+    plan = write_plan(
+        ws / "bash.json", [{"tool": "Bash", "input": {"command": c}} for c in commands]
+    )
+    ours, theirs = [], []
+    stdin = "\n".join(commands) + "\n"
+    for _ in range(repeat):
+        ours.append(toolrun_exec(ws, plan, "--max-concurrency", "4"))
+        theirs.append(
+            timed(["xargs", "-P4", "-d", "\n", "-I{}", "bash", "-c", "{}"], ws, stdin=stdin)
+        )
+    a, b = statistics.median(ours), statistics.median(theirs)
+    print(
+        f"1000 read-only Bash calls, concurrency 4: toolrun {a:.2f} s, xargs -P4 {b:.2f} s, "
+        f"ratio {a / b:.2f}x (budget 1.5x)"
+    )
+
+
+def bench_read(ws: Path, repeat: int) -> None:
+    n = 10_000
+    files = ws / "files"
+    files.mkdir()
+    for i in range(n):
+        (files / f"f{i}.txt").write_text(f"line one of {i}\nline two\n")
+    plan = write_plan(
+        ws / "read.json",
+        [{"tool": "Read", "input": {"file_path": f"files/f{i}.txt"}} for i in range(n)],
+    )
+    walls = [toolrun_exec(ws, plan) for _ in range(repeat)]
+    wall = statistics.median(walls)
+    print(f"10,000 Read calls (journal on): {wall:.2f} s, {n / wall:,.0f} calls/s (budget 5,000/s)")
+
+
+def bench_sleep(ws: Path, repeat: int) -> None:
+    plan = write_plan(
+        ws / "sleep.json", [{"tool": "Bash", "input": {"command": "sleep 0.2"}} for _ in range(20)]
+    )
+    walls = [toolrun_exec(ws, plan, "--max-concurrency", "10") for _ in range(repeat)]
+    print(
+        f"20 x sleep 0.2, limit 10: wall {statistics.median(walls):.2f} s (budget 0.5 s; "
+        "includes interpreter start-up)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=["bash", "read", "sleep"])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp)
+        (ws / "toolrun.yaml").write_text("toolrun: {maxCallsPerTurn: 10000}\n")
+        for name, fn in (("bash", bench_bash), ("read", bench_read), ("sleep", bench_sleep)):
+            if args.only in (None, name):
+                fn(ws, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

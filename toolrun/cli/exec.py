@@ -1,0 +1,173 @@
+"""``toolrun exec``: validate, decide and execute plans, printing ordered results."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from toolrun.cli.options import config_options
+
+if TYPE_CHECKING:
+    from toolrun.execution.executor import AskAnswer
+    from toolrun.execution.results import CallDecision, Result
+    from toolrun.plan.models import Call
+
+FORMATS = ("text", "table", "json", "jsonl")
+
+
+@click.command(name="exec")
+@click.argument("plans", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@config_options
+@click.option("--dry-run", is_flag=True, help="Partition and decide every call; execute nothing.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Output format [default: table on a terminal, text otherwise].",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the JSON report here (JSONL when the name ends in .jsonl).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Plans run side by side, each with a fair share of the capacity.",
+)
+@click.option(
+    "--max-concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    envvar="TOOLRUN_MAX_CONCURRENCY",
+    help="Calls in flight at once [default: toolrun.maxConcurrency, 10].",
+)
+@click.option(
+    "--ask",
+    "ask_mode",
+    type=click.Choice(["prompt", "deny", "allow"]),
+    default=None,
+    help="What an ask becomes: prompt (the default at a terminal), deny (otherwise), allow.",
+)
+@click.option("--no-journal", is_flag=True, help="Do not write .toolrun/runs/<run-id>.jsonl.")
+@click.option("--no-hooks", is_flag=True, help="Do not run hooks (PreToolUse, PostToolUse, ...).")
+def exec_(
+    plans: tuple[Path, ...],
+    config_file: Path | None,
+    settings_files: tuple[Path, ...],
+    workspace: Path,
+    mode: str | None,
+    dry_run: bool,
+    fmt: str | None,
+    output: Path | None,
+    jobs: int,
+    max_concurrency: int | None,
+    ask_mode: str | None,
+    no_journal: bool,
+    no_hooks: bool,
+) -> int:
+    """Run plans: validate, decide every call, execute what is allowed.
+
+    Results print in plan order, each as soon as every earlier call has its
+    own. Exit codes: 0 all ok, 1 a call failed, 3 invalid input (nothing ran),
+    4 a call was denied, 5 a call needed approval, 130 interrupted.
+    """
+    from toolrun.commands.exec import ExecRequest, execute
+    from toolrun.render import results as render
+
+    out_tty = sys.stdout.isatty()
+    err_tty = sys.stderr.isatty()
+    fmt = fmt or ("table" if out_tty else "text")
+    interactive = ask_mode == "prompt" or (ask_mode is None and sys.stdin.isatty() and err_tty)
+    progress = _Progress(enabled=err_tty and fmt in ("table", "json"))
+
+    def on_result(result: Result) -> None:
+        progress.tick(result)
+        if fmt == "text":
+            click.echo(render.text_line(result))
+        elif fmt == "jsonl":
+            click.echo(render.jsonl_line(result))
+
+    report = execute(
+        ExecRequest(
+            plans=plans,
+            workspace=workspace,
+            config_file=config_file,
+            settings_files=settings_files,
+            mode=mode,
+            dry_run=dry_run,
+            jobs=jobs,
+            max_concurrency=max_concurrency,
+            ask_default="allow" if ask_mode == "allow" else "deny",
+            journal=not no_journal,
+            hooks=not no_hooks,
+        ),
+        on_result=on_result,
+        ask=_prompt if interactive and not dry_run else None,
+    )
+    progress.clear()
+    results = report.all_results
+    if fmt == "table":
+        click.echo(render.table(results, show_plan=len(report.plans) > 1))
+        click.echo(render.recap(results, report.wall_ms))
+    elif fmt == "json":
+        click.echo(render.json_report(report.run_id, report.plans, results, report.wall_ms))
+    elif fmt == "text":
+        click.echo(render.recap(results, report.wall_ms))
+    if output is not None:
+        if output.suffix == ".jsonl":
+            text = "".join(render.jsonl_line(r) + "\n" for r in results)
+        else:
+            text = render.json_report(report.run_id, report.plans, results, report.wall_ms) + "\n"
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+    if report.journal_path is not None and fmt in ("table", "text"):
+        click.echo(f"journal: {report.journal_path}", err=True)
+    return int(report.exit_code)
+
+
+class _Progress:
+    """`3/10 done` on stderr, only at a terminal."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.done = 0
+
+    def tick(self, result: Any) -> None:
+        if not self.enabled:
+            return
+        self.done += 1
+        click.echo(
+            f"\r{self.done} done · last: {result.id} {result.status}\x1b[K", err=True, nl=False
+        )
+
+    def clear(self) -> None:
+        if self.enabled and self.done:
+            click.echo("\r\x1b[K", err=True, nl=False)
+
+
+async def _prompt(call: Call, decision: CallDecision) -> AskAnswer:
+    import anyio
+
+    from toolrun.render.results import PRIMARY_FIELD
+
+    def ask() -> AskAnswer:
+        key = PRIMARY_FIELD.get(call.tool)
+        what = call.input.get(key, "") if key else ""
+        click.echo(f"\n{call.id}: {call.tool}({what}) needs approval — {decision.reason}", err=True)
+        answer = click.prompt(
+            "Allow? y = yes, n = no, a = always for this run",
+            type=click.Choice(["y", "n", "a"]),
+            default="n",
+            err=True,
+        )
+        return {"y": "yes", "n": "no", "a": "always"}[answer]  # type: ignore[return-value]
+
+    return await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)

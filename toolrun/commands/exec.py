@@ -1,0 +1,185 @@
+"""The exec command as a library function: load, decide, run, report."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from toolrun import __version__
+from toolrun.errors import ExitCode
+from toolrun.execution.executor import AskHandler, ExecSettings, Executor, ResultSink
+from toolrun.execution.journal import Journal, new_run_id
+from toolrun.execution.results import Result, Status
+
+
+@dataclass(frozen=True, slots=True)
+class ExecRequest:
+    plans: Sequence[Path]
+    workspace: Path = Path(".")
+    config_file: Path | None = None
+    settings_files: Sequence[Path] = ()
+    mode: str | None = None
+    dry_run: bool = False
+    jobs: int = 1
+    max_concurrency: int | None = None
+    ask_default: Literal["deny", "allow"] = "deny"
+    journal: bool = True
+    hooks: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ExecReport:
+    run_id: str
+    plans: tuple[str, ...]
+    results: tuple[tuple[Result, ...], ...]
+    wall_ms: float
+    interrupted: bool
+    journal_path: Path | None = None
+    dry_run: bool = False
+    all_results: tuple[Result, ...] = field(default=())
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return exit_code_for(self.all_results, interrupted=self.interrupted)
+
+
+def exit_code_for(results: Sequence[Result], *, interrupted: bool = False) -> ExitCode:
+    codes: set[ExitCode] = set()
+    if interrupted:
+        codes.add(ExitCode.INTERRUPTED)
+    for r in results:
+        if r.status is Status.INTERRUPTED:
+            codes.add(ExitCode.INTERRUPTED)
+        elif r.status is Status.DENIED:
+            codes.add(ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK)
+        elif r.status is Status.SKIPPED and r.decision == "ask":
+            codes.add(ExitCode.ASK)
+        elif r.status in (Status.ERROR, Status.TIMEOUT, Status.CANCELLED):
+            codes.add(ExitCode.FAILED)
+    return ExitCode.combine(codes)
+
+
+def execute(
+    request: ExecRequest,
+    *,
+    on_result: ResultSink | None = None,
+    ask: AskHandler | None = None,
+) -> ExecReport:
+    """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans."""
+    from toolrun.config import load_config
+    from toolrun.execution.decide import EngineDecider
+    from toolrun.paths import display_path
+    from toolrun.permissions import PermissionEngine
+    from toolrun.plan import load_plans
+    from toolrun.tools import default_registry
+
+    config = load_config(
+        workspace=request.workspace,
+        config_file=request.config_file,
+        settings_files=request.settings_files,
+        mode=request.mode,
+    )
+    registry = default_registry()
+    plans = load_plans(request.plans, registry, display=display_path)
+    engine = PermissionEngine(config, registry)
+    settings = ExecSettings(
+        max_concurrency=request.max_concurrency or config.toolrun.max_concurrency,
+        kind_limits=dict(config.toolrun.kind_limits),
+        max_calls_per_turn=config.toolrun.max_calls_per_turn,
+        sibling_abort_on_bash_error=config.toolrun.sibling_abort_on_bash_error,
+        dry_run=request.dry_run,
+        ask_default=request.ask_default,
+        jobs=request.jobs,
+    )
+    run_id = new_run_id()
+    journal = (
+        Journal.for_run(config.workspace, run_id)
+        if request.journal and not request.dry_run
+        else None
+    )
+    hooks = None
+    if request.hooks and config.hooks:
+        from toolrun.hooks import HookRunner
+
+        hooks = HookRunner(config, run_id=run_id, registry=registry)
+    executor = Executor(
+        workspace=config.workspace,
+        registry=registry,
+        decider=EngineDecider(engine),
+        settings=settings,
+        run_id=run_id,
+        on_result=on_result,
+        ask=ask,
+        journal=journal,
+        additional_directories=config.additional_directories,
+        hooks=hooks,
+    )
+    started = time.time()
+    if journal is not None:
+        journal.write(
+            {
+                "event": "run",
+                "run_id": run_id,
+                "toolrun": __version__,
+                "started_at": started,
+                "workspace": str(config.workspace),
+                "mode": config.default_mode,
+                "plans": [p.file for p in plans],
+                "config_files": [str(f) for f in config.files],
+            }
+        )
+    try:
+        results = anyio.run(_run_with_signals, executor, plans)
+    finally:
+        wall_ms = (time.time() - started) * 1000
+        if journal is not None:
+            journal.write(
+                {
+                    "event": "end",
+                    "run_id": run_id,
+                    "wall_ms": wall_ms,
+                    "interrupted": executor.interrupted,
+                }
+            )
+            journal.close()
+    flat = tuple(r for plan_results in results for r in plan_results)
+    return ExecReport(
+        run_id=run_id,
+        plans=tuple(p.file for p in plans),
+        results=tuple(tuple(r) for r in results),
+        wall_ms=wall_ms,
+        interrupted=executor.interrupted,
+        journal_path=journal.path if journal is not None else None,
+        dry_run=request.dry_run,
+        all_results=flat,
+    )
+
+
+async def _run_with_signals(executor: Executor, plans: Sequence[object]) -> list[list[Result]]:
+    """Ctrl-C (and SIGTERM) interrupt the executor instead of tearing the loop down,
+    so every call still gets its result and the journal is complete."""
+    results: list[list[Result]] = []
+
+    async def watch() -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                executor.interrupt()
+
+    async with anyio.create_task_group() as tg:
+        if _can_watch_signals():
+            tg.start_soon(watch)
+        results = await executor.run(plans)  # type: ignore[arg-type]
+        tg.cancel_scope.cancel()
+    return results
+
+
+def _can_watch_signals() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()

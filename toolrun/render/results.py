@@ -1,0 +1,128 @@
+"""Rendering results: streamed text lines, the final table and recap, JSON and JSONL."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from toolrun.execution.results import Result, Status
+
+# the order and words of the recap line
+RECAP = (
+    (Status.OK, "ok"),
+    (Status.ERROR, "failed"),
+    (Status.TIMEOUT, "timed out"),
+    (Status.DENIED, "denied"),
+    (Status.CANCELLED, "cancelled"),
+    (Status.INTERRUPTED, "interrupted"),
+    (Status.SKIPPED, "skipped"),
+)
+PRIMARY_FIELD = {
+    "Bash": "command",
+    "Read": "file_path",
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Glob": "pattern",
+    "Grep": "pattern",
+    "LS": "path",
+    "WebFetch": "url",
+}
+
+
+def target(result: Result, width: int = 48) -> str:
+    """The call's main argument, shortened: the command, the path, the URL, ..."""
+    key = PRIMARY_FIELD.get(result.tool)
+    if key is not None and key in result.input:
+        text = str(result.input[key])
+    elif result.tool == "ApplyPatch":
+        text = "patch"
+    else:
+        text = json.dumps(dict(result.input), ensure_ascii=False, separators=(",", ":"))
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _ms(value: float) -> str:
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def _note(result: Result) -> str:
+    if result.status is Status.OK:
+        return ""
+    if result.status is Status.SKIPPED:
+        return f"would {result.decision}" + (
+            f" ({result.decided_by.kind})" if result.decided_by.kind else ""
+        )
+    return result.error or ""
+
+
+def text_line(result: Result) -> str:
+    """One streamed line per result."""
+    line = f"{result.status:<11} {result.id}  {result.tool}({target(result)})"
+    if result.started_at is not None:
+        line += f"  {_ms(result.duration_ms)}"
+    note = _note(result)
+    return f"{line}  — {note}" if note else line
+
+
+def counts(results: Iterable[Result]) -> Counter[Status]:
+    return Counter(r.status for r in results)
+
+
+def recap(results: Sequence[Result], wall_ms: float) -> str:
+    c = counts(results)
+    parts = [f"{c[status]} {word}" for status, word in RECAP if c[status]] or ["no calls"]
+    return " · ".join(parts) + f" in {wall_ms / 1000:.1f} s"
+
+
+def table(results: Sequence[Result], *, show_plan: bool = False) -> str:
+    from toolrun.render.table import render_table
+
+    headers = ["#", "id", "tool", "target", "decision", "status", "time", "note"]
+    if show_plan:
+        headers.insert(0, "plan")
+    rows: list[list[Any]] = []
+    for r in results:
+        row: list[Any] = [
+            r.index + 1,
+            r.id,
+            r.tool,
+            target(r, 40),
+            f"{r.decision} ({r.decided_by.kind})",
+            str(r.status),
+            _ms(r.duration_ms) if r.started_at is not None else "",
+            _note(r)[:60],
+        ]
+        if show_plan:
+            row.insert(0, r.plan)
+        rows.append(row)
+    return render_table(headers, rows)
+
+
+def summary(results: Sequence[Result], wall_ms: float) -> dict[str, Any]:
+    c = counts(results)
+    return {**{str(s): c[s] for s in Status}, "total": len(results), "wall_ms": round(wall_ms, 1)}
+
+
+def json_report(
+    run_id: str,
+    plans: Sequence[str],
+    results: Sequence[Result],
+    wall_ms: float,
+    extra: Mapping[str, Any] | None = None,
+) -> str:
+    report = {
+        "run_id": run_id,
+        "plans": list(plans),
+        "results": [r.as_json() for r in results],
+        "summary": summary(results, wall_ms),
+        **(extra or {}),
+    }
+    return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def jsonl_line(result: Result) -> str:
+    return result.json_line()
