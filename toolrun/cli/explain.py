@@ -144,12 +144,19 @@ def parse_call(
     default=None,
     help="Bash working directory [default: the workspace].",
 )
+@click.option(
+    "--hooks",
+    "run_hooks",
+    is_flag=True,
+    help="Also run the matching PreToolUse hooks and show their part in the decision.",
+)
 @config_options
 def explain_permission(
     call: tuple[str, ...],
     call_json: str | None,
     fmt: str,
     cwd: Path | None,
+    run_hooks: bool,
     config_file: Path | None,
     settings_files: tuple[Path, ...],
     workspace: Path,
@@ -165,8 +172,9 @@ def explain_permission(
 
     Shows the mode and its source, the workspace boundary check, each Bash
     sub-command with its verdict, every rule considered with its source
-    file:line, and the decisive step. Exit codes: 0 allow, 4 deny, 5 ask,
-    3 invalid config.
+    file:line, and the decisive step. With --hooks the PreToolUse hooks run
+    too (they may rewrite the input, which is then decided again). Exit
+    codes: 0 allow, 4 deny, 5 ask, 3 invalid config.
     """
     import json
 
@@ -192,9 +200,67 @@ def explain_permission(
     tool, call_input = parse_call(call, call_json, check_tool)
     config = load_config_from_options(config_file, settings_files, workspace, mode)
     engine = PermissionEngine(config, registry)
-    decision = engine.decide(tool, call_input, cwd=cwd.absolute() if cwd else None)
+    call_cwd = cwd.absolute() if cwd else None
+    if run_hooks:
+        return _explain_with_hooks(engine, config, registry, tool, call_input, call_cwd, fmt)
+    decision = engine.decide(tool, call_input, cwd=call_cwd)
     if fmt == "json":
         click.echo(json.dumps(decision.to_json(), indent=2, ensure_ascii=False))
     else:
         click.echo(render_text(decision))
     return _EXIT[decision.decision]
+
+
+def _explain_with_hooks(
+    engine: Any,
+    config: Any,
+    registry: ToolRegistry | None,
+    tool: str,
+    call_input: dict[str, Any],
+    cwd: Path | None,
+    fmt: str,
+) -> int:
+    """The same path as exec: hooks first, their rewrite re-validated and re-decided."""
+    import json
+
+    import anyio
+    from pydantic import ValidationError
+
+    from toolrun.hooks import FinalDecidedBy, FinalDecision, HookRunner, merge_decision
+    from toolrun.hooks.explain import render_hooks_text
+    from toolrun.permissions.explain import render_text
+    from toolrun.tools.registry import default_registry
+
+    registry = registry or default_registry()
+    runner = HookRunner(config, run_id="explain-permission", registry=registry)
+    pre = anyio.run(lambda: runner.pre_tool_use(tool, call_input, call_id="explain", cwd=cwd))
+    effective = dict(pre.updated_input) if pre.updated_input is not None else call_input
+    decision = engine.decide(tool, effective, cwd=cwd)
+    final = merge_decision(decision, pre)
+    known = registry.get(tool)
+    if pre.updated_input is not None and known is not None:
+        try:
+            known.input_model.model_validate(effective)
+        except ValidationError as exc:
+            final = FinalDecision(
+                "deny",
+                f"the hook's updatedInput is not valid {tool} input: "
+                + "; ".join(e["msg"] for e in exc.errors(include_url=False)),
+                FinalDecidedBy("hook", pre.decided_by.command if pre.decided_by else None,
+                               pre.decided_by.source if pre.decided_by else None),
+            )
+    if fmt == "json":
+        out = decision.to_json()
+        out["rules_decision"] = {"decision": out["decision"], "reason": out["reason"]}
+        out.update(
+            decision=final.decision,
+            reason=final.reason,
+            decided_by=final.decided_by.to_json(),
+            hooks=pre.to_json(),
+            input=effective,
+        )
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(decision))
+        click.echo(render_hooks_text(pre, final))
+    return _EXIT[final.decision]
