@@ -107,6 +107,7 @@ def test_dry_run_runs_pre_tool_use_hooks_unless_no_hooks(runner: CliRunner, ws: 
     config(ws, f"hooks:\n  PreToolUse:\n    - hooks: [{{type: command, command: '{cmd}'}}]\n")
     (ws / "plan.yaml").write_text("calls:\n  - {tool: Write, input: {file_path: x.txt, content: y}}\n")
     code, (r,) = run_jsonl(runner, "plan.yaml", "--dry-run")
+    assert code == 5  # a Write asks in default mode
     assert r["status"] == "skipped" and not (ws / "x.txt").exists()
     assert marker.read_text() == "Write\n"
     run_jsonl(runner, "plan.yaml", "--dry-run", "--no-hooks")

@@ -630,4 +630,5 @@ def _short(call: Call) -> str:
 
 
 def _denial_text(call: Call, decision: CallDecision) -> str:
-    return f"denied: {decision.reason}"
+    reason = decision.reason
+    return reason if reason.startswith("denied") else f"denied: {reason}"

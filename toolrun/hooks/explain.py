@@ -23,14 +23,11 @@ def render_hooks_text(pre: PreToolUseResult, final: FinalDecision) -> str:
             lines.append(f"     error: {run.error}")
         if run.updated_input is not None:
             lines.append(f"     updatedInput: {json.dumps(dict(run.updated_input))}")
-    for skipped in pre.skipped:
-        lines.append(f"  skipped {skipped.command}  ({skipped.source}): {skipped.reason}")
-    for problem in pre.problems:
-        lines.append(f"  problem: {problem}")
+    lines.extend(f"  skipped {s.command}  ({s.source}): {s.reason}" for s in pre.skipped)
+    lines.extend(f"  problem: {problem}" for problem in pre.problems)
     if pre.updated_input is not None:
         lines.append(f"  the call was re-decided with: {json.dumps(dict(pre.updated_input))}")
-    for note in final.notes:
-        lines.append(f"  note: {note}")
+    lines.extend(f"  note: {note}" for note in final.notes)
     by = final.decided_by
     who = by.kind + (f" {by.rule}" if by.rule else "") + (f" ({by.source})" if by.source else "")
     lines.append(f"final:      {final.decision.upper()} — {final.reason}  [decided by {who}]")

@@ -53,17 +53,16 @@ def _note(result: Result) -> str:
     if result.status is Status.OK:
         return ""
     if result.status is Status.SKIPPED:
-        return f"would {result.decision}" + (
-            f" ({result.decided_by.kind})" if result.decided_by.kind else ""
-        )
+        return "" if result.decision == "allow" else f"would {result.decision}"
     return result.error or ""
 
 
 def text_line(result: Result) -> str:
-    """One streamed line per result."""
+    """One streamed line per result: status, call id, the call, time, execution id, note."""
     line = f"{result.status:<11} {result.id}  {result.tool}({target(result)})"
     if result.started_at is not None:
         line += f"  {_ms(result.duration_ms)}"
+    line += f"  {result.execution_id}"
     note = _note(result)
     return f"{line}  — {note}" if note else line
 
@@ -75,13 +74,14 @@ def counts(results: Iterable[Result]) -> Counter[Status]:
 def recap(results: Sequence[Result], wall_ms: float) -> str:
     c = counts(results)
     parts = [f"{c[status]} {word}" for status, word in RECAP if c[status]] or ["no calls"]
-    return " · ".join(parts) + f" in {wall_ms / 1000:.1f} s"
+    took = f"{wall_ms:.0f} ms" if wall_ms < 1000 else f"{wall_ms / 1000:.1f} s"
+    return " · ".join(parts) + f" in {took}"
 
 
 def table(results: Sequence[Result], *, show_plan: bool = False) -> str:
     from toolrun.render.table import render_table
 
-    headers = ["#", "id", "tool", "target", "decision", "status", "time", "note"]
+    headers = ["#", "id", "tool", "target", "decision", "status", "time", "execution", "note"]
     if show_plan:
         headers.insert(0, "plan")
     rows: list[list[Any]] = []
@@ -94,6 +94,7 @@ def table(results: Sequence[Result], *, show_plan: bool = False) -> str:
             f"{r.decision} ({r.decided_by.kind})",
             str(r.status),
             _ms(r.duration_ms) if r.started_at is not None else "",
+            r.execution_id[:13],  # enough to tell calls apart; the journal has the rest
             _note(r)[:60],
         ]
         if show_plan:
