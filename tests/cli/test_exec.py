@@ -277,7 +277,11 @@ def test_sigkill_loses_no_finished_result(ws: Path) -> None:
     proc = toolrun_process(ws, "plan.yaml", "--format", "jsonl")
     assert proc.stdout is not None
     seen = [json.loads(proc.stdout.readline()) for _ in range(5)]
-    proc.kill()
+    deadline = time.monotonic() + 10
+    while not (ws / "k.pid").exists() or not (ws / "k.pid").read_text().strip():
+        assert time.monotonic() < deadline, "the last call never started"
+        time.sleep(0.02)
+    proc.kill()  # mid-run: the sixth call is running
     proc.communicate(timeout=10)
     (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
     journaled = {
@@ -287,8 +291,40 @@ def test_sigkill_loses_no_finished_result(ws: Path) -> None:
     }
     assert {r["execution_id"] for r in seen} <= journaled
     # SIGKILL cannot be caught, so the sleeping child outlives toolrun: clean it up
-    deadline = time.monotonic() + 5
-    while not (ws / "k.pid").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if (ws / "k.pid").exists() and (ws / "k.pid").read_text().strip():
-        os.kill(int((ws / "k.pid").read_text()), signal.SIGKILL)
+    os.kill(int((ws / "k.pid").read_text()), signal.SIGKILL)
+
+
+def test_a_plan_timeout_kills_the_whole_process_group(runner: CliRunner, ws: Path) -> None:
+    write(ws / "toolrun.yaml", ALLOW_BASH)
+    write(
+        ws / "plan.yaml",
+        "calls:\n  - {tool: Bash, input: {command: 'sleep 30 & echo $! > child.pid; wait'}, timeout: 0.5}\n",
+    )
+    started = time.monotonic()
+    result = runner.invoke(main, ["exec", "plan.yaml", "--format", "jsonl"])
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 1
+    r = json.loads(result.stdout)
+    assert (r["status"], r["error"]) == ("timeout", "timed out after 0.5 s")
+    time.sleep(0.1)
+    assert not pid_alive(int((ws / "child.pid").read_text()))
+
+
+def test_jobs_runs_plans_side_by_side_and_keeps_each_plan_in_order(runner: CliRunner, ws: Path) -> None:
+    write(ws / "toolrun.yaml", ALLOW_BASH)
+    for name in ("a", "b"):
+        calls = "".join(f"  - {{tool: Bash, input: {{command: 'sleep 0.2; echo {name}{i}'}}}}\n" for i in range(3))
+        write(ws / f"{name}.yaml", "calls:\n" + calls)
+    started = time.monotonic()
+    result = runner.invoke(main, ["exec", "a.yaml", "b.yaml", "--jobs", "2", "--format", "jsonl"])
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    for name in ("a", "b"):
+        mine = [r for r in rows if r["plan"] == f"{name}.yaml"]
+        assert [r["output"] for r in mine] == [f"{name}{i}\n" for i in range(3)]
+    # side by side: plan b starts before plan a has finished
+    first_b = min(r["started_at"] for r in rows if r["plan"] == "b.yaml")
+    last_a = max(r["finished_at"] for r in rows if r["plan"] == "a.yaml")
+    assert first_b < last_a
+    assert elapsed < 5
