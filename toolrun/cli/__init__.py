@@ -21,7 +21,9 @@ COMMANDS: dict[str, str] = {
     "completions": "toolrun.cli.completions:completions",
     "exec": "toolrun.cli.exec:exec_",
     "explain-permission": "toolrun.cli.explain:explain_permission",
+    "runs": "toolrun.cli.runs:runs",
     "schema": "toolrun.cli.schema:schema",
+    "show": "toolrun.cli.runs:show",
     "tools": "toolrun.cli.tools:tools",
     "validate": "toolrun.cli.validate:validate",
 }
