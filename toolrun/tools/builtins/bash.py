@@ -206,72 +206,124 @@ class _Output:
 async def _run(
     bash: str, command: str, cwd: Path, env: Mapping[str, str], timeout_ms: int
 ) -> tuple[str, int]:
-    """Run the command; return its merged output and exit code (128+N for signal N)."""
-    process = await anyio.open_process(
-        [bash, "-c", command],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
+    """Run the command; return its merged output and exit code (128+N for signal N).
+
+    The shell is started with a plain ``Popen`` on one pipe and watched through the
+    event loop (the pipe, and a pidfd for its exit): asyncio's subprocess transport
+    and child-watcher thread cost more per call than the shell itself.
+    """
+    read_end, write_end = os.pipe()
+    try:
+        # Popen blocks only until the child has exec'd (vfork), as asyncio's would.
+        popen = subprocess.Popen(  # noqa: ASYNC220
+            [bash, "-c", command],
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=write_end,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    os.set_blocking(read_end, False)
+    child = _Child(popen)
     output = _Output()
     finished = False
     try:
         with anyio.move_on_after(timeout_ms / 1000):
-            await _communicate(process, output)
+            await _communicate(read_end, child, output)
             finished = True
     finally:
         with anyio.CancelScope(shield=True):
             if not finished:
-                await _stop(process)
-            await process.aclose()
+                await _stop(child)
+            child.close()
+            os.close(read_end)
     if not finished:
         partial = output.text()[-TIMEOUT_OUTPUT_CHARS:]
         message = f"command timed out after {timeout_ms} ms"
         raise ToolTimeoutError(f"{message}; output so far:\n{partial}" if partial else message)
-    code = process.returncode
+    code = child.returncode
     assert code is not None
     return output.text(), code if code >= 0 else 128 - code
 
 
-async def _communicate(process: anyio.abc.Process, output: _Output) -> None:
+class _Child:
+    """The shell process: waited for through a pidfd (polled where there is none)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        try:
+            self._pidfd: int | None = os.pidfd_open(popen.pid)
+        except (AttributeError, OSError):  # not Linux >= 5.3
+            self._pidfd = None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    async def wait(self) -> int:
+        while self.popen.returncode is None:
+            if self._pidfd is not None:
+                await anyio.wait_readable(self._pidfd)
+            else:
+                await anyio.sleep(0.005)
+            # Reaps the child without blocking (Popen then forgets it cleanly).
+            self.popen.poll()
+        return self.popen.returncode
+
+    def close(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
+async def _communicate(read_end: int, child: _Child, output: _Output) -> None:
     """Collect output until the shell exits and the pipe closes.
 
     Background children that keep the pipe open longer than the grace period are
     killed with the rest of the process group.
     """
-    stdout = process.stdout
-    assert stdout is not None
     closed = anyio.Event()
 
     async def pump() -> None:
         try:
-            async for chunk in stdout:
+            while True:
+                await anyio.wait_readable(read_end)
+                try:
+                    chunk = os.read(read_end, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    break
                 output.add(chunk)
         finally:
             closed.set()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(pump)
-        await process.wait()
+        await child.wait()
         with anyio.move_on_after(OUTPUT_GRACE_S):
             await closed.wait()
         if not closed.is_set():
-            _signal_group(process.pid, signal.SIGKILL)
+            _signal_group(child.pid, signal.SIGKILL)
             with anyio.move_on_after(OUTPUT_GRACE_S):
                 await closed.wait()
             tg.cancel_scope.cancel()
 
 
-async def _stop(process: anyio.abc.Process) -> None:
+async def _stop(child: _Child) -> None:
     """SIGTERM the whole process group, then SIGKILL whatever is left."""
-    _signal_group(process.pid, signal.SIGTERM)
+    _signal_group(child.pid, signal.SIGTERM)
     with anyio.move_on_after(KILL_GRACE_S):
-        await process.wait()
-    _signal_group(process.pid, signal.SIGKILL)
-    await process.wait()
+        await child.wait()
+    _signal_group(child.pid, signal.SIGKILL)
+    await child.wait()
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
