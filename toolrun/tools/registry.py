@@ -68,7 +68,11 @@ def _load_entry_points(registry: ToolRegistry) -> None:
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         obj = ep.load()
-        tool = obj() if callable(obj) and not isinstance(obj, Tool) else obj
+        # A class satisfies the runtime Protocol check too, so classes are instantiated
+        # first; then a factory function; then an instance is taken as it is.
+        if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Tool)):
+            obj = obj()
+        tool = obj
         if not isinstance(tool, Tool):
             raise TypeError(f"entry point {ep.name} ({ep.value}) is not a toolrun Tool")
         registry.register(tool, source=f"plugin:{ep.dist.name if ep.dist else ep.value}")

@@ -1,0 +1,93 @@
+"""The registry: built-ins plus third-party tools from the ``toolrun.tools`` entry points."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from toolrun.cli import main
+from toolrun.tools import ToolRegistry, default_registry
+from toolrun.tools.builtins import BUILTIN_TOOLS
+
+PLUGIN = '''
+from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+
+
+class ShoutInput(ToolInput):
+    text: str
+
+
+class ShoutTool(BaseTool[ShoutInput]):
+    name = "Shout"
+    description = "Upper-cases its text."
+    kind = ToolKind.READ
+    concurrency = "always"
+    input_model = ShoutInput
+
+    def is_concurrency_safe(self, input, ctx=None):
+        return True
+
+    async def run(self, input, ctx):
+        return ToolOutput(input.text.upper())
+'''
+
+
+@pytest.fixture
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed distribution, as pip would lay it out, declaring one tool."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "toolrun_shout.py").write_text(PLUGIN)
+    info = site / "toolrun_shout-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toolrun-shout\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[toolrun.tools]\nshout = toolrun_shout:ShoutTool\n")
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+
+
+def test_builtins_are_registered_by_name() -> None:
+    registry = default_registry(plugins=False)
+    assert registry.names() == sorted(t.name for t in BUILTIN_TOOLS)
+    assert registry.source_of("Read") == "builtin"
+    assert registry.suggest("read") == "Read"
+    assert registry.suggest("Grpe") == "Grep"
+
+
+def test_a_name_cannot_be_registered_twice() -> None:
+    registry = ToolRegistry()
+    registry.register(BUILTIN_TOOLS[0])
+    with pytest.raises(ValueError, match="already registered by builtin"):
+        registry.register(BUILTIN_TOOLS[0], source="plugin:x")
+    registry.register(BUILTIN_TOOLS[0], source="plugin:x", replace=True)
+    assert registry.source_of(BUILTIN_TOOLS[0].name) == "plugin:x"
+
+
+def test_entry_point_tools_join_the_registry(plugin: None) -> None:
+    registry = default_registry()
+    assert "Shout" in registry
+    assert registry.source_of("Shout") == "plugin:toolrun-shout"
+
+
+def test_a_plugin_tool_is_listed_validated_and_run(
+    plugin: None, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listing = runner.invoke(main, ["tools", "--format", "json"])
+    assert {"name": "Shout", "source": "plugin:toolrun-shout"}.items() <= next(
+        row for row in json.loads(listing.stdout) if row["name"] == "Shout"
+    ).items()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "toolrun.yaml").write_text("permissions: {allow: [Shout]}\n")
+    (tmp_path / "plan.yaml").write_text("calls:\n  - {tool: Shout, input: {text: hi}}\n")
+    result = runner.invoke(main, ["exec", "plan.yaml", "--format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["output"] == "HI"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("calls:\n  - {tool: Shout, input: {txt: hi}}\n")
+    invalid = runner.invoke(main, ["validate", "bad.yaml"])
+    assert invalid.exit_code == 3
+    assert "bad.yaml:2:27: calls[0].input.txt: unknown key 'txt' (did you mean 'text'?)" in invalid.stderr
