@@ -328,3 +328,44 @@ def test_jobs_runs_plans_side_by_side_and_keeps_each_plan_in_order(runner: CliRu
     last_a = max(r["finished_at"] for r in rows if r["plan"] == "a.yaml")
     assert first_b < last_a
     assert elapsed < 5
+
+
+def test_at_a_terminal_the_table_streams_row_by_row(ws: Path) -> None:
+    """Under a real pseudo-terminal: the header comes first, then each row as it is ready."""
+    import pty
+
+    write(ws / "toolrun.yaml", ALLOW_BASH)
+    write(
+        ws / "plan.yaml",
+        "turns:\n  - calls: [{tool: Bash, input: {command: echo first}}]\n"
+        "  - calls: [{tool: Bash, input: {command: 'sleep 1.5 && touch second-done'}}]\n",
+    )
+    main_fd, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolrun", "exec", "plan.yaml", "--ask", "deny"],
+        cwd=ws,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        close_fds=True,
+    )
+    os.close(terminal)
+    seen = b""
+    deadline = time.monotonic() + 20
+    while b"call-1" not in seen:
+        assert time.monotonic() < deadline, seen
+        seen += os.read(main_fd, 4096)
+    assert not (ws / "second-done").exists()  # row 1 is on screen while call 2 still runs
+    header = seen.decode().splitlines()[0].split()
+    assert header[:6] == ["#", "id", "tool", "target", "decision", "status"]
+    while True:
+        try:
+            chunk = os.read(main_fd, 4096)
+        except OSError:  # EIO once the child side is closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=20)
+    os.close(main_fd)
+    assert "2 ok in " in seen.decode()

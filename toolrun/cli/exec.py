@@ -11,9 +11,11 @@ import click
 from toolrun.cli.options import config_options
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from toolrun.execution.executor import AskAnswer
     from toolrun.execution.results import CallDecision, Result
-    from toolrun.plan.models import Call
+    from toolrun.plan.models import Call, Plan
 
 FORMATS = ("text", "table", "json", "jsonl")
 
@@ -86,7 +88,14 @@ def exec_(
     err_tty = sys.stderr.isatty()
     fmt = fmt or ("table" if out_tty else "text")
     interactive = ask_mode == "prompt" or (ask_mode is None and sys.stdin.isatty() and err_tty)
-    progress = _Progress(enabled=err_tty and fmt in ("table", "json"))
+    # At a terminal the table streams row by row; redirected, it is printed whole at the end.
+    streaming_table: list[render.StreamingTable] = []
+    progress = _Progress(enabled=err_tty and fmt == "json")
+
+    def on_plans(loaded: Sequence[Plan]) -> None:
+        if fmt == "table" and out_tty:
+            streaming_table.append(render.StreamingTable(loaded))
+            click.echo(streaming_table[0].header())
 
     def on_result(result: Result) -> None:
         progress.tick(result)
@@ -94,6 +103,8 @@ def exec_(
             click.echo(render.text_line(result))
         elif fmt == "jsonl":
             click.echo(render.jsonl_line(result))
+        elif streaming_table:
+            click.echo(streaming_table[0].row(result))
 
     report = execute(
         ExecRequest(
@@ -111,11 +122,13 @@ def exec_(
         ),
         on_result=on_result,
         ask=_prompt if interactive and not dry_run else None,
+        on_plans=on_plans,
     )
     progress.clear()
     results = report.all_results
     if fmt == "table":
-        click.echo(render.table(results, show_plan=len(report.plans) > 1))
+        if not streaming_table:
+            click.echo(render.table(results, show_plan=len(report.plans) > 1))
         click.echo(render.recap(results, report.wall_ms))
     elif fmt == "json":
         click.echo(render.json_report(report.run_id, report.plans, results, report.wall_ms))

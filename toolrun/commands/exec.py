@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -16,6 +16,7 @@ from toolrun.errors import ExitCode
 from toolrun.execution.executor import AskHandler, ExecSettings, Executor, ResultSink
 from toolrun.execution.journal import Journal, new_run_id
 from toolrun.execution.results import Result, Status
+from toolrun.plan.models import Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ def execute(
     *,
     on_result: ResultSink | None = None,
     ask: AskHandler | None = None,
+    on_plans: Callable[[Sequence[Plan]], None] | None = None,
 ) -> ExecReport:
     """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans."""
     from toolrun.config import load_config
@@ -119,7 +121,10 @@ def execute(
         journal=journal,
         additional_directories=config.additional_directories,
         hooks=hooks,
+        read_veto=engine.read_veto,
     )
+    if on_plans is not None:
+        on_plans(plans)
     started = time.time()
     if journal is not None:
         journal.write(

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolrun.execution.results import Result, Status
+from toolrun.plan.models import Plan
 
 # the order and words of the recap line
 RECAP = (
@@ -78,29 +79,64 @@ def recap(results: Sequence[Result], wall_ms: float) -> str:
     return " · ".join(parts) + f" in {took}"
 
 
+HEADERS = ("#", "id", "tool", "target", "decision", "status", "time", "execution", "note")
+TARGET_WIDTH = 40
+
+
+def _row(r: Result, show_plan: bool) -> list[str]:
+    row = [
+        str(r.index + 1),
+        r.id,
+        r.tool,
+        target(r, TARGET_WIDTH),
+        f"{r.decision} ({r.decided_by.kind})",
+        str(r.status),
+        _ms(r.duration_ms) if r.started_at is not None else "",
+        r.execution_id[:13],  # enough to tell calls apart; the journal has the rest
+        _note(r)[:80],
+    ]
+    return [r.plan, *row] if show_plan else row
+
+
 def table(results: Sequence[Result], *, show_plan: bool = False) -> str:
+    """The whole table at once (tabulate), for output that is not a terminal."""
     from toolrun.render.table import render_table
 
-    headers = ["#", "id", "tool", "target", "decision", "status", "time", "execution", "note"]
-    if show_plan:
-        headers.insert(0, "plan")
-    rows: list[list[Any]] = []
-    for r in results:
-        row: list[Any] = [
-            r.index + 1,
-            r.id,
-            r.tool,
-            target(r, 40),
-            f"{r.decision} ({r.decided_by.kind})",
-            str(r.status),
-            _ms(r.duration_ms) if r.started_at is not None else "",
-            r.execution_id[:13],  # enough to tell calls apart; the journal has the rest
-            _note(r)[:60],
-        ]
-        if show_plan:
-            row.insert(0, r.plan)
-        rows.append(row)
-    return render_table(headers, rows)
+    headers = ["plan", *HEADERS] if show_plan else list(HEADERS)
+    return render_table(headers, [_row(r, show_plan) for r in results])
+
+
+class StreamingTable:
+    """The table row by row, as results arrive: columns are sized from the plans up front."""
+
+    def __init__(self, plans: Sequence[Plan]) -> None:
+        self.show_plan = len(plans) > 1
+        calls = [c for p in plans for c in p.calls]
+        fixed = {
+            "plan": max((len(p.file) for p in plans), default=4),
+            "#": len(str(max((len(p) for p in plans), default=1))),
+            "id": max((len(c.id) for c in calls), default=2),
+            "tool": max((len(c.tool) for c in calls), default=4),
+            "target": TARGET_WIDTH,
+            "decision": len("allow (protected)"),
+            "status": len("interrupted"),
+            "time": len("999 ms"),
+            "execution": 13,
+        }
+        names = ["plan", *HEADERS] if self.show_plan else list(HEADERS)
+        self.widths = [max(fixed.get(n, 0), len(n)) for n in names[:-1]]
+        self.names = names
+
+    def _line(self, cells: Sequence[str]) -> str:
+        padded = [c.ljust(w) for c, w in zip(cells, self.widths, strict=False)]
+        return "  ".join([*padded, cells[-1]]).rstrip()
+
+    def header(self) -> str:
+        rule = ["-" * w for w in self.widths] + ["-" * 4]
+        return self._line(self.names) + "\n" + self._line(rule)
+
+    def row(self, result: Result) -> str:
+        return self._line(_row(result, self.show_plan))
 
 
 def summary(results: Sequence[Result], wall_ms: float) -> dict[str, Any]:
