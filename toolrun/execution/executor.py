@@ -29,7 +29,7 @@ from toolrun.execution.capacity import Capacity
 from toolrun.execution.invocation import Outcome, invoke
 from toolrun.execution.journal import Journal
 from toolrun.execution.locks import FileLocks
-from toolrun.execution.partition import partition
+from toolrun.execution.partition import Run, partition
 from toolrun.execution.results import CallDecision, DecidedBy, Result, Status
 from toolrun.plan.models import Call, Plan
 from toolrun.tools.base import Tool, ToolContext, ToolKind
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 AskAnswer = Literal["yes", "no", "always"]
 AskHandler = Callable[[Call, CallDecision], Awaitable[AskAnswer]]
 ResultSink = Callable[[Result], None]
+# told of each run (a partition of a turn) just before it is decided and run
+RunSink = Callable[[Plan, Run[Call]], None]
 
 
 class Decider(Protocol):
@@ -104,6 +106,8 @@ class Executor:
         additional_directories: Sequence[Path] = (),
         env: Mapping[str, str] | None = None,
         hooks: HookRunner | None = None,
+        read_veto: Callable[[Path], str | None] | None = None,
+        on_run: RunSink | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.registry = registry
@@ -115,7 +119,9 @@ class Executor:
         self._journal = journal
         self._roots = (self.workspace, *(p.resolve() for p in additional_directories))
         self._env = env
+        self._read_veto = read_veto
         self.hooks = hooks
+        self._on_run = on_run
         self.locks = FileLocks()
         self.capacity = Capacity(settings.max_concurrency, settings.kind_limits)
         self.interrupted = False
@@ -173,13 +179,17 @@ class Executor:
         limit = self.settings.max_calls_per_turn
         for turn in state.plan.turns:
             admitted, excess = turn.calls[:limit], turn.calls[limit:]
-            ctx = ToolContext(self.workspace, state.cwd, self._env, self.run_id)
+            ctx = ToolContext(
+                self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
+            )
             runs = partition(admitted, partial(self._is_safe, ctx=ctx))
             for run in runs:
                 if self.interrupted:
                     for call in run.calls:
                         state.out.put(self._interrupted_before(state, call))
                     continue
+                if self._on_run is not None:
+                    self._on_run(state.plan, run)
                 await self._run_one_run(state, run.kind, run.calls)
             for call in excess:
                 state.out.put(
@@ -455,7 +465,9 @@ class Executor:
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
         scope = scope if scope is not None else anyio.CancelScope()
-        ctx = ToolContext(self.workspace, state.cwd, self._env, self.run_id)
+        ctx = ToolContext(
+            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
+        )
         queued = queued_at if queued_at is not None else time.time()
         started: float | None = None
         outcome: Outcome | None = None

@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +88,8 @@ BUILTIN_TOOLS = ("Bash", *PATH_FIELDS, "WebFetch", "ApplyPatch")
 ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp", "rm", "rmdir"})
 _RM = frozenset({"rm", "rmdir"})
 _EFFECTS: dict[str, Effect] = {"read": "read", "write": "write", "network": "network"}
+#: How many read vetoes one engine remembers (keyed by path *and* symlink target).
+READ_VETO_CACHE = 4096
 _PATCH_HEADER = re.compile(
     r"^\*\*\* (?:Add File|Delete File|Update File|Move to): (.+?)\s*$", re.MULTILINE
 )
@@ -149,6 +153,8 @@ class PermissionEngine:
         self.boundary = Boundary.of(roots)
         self.anchors = variants(self.workspace)
         self.rules = RuleSet.build(self._compile(config.rules))
+        self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+        self._vetoes_lock = threading.Lock()
 
     # ------------------------------------------------------------------ compile
 
@@ -205,6 +211,37 @@ class PermissionEngine:
         cwd_s = absolute(str(cwd), self.workspace, self.home) if cwd else self.workspace
         call = _Call(self, tool, input, cwd_s, mode_name)
         return call.decision(mode_source)
+
+    def read_veto(self, path: Path) -> str | None:
+        """Why the rules keep ``path`` (absolute) out of Grep/Glob/LS results; None if not.
+
+        A veto is a ``Read`` of the path that is denied, or that asks because of an ask
+        rule or a protected path. A plain ask for a path outside the workspace is no veto:
+        the call's own check of its search root already covers the boundary. Symlinks are
+        resolved as :meth:`decide` resolves them (a deny rule matching the link or its
+        target vetoes). Thread-safe; remembered per (path, symlink target), so a path that
+        becomes a symlink is decided again.
+        """
+        resolved = resolve(str(path), self.workspace, self.home)
+        key = (resolved.link, resolved.target)
+        with self._vetoes_lock:
+            if key in self._vetoes:
+                self._vetoes.move_to_end(key)
+                return self._vetoes[key]
+        decision = self.decide("Read", {"file_path": resolved.link})
+        veto: str | None = None
+        if decision.decision == "deny" or (
+            decision.decision == "ask" and decision.decided_by.kind in ("rule", "protected")
+        ):
+            veto = decision.reason
+        # Remember it under what the decision actually saw (the link may have changed since).
+        seen = next((t.resolved or t.target for t in decision.targets), None)
+        if seen == resolved.target:
+            with self._vetoes_lock:
+                self._vetoes[key] = veto
+                while len(self._vetoes) > READ_VETO_CACHE:
+                    self._vetoes.popitem(last=False)
+        return veto
 
 
 class _Call:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -39,17 +39,26 @@ class ToolContext:
     ``workspace`` is absolute and resolved; relative file paths in tool inputs
     are taken from it. ``cwd`` is the Bash working directory, which carries
     from one Bash call to the next.
+
+    ``read_veto`` (set by the executor from the permission engine) says why reading an
+    absolute path is not allowed by the rules, or None when it is: tools that list or
+    search many files (Grep, Glob, LS) leave such paths out of their results.
     """
 
     workspace: Path
     cwd: Path
     env: Mapping[str, str] | None = None
     run_id: str = ""
+    read_veto: Callable[[Path], str | None] | None = None
 
     @classmethod
     def for_workspace(cls, workspace: Path | str) -> ToolContext:
         ws = Path(workspace).resolve()
         return cls(workspace=ws, cwd=ws)
+
+    def hidden(self, path: Path | str) -> bool:
+        """Whether the rules keep ``path`` (absolute) out of search and listing results."""
+        return self.read_veto is not None and self.read_veto(Path(path)) is not None
 
     def resolve(self, path: str | Path) -> Path:
         """An input path made absolute against the workspace, ``~`` expanded, ``..`` folded.

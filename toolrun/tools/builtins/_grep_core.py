@@ -2,15 +2,23 @@
 
 Each back end (ripgrep, pure Python) only finds lines; formatting happens here
 once, so both give byte-identical output for the same hits.
+
+Files the permission rules keep from being read are dropped from the hits. How
+many were dropped counts every such file the search *would have read* (whether it
+matched or not): a count of hidden files that matched would tell, pattern after
+pattern, what a hidden file contains.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 from typing import Literal, NamedTuple
 
 from toolrun.errors import ToolError
+from toolrun.tools.builtins._hidden import Hide
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 
@@ -37,6 +45,27 @@ class Line(NamedTuple):
 
 #: path -> line number -> line. Only files with at least one match appear.
 Hits = dict[str, dict[int, Line]]
+
+
+class Found(NamedTuple):
+    """What a back end found: the hits it may show, and how many files it kept hidden."""
+
+    hits: Hits
+    hidden: int = 0
+
+
+def drop_hidden(hits: Hits, searched: Iterable[str], hide: Hide) -> Found:
+    """``hits`` without the files ``hide`` covers; ``hidden`` counts those among every
+    file searched (and any hit path missing from ``searched``, to fail closed)."""
+    hidden: set[str] = set()
+    checked: set[str] = set()
+    for path in chain(searched, hits):
+        if path not in checked:
+            checked.add(path)
+            if hide(path):
+                hidden.add(path)
+    return Found({p: lines for p, lines in hits.items() if p not in hidden}, len(hidden))
+
 
 #: File types known to both back ends (ripgrep's definitions for these names).
 FILE_TYPES: dict[str, tuple[str, ...]] = {

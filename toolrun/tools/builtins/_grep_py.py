@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from toolrun.tools.builtins._grep_core import (
     FILE_TYPES,
+    Found,
     Hits,
     Line,
     Query,
@@ -29,6 +30,7 @@ from toolrun.tools.builtins._grep_core import (
     split_lines,
     unknown_type,
 )
+from toolrun.tools.builtins._hidden import Hide
 from toolrun.tools.builtins._ignore import RuleSet, Verdict
 
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")  # highest precedence first
@@ -142,7 +144,8 @@ def _compile(query: Query) -> re.Pattern[str]:
         raise invalid_regex(query.pattern, str(e)) from None
 
 
-def search(query: Query) -> Hits:
+def search(query: Query, hide: Hide | None = None) -> Found:
+    """The hits; files ``hide`` covers are counted, not read."""
     if query.file_type is not None and query.file_type not in FILE_TYPES:
         raise unknown_type(query.file_type)
     regex = _compile(query)
@@ -154,7 +157,11 @@ def search(query: Query) -> Hits:
     else:
         paths, explicit = iter([root]), True
     hits: Hits = {}
+    hidden = 0
     for path in paths:
+        if hide is not None and hide(path):
+            hidden += 1
+            continue
         try:
             with open(path, "rb") as f:
                 data = f.read()
@@ -165,7 +172,7 @@ def search(query: Query) -> Hits:
         found = _search_text(regex, data.decode("utf-8-sig", "replace"), query)
         if found:
             hits[path] = found
-    return hits
+    return Found(hits, hidden)
 
 
 def _search_text(regex: re.Pattern[str], text: str, query: Query) -> dict[int, Line]:

@@ -5,19 +5,24 @@ from __future__ import annotations
 import base64
 import json
 import os
+from functools import partial
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from toolrun.errors import ToolError
 from toolrun.tools.builtins._grep_core import (
+    Found,
     Hits,
     Line,
     Query,
+    drop_hidden,
     invalid_regex,
     split_lines,
     unknown_type,
 )
+from toolrun.tools.builtins._hidden import Hide
 
 #: Settings that would make the result depend on the machine rather than the files.
 FIXED_FLAGS = (
@@ -48,9 +53,33 @@ def command(rg: str, query: Query) -> list[str]:
     return [*args, "--regexp", query.pattern, "--", query.root]
 
 
-async def search(rg: str, query: Query) -> Hits:
+def files_command(rg: str, query: Query) -> list[str]:
+    """``rg --files`` over the same files :func:`command` searches (NUL-separated)."""
+    args = [rg, "--files", "--null", *(f for f in FIXED_FLAGS if f != "--json")]
+    if query.glob is not None:
+        args += ["--glob", query.glob]
+    if query.file_type is not None:
+        args += ["--type", query.file_type]
+    return [*args, "--", query.root]
+
+
+async def search(rg: str, query: Query, hide: Hide | None = None) -> Found:
+    """The hits; with ``hide``, without the files it covers (rg searches them, they are
+    dropped afterwards) and with how many of the files searched it covers."""
     # --glob patterns are relative to rg's working directory: make that the search root.
     cwd = query.root if query.root_is_dir else os.path.dirname(query.root)
+    hits = await _search(rg, query, cwd)
+    if hide is None:
+        return Found(hits)
+    listed = await anyio.run_process(files_command(rg, query), cwd=cwd, check=False)
+    # Whatever it could list (an unreadable folder makes it fail, like the search).
+    searched = [os.fsdecode(p) for p in listed.stdout.split(b"\0") if p]
+    return await anyio.to_thread.run_sync(
+        partial(drop_hidden, hits, searched, hide), abandon_on_cancel=True
+    )
+
+
+async def _search(rg: str, query: Query, cwd: str) -> Hits:
     result = await anyio.run_process(command(rg, query), cwd=cwd, check=False)
     if result.returncode not in (0, 1):
         stderr = result.stderr.decode("utf-8", "replace").strip()

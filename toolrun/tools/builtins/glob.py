@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
@@ -11,6 +12,7 @@ from pydantic import Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._hidden import Hide, with_note
 
 MAX_RESULTS = 100
 
@@ -43,7 +45,10 @@ class GlobTool(BaseTool[GlobInput]):
         return (_root(input, ctx),)
 
     async def run(self, input: GlobInput, ctx: ToolContext) -> ToolOutput:
-        return await anyio.to_thread.run_sync(_glob, _root(input, ctx), input.pattern)
+        hide = ctx.hidden if ctx.read_veto is not None else None
+        return await anyio.to_thread.run_sync(
+            partial(_glob, _root(input, ctx), input.pattern, hide)
+        )
 
 
 def _root(input: GlobInput, ctx: ToolContext) -> Path:
@@ -61,12 +66,14 @@ def _split(root: Path, pattern: str) -> tuple[Path, str]:
     return Path(*parts[:fixed]), "/".join(parts[fixed:])
 
 
-def _glob(root: Path, pattern: str) -> ToolOutput:
+def _glob(root: Path, pattern: str, hide: Hide | None = None) -> ToolOutput:
+    """Files matching ``pattern``, newest first; those ``hide`` covers are left out."""
     if not root.is_dir():
         what = "is not a directory" if root.exists() else "does not exist"
         raise ToolError(f"{root} {what}")
     base, relative = _split(root, pattern)
     found: list[tuple[float, str]] = []
+    hidden = 0
     try:
         matches = list(base.glob(relative)) if relative else [base]
     except (ValueError, NotImplementedError) as e:
@@ -76,8 +83,13 @@ def _glob(root: Path, pattern: str) -> ToolOutput:
             st = match.stat()
         except OSError:  # vanished, or a dangling symlink
             continue
-        if not stat.S_ISDIR(st.st_mode):
-            found.append((-st.st_mtime, os.path.normpath(match)))
+        if stat.S_ISDIR(st.st_mode):
+            continue
+        path = os.path.normpath(match)
+        if hide is not None and hide(path):
+            hidden += 1
+            continue
+        found.append((-st.st_mtime, path))
     found.sort()
     paths = [p for _, p in found[:MAX_RESULTS]]
     truncated = len(found) > MAX_RESULTS
@@ -87,6 +99,11 @@ def _glob(root: Path, pattern: str) -> ToolOutput:
             f"(showing the {MAX_RESULTS} newest of {len(found)} files; narrow the pattern or path)"
         )
     return ToolOutput(
-        "\n".join(lines),
-        metadata={"root": str(root), "count": len(found), "truncated": truncated},
+        with_note("\n".join(lines), hidden),
+        metadata={
+            "root": str(root),
+            "count": len(found),
+            "truncated": truncated,
+            "hidden": hidden,
+        },
     )

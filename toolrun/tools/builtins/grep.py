@@ -13,6 +13,7 @@ from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
 from toolrun.tools.builtins import _grep_py, _grep_rg
 from toolrun.tools.builtins._grep_core import OutputMode, Query, check_pattern, format_hits
+from toolrun.tools.builtins._hidden import with_note
 
 
 class GrepInput(ToolInput):
@@ -93,12 +94,14 @@ class GrepTool(BaseTool[GrepInput]):
             after=_pick(input.after, input.context) if content else 0,
             first_match_only=input.output_mode == "files_with_matches",
         )
+        # Files the permission rules keep from being read are neither shown nor counted.
+        hide = ctx.hidden if ctx.read_veto is not None else None
         rg = shutil.which("rg") if self.use_ripgrep else None
         if rg is not None:
-            hits = await _grep_rg.search(rg, query)
+            hits, hidden = await _grep_rg.search(rg, query, hide)
         else:
-            hits = await anyio.to_thread.run_sync(
-                partial(_grep_py.search, query), abandon_on_cancel=True
+            hits, hidden = await anyio.to_thread.run_sync(
+                partial(_grep_py.search, query, hide), abandon_on_cancel=True
             )
         text, total = format_hits(
             hits,
@@ -108,12 +111,13 @@ class GrepTool(BaseTool[GrepInput]):
             head_limit=input.head_limit,
         )
         return ToolOutput(
-            text,
+            with_note(text, hidden),
             metadata={
                 "root": str(root),
                 "files": len(hits),
                 "lines": total,
                 "truncated": bool(input.head_limit) and total > (input.head_limit or 0),
+                "hidden": hidden,
                 "engine": "ripgrep" if rg is not None else "python",
             },
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
@@ -10,6 +11,7 @@ from pydantic import Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._hidden import Hide, note
 
 MAX_ENTRIES = 1000
 
@@ -41,24 +43,36 @@ class LSTool(BaseTool[LSInput]):
 
     async def run(self, input: LSInput, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(input.path)
-        return await anyio.to_thread.run_sync(_list, path, tuple(input.ignore))
+        hide = ctx.hidden if ctx.read_veto is not None else None
+        return await anyio.to_thread.run_sync(partial(_list, path, tuple(input.ignore), hide))
 
 
-def _list(path: Path, ignore: tuple[str, ...]) -> ToolOutput:
+def _list(path: Path, ignore: tuple[str, ...], hide: Hide | None = None) -> ToolOutput:
+    """The entries of ``path``; those ``hide`` covers are left out (and counted)."""
     if not path.exists():
         raise ToolError(f"{path} does not exist")
     if not path.is_dir():
         raise ToolError(f"{path} is not a directory; use Read for a file")
-    names = sorted(
-        entry.name + ("/" if entry.is_dir() else "")
+    entries = [
+        entry
         for entry in path.iterdir()
         if not any(fnmatch.fnmatchcase(entry.name, pattern) for pattern in ignore)
-    )
+    ]
+    visible = [e for e in entries if hide is None or not hide(str(e))]
+    hidden = len(entries) - len(visible)
+    names = sorted(entry.name + ("/" if entry.is_dir() else "") for entry in visible)
     shown = names[:MAX_ENTRIES]
-    lines = shown or ["(empty directory)"]
+    lines = shown or ([] if hidden else ["(empty directory)"])
     if len(names) > len(shown):
         lines.append(f"... {len(names) - len(shown)} more entries not shown")
+    if hidden:
+        lines.append(note(hidden))
     return ToolOutput(
         "\n".join(lines),
-        metadata={"path": str(path), "entries": len(names), "truncated": len(names) > len(shown)},
+        metadata={
+            "path": str(path),
+            "entries": len(names),
+            "truncated": len(names) > len(shown),
+            "hidden": hidden,
+        },
     )
