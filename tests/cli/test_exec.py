@@ -369,3 +369,45 @@ def test_at_a_terminal_the_table_streams_row_by_row(ws: Path) -> None:
     proc.wait(timeout=20)
     os.close(main_fd)
     assert "2 ok in " in seen.decode()
+
+
+def test_calls_streamed_on_stdin_run_as_they_arrive(ws: Path) -> None:
+    write(ws / "toolrun.yaml", ALLOW_BASH)
+    command = [sys.executable, "-m", "toolrun", "exec", "-", "--format", "jsonl"]
+    with subprocess.Popen(
+        [*command, "--workspace", str(ws)],
+        cwd=ws,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write('{"tool": "Bash", "input": {"command": "echo one"}}\n')
+        proc.stdin.flush()
+        first = json.loads(proc.stdout.readline())  # answered before the next line is written
+        assert (first["id"], first["output"], first["location"]) == (
+            "call-1",
+            "one\n",
+            {"file": "-", "line": 1, "column": 1},
+        )
+        proc.stdin.write(
+            '{"tool": "Reed", "input": {}}\n'
+            '{"id": "w", "tool": "Write", "input": {"file_path": "s.txt", "content": "x"}}\n'
+        )
+        proc.stdin.close()
+        out = proc.stdout.read()
+        proc.wait(timeout=30)
+    second, third = (json.loads(line) for line in out.splitlines())
+    assert second["status"] == "error" and second["id"] == "line-2"
+    assert second["error"] == "-:2:2: tool: unknown tool 'Reed' (did you mean 'Read'?)"
+    assert (third["id"], third["status"]) == ("w", "ok")
+    assert (ws / "s.txt").read_text() == "x"
+    assert proc.returncode == 3  # a line was not a valid call
+
+
+def test_dash_cannot_be_mixed_with_plan_files(runner: CliRunner, ws: Path) -> None:
+    write(ws / "p.yaml", "calls: []\n")
+    result = runner.invoke(main, ["exec", "-", "p.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr == "'-' (calls on stdin) cannot be combined with plan files\n"

@@ -77,6 +77,9 @@ def exec_(
 ) -> int:
     """Run plans: validate, decide every call, execute what is allowed.
 
+    PLAN may be `-`: JSONL calls ({"tool", "input", "id"?}) on stdin, run as
+    they arrive.
+
     Results print in plan order, each as soon as every earlier call has its
     own. Exit codes: 0 all ok, 1 a call failed, 3 invalid input (nothing ran),
     4 a call was denied, 5 a call needed approval, 130 interrupted.
@@ -87,7 +90,10 @@ def exec_(
     out_tty = sys.stdout.isatty()
     err_tty = sys.stderr.isatty()
     fmt = fmt or ("table" if out_tty else "text")
-    interactive = ask_mode == "prompt" or (ask_mode is None and sys.stdin.isatty() and err_tty)
+    from_stdin = any(str(p) == "-" for p in plans)
+    interactive = not from_stdin and (
+        ask_mode == "prompt" or (ask_mode is None and sys.stdin.isatty() and err_tty)
+    )
     # At a terminal the table streams row by row; redirected, it is printed whole at the end.
     streaming_table: list[render.StreamingTable] = []
     progress = _Progress(enabled=err_tty and fmt == "json")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import signal
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import anyio
 
@@ -16,7 +19,10 @@ from toolrun.errors import ExitCode
 from toolrun.execution.executor import AskHandler, ExecSettings, Executor, ResultSink
 from toolrun.execution.journal import Journal, new_run_id
 from toolrun.execution.results import Result, Status
-from toolrun.plan.models import Plan
+from toolrun.plan.models import Call, Plan, Turn
+
+if TYPE_CHECKING:
+    from toolrun.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,8 @@ def exit_code_for(results: Sequence[Result], *, interrupted: bool = False) -> Ex
             codes.add(ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK)
         elif r.status is Status.SKIPPED and r.decision == "ask":
             codes.add(ExitCode.ASK)
+        elif r.status is Status.ERROR and r.decided_by.kind == "invalid":
+            codes.add(ExitCode.INVALID)  # a line of `exec -` that is not a valid call
         elif r.status in (Status.ERROR, Status.TIMEOUT, Status.CANCELLED):
             codes.add(ExitCode.FAILED)
     return ExitCode.combine(codes)
@@ -72,9 +80,11 @@ def execute(
     on_result: ResultSink | None = None,
     ask: AskHandler | None = None,
     on_plans: Callable[[Sequence[Plan]], None] | None = None,
+    stdin: BinaryIO | None = None,
 ) -> ExecReport:
     """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans."""
     from toolrun.config import load_config
+    from toolrun.errors import UsageError
     from toolrun.execution.decide import EngineDecider
     from toolrun.paths import display_path
     from toolrun.permissions import PermissionEngine
@@ -88,7 +98,10 @@ def execute(
         mode=request.mode,
     )
     registry = default_registry()
-    plans = load_plans(request.plans, registry, display=display_path)
+    streaming = any(str(p) == "-" for p in request.plans)
+    if streaming and len(request.plans) > 1:
+        raise UsageError("'-' (calls on stdin) cannot be combined with plan files")
+    plans = [] if streaming else load_plans(request.plans, registry, display=display_path)
     engine = PermissionEngine(config, registry)
     settings = ExecSettings(
         max_concurrency=request.max_concurrency or config.toolrun.max_concurrency,
@@ -135,12 +148,15 @@ def execute(
                 "started_at": started,
                 "workspace": str(config.workspace),
                 "mode": config.default_mode,
-                "plans": [p.file for p in plans],
+                "plans": ["-"] if streaming else [p.file for p in plans],
                 "config_files": [str(f) for f in config.files],
             }
         )
     try:
-        results = anyio.run(_run_with_signals, executor, plans)
+        if streaming:
+            results = [anyio.run(_stream_with_signals, executor, registry, stdin or sys.stdin.buffer)]
+        else:
+            results = anyio.run(_run_with_signals, executor, plans)
     finally:
         wall_ms = (time.time() - started) * 1000
         if journal is not None:
@@ -156,7 +172,7 @@ def execute(
     flat = tuple(r for plan_results in results for r in plan_results)
     return ExecReport(
         run_id=run_id,
-        plans=tuple(p.file for p in plans),
+        plans=("-",) if streaming else tuple(p.file for p in plans),
         results=tuple(tuple(r) for r in results),
         wall_ms=wall_ms,
         interrupted=executor.interrupted,
@@ -188,3 +204,89 @@ def _can_watch_signals() -> bool:
     import threading
 
     return threading.current_thread() is threading.main_thread()
+
+
+async def _stream_with_signals(
+    executor: Executor, registry: ToolRegistry, stdin: BinaryIO
+) -> list[Result]:
+    """``exec -``: JSONL calls from stdin, run as they arrive. The lines that arrive
+    together (up to a turn's limit) form one turn, so a fast producer still gets
+    concurrency and a slow one gets each call run at once."""
+    results: list[Result] = []
+
+    async def watch() -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                executor.interrupt()
+
+    async with anyio.create_task_group() as tg:
+        if _can_watch_signals():
+            tg.start_soon(watch)
+        turns = _stdin_turns(executor, registry, stdin)
+        results = await executor.run_stream("-", turns)
+        tg.cancel_scope.cancel()
+    return results
+
+
+async def _stdin_turns(
+    executor: Executor, registry: ToolRegistry, stdin: BinaryIO
+) -> AsyncIterator[tuple[Turn, list[Result]]]:
+    import threading
+
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    from toolrun.errors import Location, PlanError
+    from toolrun.plan.loader import call_from_json_line
+
+    send, receive = anyio.create_memory_object_stream[tuple[int, bytes]](math.inf)
+    token = anyio.lowlevel.current_token()
+
+    def reader() -> None:
+        # A plain daemon thread: a read blocked on a silent pipe must not keep toolrun alive.
+        with contextlib.suppress(Exception):
+            for number, raw in enumerate(stdin, start=1):
+                anyio.from_thread.run_sync(send.send_nowait, (number, raw), token=token)
+        with contextlib.suppress(Exception):
+            anyio.from_thread.run_sync(send.close, token=token)
+
+    threading.Thread(target=reader, name="stdin-calls", daemon=True).start()
+    limit = executor.settings.max_calls_per_turn
+    seen_ids: dict[str, Location] = {}
+    index = 0
+    turn = 0
+    async with receive:
+        while True:
+            try:
+                batch = [await receive.receive()]
+            except anyio.EndOfStream:
+                return
+            while len(batch) < limit:
+                try:
+                    batch.append(receive.receive_nowait())
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+            calls: list[Call] = []
+            invalid: list[Result] = []
+            for number, raw in batch:
+                text = raw.decode("utf-8", "replace").strip()
+                if not text:
+                    continue
+                try:
+                    calls.append(
+                        call_from_json_line(
+                            text,
+                            file="-",
+                            line=number,
+                            index=index,
+                            turn=turn,
+                            registry=registry,
+                            seen_ids=seen_ids,
+                        )
+                    )
+                except PlanError as exc:
+                    error = "; ".join(str(p) for p in exc.problems)
+                    invalid.append(executor.invalid_result("-", index, f"line-{number}", error))
+                index += 1
+            yield Turn(turn, tuple(calls), Location("-", batch[0][0], 1)), invalid
+            turn += 1

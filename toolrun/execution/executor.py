@@ -15,7 +15,7 @@ import os
 import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -31,7 +31,7 @@ from toolrun.execution.journal import Journal
 from toolrun.execution.locks import FileLocks
 from toolrun.execution.partition import Run, partition
 from toolrun.execution.results import CallDecision, DecidedBy, Result, Status
-from toolrun.plan.models import Call, Plan
+from toolrun.plan.models import Call, Plan, Turn
 from toolrun.tools.base import Tool, ToolContext, ToolKind
 from toolrun.tools.registry import ToolRegistry
 
@@ -175,36 +175,79 @@ class Executor:
         if self._on_result is not None:
             self._on_result(result)
 
+    async def run_stream(
+        self, file: str, turns: AsyncIterator[tuple[Turn, Sequence[Result]]]
+    ) -> list[Result]:
+        """Run turns as they arrive (``exec -``). Each item is a turn and the results of
+        the lines that could not become calls, which take their place in the order."""
+        results: list[Result] = []
+        state = _PlanState(
+            plan=Plan(file, None, ()),
+            out=_Ordered(partial(self._deliver, acc=results)),
+            cwd=self.workspace,
+            limiter=None,
+            results=results,
+        )
+        async for turn, invalid in turns:
+            for result in invalid:
+                state.out.put(result)
+            if self.interrupted:
+                for call in turn.calls:
+                    state.out.put(self._interrupted_before(state, call))
+                continue
+            await self._run_turn(state, turn)
+        return results
+
+    def invalid_result(self, file: str, index: int, call_id: str, error: str) -> Result:
+        """The result of a stream line that is not a valid call: it never runs."""
+        return Result(
+            index=index,
+            id=call_id,
+            execution_id=new_execution_id(),
+            run_id=self.run_id,
+            plan=file,
+            tool="",
+            input={},
+            decision="deny",
+            decided_by=DecidedBy("invalid"),
+            status=Status.ERROR,
+            error=error,
+            aborted_before_launch=True,
+        )
+
     async def _run_plan(self, state: _PlanState) -> None:
-        limit = self.settings.max_calls_per_turn
         for turn in state.plan.turns:
-            admitted, excess = turn.calls[:limit], turn.calls[limit:]
-            ctx = ToolContext(
-                self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
-            )
-            runs = partition(admitted, partial(self._is_safe, ctx=ctx))
-            for run in runs:
-                if self.interrupted:
-                    for call in run.calls:
-                        state.out.put(self._interrupted_before(state, call))
-                    continue
-                if self._on_run is not None:
-                    self._on_run(state.plan, run)
-                await self._run_one_run(state, run.kind, run.calls)
-            for call in excess:
-                state.out.put(
-                    self._result(
-                        state,
-                        call,
-                        CallDecision("deny", "turn limit", DecidedBy("admission")),
-                        Status.ERROR,
-                        error=(
-                            f"turn_limit: a turn admits at most {limit} calls; "
-                            "this call did not run (retry it in a later turn)"
-                        ),
-                        aborted_before_launch=True,
-                    )
+            await self._run_turn(state, turn)
+
+    async def _run_turn(self, state: _PlanState, turn: Turn) -> None:
+        limit = self.settings.max_calls_per_turn
+        admitted, excess = turn.calls[:limit], turn.calls[limit:]
+        ctx = ToolContext(
+            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
+        )
+        runs = partition(admitted, partial(self._is_safe, ctx=ctx))
+        for run in runs:
+            if self.interrupted:
+                for call in run.calls:
+                    state.out.put(self._interrupted_before(state, call))
+                continue
+            if self._on_run is not None:
+                self._on_run(state.plan, run)
+            await self._run_one_run(state, run.kind, run.calls)
+        for call in excess:
+            state.out.put(
+                self._result(
+                    state,
+                    call,
+                    CallDecision("deny", "turn limit", DecidedBy("admission")),
+                    Status.ERROR,
+                    error=(
+                        f"turn_limit: a turn admits at most {limit} calls; "
+                        "this call did not run (retry it in a later turn)"
+                    ),
+                    aborted_before_launch=True,
                 )
+            )
 
     def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
         tool = self.registry.get(call.tool)

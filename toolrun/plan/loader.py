@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,14 @@ from toolrun.plan.models import Call, Plan, Turn
 from toolrun.plan.schema import CallSpec, PlanFile, PlanHeader, TurnHeader, TurnSpec
 from toolrun.tools.registry import ToolRegistry
 from toolrun.validation import problems_from_validation
-from toolrun.yamlfile import Document, DocumentError, PathPart, format_path, load_document
+from toolrun.yamlfile import (
+    Document,
+    DocumentError,
+    PathPart,
+    format_path,
+    load_document,
+    parse_json,
+)
 
 
 def load_plan(path: Path, registry: ToolRegistry, *, display: str | None = None) -> Plan:
@@ -176,3 +184,39 @@ def _build_call(
         return None
     raw: dict[str, Any] = dict(spec.input)
     return Call(index, turn, call_id, spec.tool, raw, params, spec.timeout, location)
+
+
+def call_from_json_line(
+    text: str,
+    *,
+    file: str,
+    line: int,
+    index: int,
+    turn: int,
+    registry: ToolRegistry,
+    seen_ids: dict[str, Location],
+) -> Call:
+    """One ``{"tool", "input", "id"?, "timeout"?}`` line of a JSONL call stream, validated
+    like a call of a plan; PlanError (located at ``file:line``) when it is not valid."""
+
+    def shift(problem: Problem) -> Problem:
+        loc = problem.location
+        if loc is None:
+            return problem
+        return replace(problem, location=Location(file, loc.line + line - 1, loc.column))
+
+    try:
+        doc = parse_json(text, file)
+    except DocumentError as exc:
+        raise PlanError([shift(exc.problem)]) from None
+    try:
+        spec = _plain_call(doc.data) or CallSpec.model_validate(doc.data)
+    except ValidationError as exc:
+        found = problems_from_validation(exc, doc, model=CallSpec)
+        raise PlanError([shift(p) for p in found]) from None
+    problems: list[Problem] = []
+    call = _build_call(doc, registry, spec, [], index, turn, seen_ids, problems)
+    if problems or call is None:
+        raise PlanError([shift(p) for p in problems])
+    loc = call.location
+    return replace(call, location=Location(file, loc.line + line - 1, loc.column))

@@ -112,11 +112,12 @@ class StreamingTable:
     def __init__(self, plans: Sequence[Plan]) -> None:
         self.show_plan = len(plans) > 1
         calls = [c for p in plans for c in p.calls]
+        # with no plan up front (calls streamed on stdin) the widths are guesses
         fixed = {
             "plan": max((len(p.file) for p in plans), default=4),
-            "#": len(str(max((len(p) for p in plans), default=1))),
-            "id": max((len(c.id) for c in calls), default=2),
-            "tool": max((len(c.tool) for c in calls), default=4),
+            "#": len(str(max((len(p) for p in plans), default=9999))),
+            "id": max((len(c.id) for c in calls), default=10),
+            "tool": max((len(c.tool) for c in calls), default=10),
             "target": TARGET_WIDTH,
             "decision": len("allow (protected)"),
             "status": len("interrupted"),
