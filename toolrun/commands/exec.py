@@ -6,11 +6,12 @@ import contextlib
 import math
 import signal
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal, TypeVar
 
 import anyio
 
@@ -182,10 +183,12 @@ def execute(
     )
 
 
-async def _run_with_signals(executor: Executor, plans: Sequence[object]) -> list[list[Result]]:
+T = TypeVar("T")
+
+
+async def _with_signals(executor: Executor, work: Awaitable[T]) -> T:
     """Ctrl-C (and SIGTERM) interrupt the executor instead of tearing the loop down,
     so every call still gets its result and the journal is complete."""
-    results: list[list[Result]] = []
 
     async def watch() -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -193,17 +196,16 @@ async def _run_with_signals(executor: Executor, plans: Sequence[object]) -> list
                 executor.interrupt()
 
     async with anyio.create_task_group() as tg:
-        if _can_watch_signals():
+        # signal handlers can only be installed from the main thread
+        if threading.current_thread() is threading.main_thread():
             tg.start_soon(watch)
-        results = await executor.run(plans)  # type: ignore[arg-type]
+        result = await work
         tg.cancel_scope.cancel()
-    return results
+    return result
 
 
-def _can_watch_signals() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
+async def _run_with_signals(executor: Executor, plans: Sequence[Plan]) -> list[list[Result]]:
+    return await _with_signals(executor, executor.run(plans))
 
 
 async def _stream_with_signals(
@@ -212,27 +214,13 @@ async def _stream_with_signals(
     """``exec -``: JSONL calls from stdin, run as they arrive. The lines that arrive
     together (up to a turn's limit) form one turn, so a fast producer still gets
     concurrency and a slow one gets each call run at once."""
-    results: list[Result] = []
-
-    async def watch() -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                executor.interrupt()
-
-    async with anyio.create_task_group() as tg:
-        if _can_watch_signals():
-            tg.start_soon(watch)
-        turns = _stdin_turns(executor, registry, stdin)
-        results = await executor.run_stream("-", turns)
-        tg.cancel_scope.cancel()
-    return results
+    turns = _stdin_turns(executor, registry, stdin)
+    return await _with_signals(executor, executor.run_stream("-", turns))
 
 
 async def _stdin_turns(
     executor: Executor, registry: ToolRegistry, stdin: BinaryIO
 ) -> AsyncIterator[tuple[Turn, list[Result]]]:
-    import threading
-
     import anyio.from_thread
     import anyio.lowlevel
 
