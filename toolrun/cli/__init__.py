@@ -18,6 +18,7 @@ from toolrun.errors import ExitCode, ToolrunError
 
 # name -> "module:attribute"; each module imports only click at the top.
 COMMANDS: dict[str, str] = {
+    "check": "toolrun.cli.check:check",
     "completions": "toolrun.cli.completions:completions",
     "exec": "toolrun.cli.exec:exec_",
     "explain-permission": "toolrun.cli.explain:explain_permission",

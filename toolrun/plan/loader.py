@@ -215,7 +215,12 @@ def call_from_json_line(
         found = problems_from_validation(exc, doc, model=CallSpec)
         raise PlanError([shift(p) for p in found]) from None
     problems: list[Problem] = []
+    call_id = spec.id if spec.id is not None else f"call-{index + 1}"
+    first = call_id not in seen_ids
     call = _build_call(doc, registry, spec, [], index, turn, seen_ids, problems)
+    if first:  # where a later duplicate says this id was first used: this line
+        loc = seen_ids[call_id]
+        seen_ids[call_id] = Location(file, loc.line + line - 1, loc.column)
     if problems or call is None:
         raise PlanError([shift(p) for p in problems])
     loc = call.location

@@ -1,0 +1,326 @@
+"""``toolrun check``: decide every call of many plans and transcripts, for CI."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from toolrun.cli.options import config_options
+
+if TYPE_CHECKING:
+    from toolrun.commands.check import CheckReport, PlanCheck
+
+FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
+REPORT_FORMATS = ("junit", "json", "jsonl", "github")
+REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
+# Kept in sync with toolrun.plan.importers.FORMATS (a test checks it); repeated here so that
+# the CLI does not import pydantic at start-up.
+INPUT_FORMATS = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
+# the result statuses (toolrun.execution.results.Status), for the JSON summary
+STATUSES = ("ok", "error", "denied", "timeout", "cancelled", "interrupted", "skipped")
+
+
+@click.command()
+@click.argument("inputs", metavar="PLAN_OR_GLOB...", nargs=-1, required=True)
+@config_options
+@click.option(
+    "--from",
+    "source_format",
+    type=click.Choice(INPUT_FORMATS),
+    default=None,
+    help="Read every input as this format [default: detect each one from its content].",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["deny", "ask", "never"]),
+    default="deny",
+    show_default=True,
+    help="Which decisions fail the check: deny (exit 4), ask (also exit 5), never.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Output format [default: table on a terminal, text otherwise].",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a report here (format from --report-format or the suffix: .xml junit, "
+    ".json json, .jsonl jsonl).",
+)
+@click.option(
+    "--report-format",
+    type=click.Choice(REPORT_FORMATS),
+    default=None,
+    help="Format of the -o report.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Inputs checked in parallel processes (output keeps the input order).",
+)
+@click.option("--no-hooks", is_flag=True, help="Do not run PreToolUse hooks.")
+def check(
+    inputs: tuple[str, ...],
+    config_file: Path | None,
+    settings_files: tuple[Path, ...],
+    workspace: Path,
+    mode: str | None,
+    source_format: str | None,
+    fail_on: str,
+    fmt: str | None,
+    output: Path | None,
+    report_format: str | None,
+    jobs: int,
+    no_hooks: bool,
+) -> int:
+    """Decide every call of plans and agent transcripts; execute nothing.
+
+    Each PLAN_OR_GLOB is a file or a glob pattern (quoted ones are expanded too; ** spans
+    folders): toolrun plans (YAML/JSON), Anthropic Messages API and OpenAI Chat Completions
+    conversations (JSON), Claude Code session transcripts and JSONL call streams, detected
+    from their content or named with --from. Every call goes through the permission rules
+    and PreToolUse hooks exactly as `toolrun exec` would decide it, and is shown with its
+    turn and run (the partition into concurrent and exclusive runs).
+
+    Exit codes: 0 nothing fails; 4 a call would be denied; 5 a call would ask (with
+    --fail-on ask); 3 an input or the config is invalid (every input is still checked and
+    reported). When several apply: 4, then 5, then 3.
+    """
+    from toolrun.commands.check import CheckRequest
+    from toolrun.commands.check import check as run_check
+
+    fmt = fmt or ("table" if sys.stdout.isatty() else "text")
+    if output is not None and report_format is None:
+        report_format = REPORT_SUFFIXES.get(output.suffix.lower())
+        if report_format is None:
+            raise click.BadParameter(
+                f"cannot tell the report format from the name {str(output)!r}; use "
+                "--report-format junit|json|jsonl|github",
+                param_hint="'-o'",
+            )
+    show = _streamer(fmt, fail_on)
+    report = run_check(
+        CheckRequest(
+            inputs=inputs,
+            workspace=workspace,
+            config_file=config_file,
+            settings_files=settings_files,
+            mode=mode,
+            source_format=source_format,
+            hooks=not no_hooks,
+            jobs=jobs,
+            fail_on=fail_on,
+        ),
+        on_plan=show,
+    )
+    if fmt in ("table", "text", "github"):
+        click.echo(recap(report))
+    else:
+        for chunk in _report(fmt, report):
+            click.echo(chunk, nl=False)
+    if output is not None and report_format is not None:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            with output.open("w", encoding="utf-8") as fh:
+                for chunk in _report(report_format, report):
+                    fh.write(chunk)
+        except OSError as exc:
+            raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
+    return int(report.exit_code)
+
+
+def _streamer(fmt: str, fail_on: str) -> Callable[[PlanCheck], None]:
+    """What to print for each input as soon as it (and every earlier one) is checked."""
+    if fmt == "text":
+        return _text_plan
+    if fmt == "table":
+        return _table_plan
+    if fmt == "github":
+        return lambda plan: _github_plan(plan, fail_on)
+    return _problems  # the report comes at the end; its problems on stderr as they come
+
+
+def _report(fmt: str, report: CheckReport) -> Iterator[str]:
+    """A whole report, in chunks (JSON and JSONL record by record, never as one string)."""
+    if fmt == "junit":
+        from toolrun.render.junit import junit_xml
+
+        yield junit_xml(report)
+    elif fmt == "json":
+        yield from json_report(report)
+    elif fmt == "jsonl":
+        from toolrun.commands.check import result_json
+
+        for plan, call in report.calls:
+            yield json.dumps(result_json(report.run_id, plan, call), ensure_ascii=False) + "\n"
+    else:
+        from toolrun.render.github import annotation_lines
+
+        for line in annotation_lines(report):
+            yield line + "\n"
+        yield recap(report) + "\n"
+
+
+# -- text and table -------------------------------------------------------------------------
+
+
+def _runs_summary(plan: PlanCheck) -> str:
+    concurrent = sum(1 for _, kind, _ in plan.runs if kind == "concurrent")
+    exclusive = len(plan.runs) - concurrent
+    return (
+        f"{_n(plan.turns, 'turn')}, {_n(len(plan.calls), 'call')} in {_n(len(plan.runs), 'run')}"
+        f" ({concurrent} concurrent, {exclusive} exclusive)"
+    )
+
+
+def plan_header(plan: PlanCheck) -> str:
+    if plan.problems:
+        return f"{plan.file}: invalid, not checked ({_n(len(plan.problems), 'problem')})"
+    what = f"{plan.format}, {plan.name!r}" if plan.name else plan.format
+    return f"{plan.file} ({what}): {_runs_summary(plan)}"
+
+
+def _problems(plan: PlanCheck) -> None:
+    for problem in plan.problems:
+        click.echo(str(problem), err=True)
+
+
+def _text_plan(plan: PlanCheck) -> None:
+    _problems(plan)
+    lines = [plan_header(plan)]
+    for c in plan.calls:
+        where = f"{plan.file}:{c.line}:{c.column}" if c.line else plan.file
+        run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
+        lines.append(
+            f"{where}: {c.decision:<5} {c.id} {c.tool}({c.target}) · turn {c.turn} · {run}"
+            f" — {c.why()}"
+        )
+        if len(lines) >= 1000:  # a few big writes rather than one per call
+            click.echo("\n".join(lines))
+            lines.clear()
+    if lines:
+        click.echo("\n".join(lines))
+
+
+def _table_plan(plan: PlanCheck) -> None:
+    from toolrun.render.table import render_table
+
+    _problems(plan)
+    click.echo(plan_header(plan))
+    if not plan.calls:
+        return
+    headers = ["turn", "run", "#", "id", "tool", "target", "decision", "reason"]
+    rows = [
+        [
+            str(c.turn),
+            f"{c.run} {c.run_kind}" if c.run else "-",
+            str(c.position + 1),
+            c.id,
+            c.tool,
+            _short(c.target, 40),
+            f"{c.decision} ({c.kind})",
+            _short(c.why(), 70),
+        ]
+        for c in plan.calls
+    ]
+    click.echo(render_table(headers, rows))
+    click.echo()
+
+
+def _github_plan(plan: PlanCheck, fail_on: str) -> None:
+    from toolrun.render.github import call_annotation, problem_annotation
+
+    for problem in plan.problems:
+        click.echo(problem_annotation(problem))
+    for call in plan.calls:
+        if call.fails(fail_on):
+            click.echo(call_annotation(plan.file, call))
+
+
+def recap(report: CheckReport) -> str:
+    """``2 inputs, 8 calls: 3 allow · 1 ask · 4 deny — 4 failing (--fail-on deny) in 0.1 s``."""
+    c = report.counts()
+    parts = [f"{c[d]} {d}" for d in ("allow", "ask", "deny") if c[d]] or ["nothing decided"]
+    if c["invalid"]:
+        parts.append(f"{c['invalid']} invalid input{'s' if c['invalid'] != 1 else ''}")
+    failing = (
+        f"{c['failing']} failing (--fail-on {report.fail_on})"
+        if c["failing"]
+        else f"nothing fails (--fail-on {report.fail_on})"
+    )
+    return (
+        f"{_n(c['plans'], 'input')}, {_n(c['calls'], 'call')}: {' · '.join(parts)}"
+        f" — {failing} in {report.wall_ms / 1000:.1f} s"
+    )
+
+
+def json_report(report: CheckReport) -> Iterator[str]:
+    """``{"run_id", "plans", "inputs", "problems", "summary", "results": [...]}``, streamed."""
+    from toolrun.commands.check import result_json
+
+    counts = report.counts()
+    head = {
+        "run_id": report.run_id,
+        "plans": [p.file for p in report.plans],
+        "inputs": [
+            {
+                "file": p.file,
+                "format": p.format,
+                "name": p.name,
+                "turns": p.turns,
+                "calls": len(p.calls),
+                "runs": len(p.runs),
+                "valid": not p.problems,
+            }
+            for p in report.plans
+        ],
+        "problems": [
+            {
+                "file": p.location.file if p.location else None,
+                "line": p.location.line if p.location else None,
+                "column": p.location.column if p.location else None,
+                "path": p.path,
+                "message": p.message,
+                "text": str(p),
+            }
+            for p in report.problems
+        ],
+        "summary": {
+            # the keys of exec's summary (result statuses), then check's own
+            **dict.fromkeys(STATUSES, 0),
+            **Counter(call.status for _, call in report.calls),
+            "total": counts["calls"],
+            **counts,
+            "fail_on": report.fail_on,
+            "exit_code": int(report.exit_code),
+            "wall_ms": round(report.wall_ms, 1),
+        },
+    }
+    yield json.dumps(head, indent=2, ensure_ascii=False)[:-2] + ',\n  "results": ['
+    first = True
+    for plan, call in report.calls:
+        record = json.dumps(result_json(report.run_id, plan, call), ensure_ascii=False)
+        yield ("\n    " if first else ",\n    ") + record
+        first = False
+    yield "\n  ]\n}\n" if not first else "]\n}\n"
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,530 @@
+"""The check command as a library function: many inputs decided, nothing executed.
+
+Every call of every input goes through the executor in dry-run mode, the one decision path
+``exec`` uses (permission engine, PreToolUse hooks, partition into runs); ``check`` only
+records what it decided, compactly, so that 100,000 calls fit in a small budget.
+
+With ``jobs > 1`` inputs are checked in worker processes (spawned: the functions they run
+are top-level, and what they return is plain JSON-able data); reports keep input order.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import gc
+import glob
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from toolrun.errors import ExitCode, Location, PlanError, Problem
+from toolrun.paths import display_path
+
+if TYPE_CHECKING:
+    from toolrun.config.models import Config
+    from toolrun.execution.decide import EngineDecider
+    from toolrun.execution.partition import Run
+    from toolrun.execution.results import CallDecision, Result
+    from toolrun.hooks import HookRunner, PreToolUseResult
+    from toolrun.plan.models import Call, Plan
+    from toolrun.tools.registry import ToolRegistry
+
+FAIL_ON = ("deny", "ask", "never")
+
+
+class CallCheck(NamedTuple):
+    """What was decided for one call: plain data, cheap to keep and to send between processes."""
+
+    position: int  # 0-based index in its plan (the "index" of a result record)
+    id: str
+    tool: str
+    target: str  # the main argument, shortened (the command, the path, ...)
+    input: Mapping[str, Any]
+    decision: str  # allow | ask | deny
+    kind: str  # who decided: rule, mode, hook, readonly, ...
+    rule: str | None
+    source: str | None
+    reason: str
+    status: str  # dry run: skipped (allow, ask), denied, error (not admitted)
+    error: str | None
+    line: int
+    column: int
+    turn: int  # 1-based
+    run: int  # 1-based within the plan; 0: not admitted (over the turn's call limit)
+    run_kind: str  # concurrent | exclusive | ""
+    execution_id: str
+    hooks: tuple[Mapping[str, Any], ...] = ()
+
+    def why(self) -> str:
+        """The reason, naming the rule and its source when one decided."""
+        reason = self.reason or f"would {self.decision}"
+        if self.rule and self.rule not in reason:
+            reason += f" (rule {self.rule}" + (f" from {self.source})" if self.source else ")")
+        return reason
+
+    def fails(self, fail_on: str) -> bool:
+        """Whether this call fails the check under ``--fail-on``."""
+        if fail_on == "never":
+            return False
+        return self.decision == "deny" or (fail_on == "ask" and self.decision == "ask")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanCheck:
+    """One input: its calls as decided, or the problems that kept it from being checked."""
+
+    file: str
+    format: str | None = None
+    name: str | None = None
+    turns: int = 0
+    runs: tuple[tuple[int, str, int], ...] = ()  # (turn, kind, calls) in order
+    calls: tuple[CallCheck, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    wall_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data (what a worker process sends back)."""
+        return {
+            "file": self.file,
+            "format": self.format,
+            "name": self.name,
+            "turns": self.turns,
+            "runs": [list(r) for r in self.runs],
+            "calls": list(self.calls),
+            "problems": [_problem_json(p) for p in self.problems],
+            "wall_ms": self.wall_ms,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PlanCheck:
+        return cls(
+            file=data["file"],
+            format=data["format"],
+            name=data["name"],
+            turns=data["turns"],
+            runs=tuple((r[0], r[1], r[2]) for r in data["runs"]),
+            calls=tuple(c if isinstance(c, CallCheck) else CallCheck(*c) for c in data["calls"]),
+            problems=tuple(_problem_from_json(p) for p in data["problems"]),
+            wall_ms=data["wall_ms"],
+        )
+
+
+def _problem_json(p: Problem) -> dict[str, Any]:
+    loc = p.location
+    return {
+        "file": loc.file if loc else None,
+        "line": loc.line if loc else None,
+        "column": loc.column if loc else None,
+        "path": p.path,
+        "message": p.message,
+    }
+
+
+def _problem_from_json(data: Mapping[str, Any]) -> Problem:
+    loc = Location(data["file"], data["line"], data["column"]) if data["line"] is not None else None
+    return Problem(loc, data["path"], data["message"])
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRequest:
+    inputs: Sequence[str]  # files or glob patterns
+    workspace: Path = Path(".")
+    config_file: Path | None = None
+    settings_files: Sequence[Path] = ()
+    mode: str | None = None
+    source_format: str | None = None  # --from; None: detect each input
+    hooks: bool = True
+    jobs: int = 1
+    fail_on: str = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    run_id: str
+    fail_on: str
+    plans: tuple[PlanCheck, ...]
+    wall_ms: float
+
+    @property
+    def problems(self) -> Iterator[Problem]:
+        for plan in self.plans:
+            yield from plan.problems
+
+    @property
+    def calls(self) -> Iterator[tuple[PlanCheck, CallCheck]]:
+        for plan in self.plans:
+            for call in plan.calls:
+                yield plan, call
+
+    def failing(self) -> Iterator[tuple[PlanCheck, CallCheck]]:
+        for plan, call in self.calls:
+            if call.fails(self.fail_on):
+                yield plan, call
+
+    def counts(self) -> dict[str, int]:
+        """Calls per decision, failing calls, invalid inputs and their problems."""
+        out = {"calls": 0, "allow": 0, "ask": 0, "deny": 0, "failing": 0}
+        for plan in self.plans:
+            for call in plan.calls:
+                out[call.decision] = out.get(call.decision, 0) + 1
+                out["failing"] += call.fails(self.fail_on)
+            out["calls"] += len(plan.calls)
+        out["plans"] = len(self.plans)
+        out["invalid"] = sum(1 for p in self.plans if p.problems)
+        out["problems"] = sum(len(p.problems) for p in self.plans)
+        return out
+
+    @property
+    def exit_code(self) -> ExitCode:
+        codes: set[ExitCode] = set()
+        if any(p.problems for p in self.plans):
+            # An input that could not be checked at all is what CI must report first.
+            return ExitCode.INVALID
+        for _, call in self.failing():
+            codes.add(ExitCode.DENIED if call.decision == "deny" else ExitCode.ASK)
+            if ExitCode.DENIED in codes:
+                break
+        return ExitCode.combine(codes)
+
+
+def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]:
+    """The result record of design §6 (the keys ``exec`` uses), plus where it ran."""
+    from toolrun.execution.results import DecidedBy, Result, Status
+
+    result = Result(
+        index=call.position,
+        id=call.id,
+        execution_id=call.execution_id,
+        run_id=run_id,
+        plan=plan.file,
+        tool=call.tool,
+        input=call.input,
+        decision=call.decision,
+        decided_by=DecidedBy(call.kind, call.rule, call.source),
+        status=Status(call.status),
+        error=call.error,
+        location=Location(plan.file, call.line, call.column) if call.line else None,
+        hooks=call.hooks,
+    )
+    return {
+        **result.as_json(),
+        "reason": call.reason,
+        "turn": call.turn,
+        "run": call.run,
+        "run_kind": call.run_kind,
+    }
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+_MAGIC = frozenset("*?[")
+
+
+def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
+    """Files and glob patterns (``**`` included) to (shown name, path) in order, each file
+    once; a pattern that matches no file is kept with path None."""
+    out: list[tuple[str, Path | None]] = []
+    seen: set[str] = set()
+    for arg in inputs:
+        if _MAGIC.isdisjoint(arg) or os.path.exists(arg):
+            matches = [arg]
+        else:
+            matches = sorted(m for m in glob.glob(arg, recursive=True) if os.path.isfile(m))
+            if not matches:
+                out.append((arg, None))
+                continue
+        for match in matches:
+            shown = display_path(match)
+            if shown not in seen:
+                seen.add(shown)
+                out.append((shown, Path(match)))
+    return out
+
+
+# -- checking -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """What a worker needs to rebuild the config and decide (plain data, picklable)."""
+
+    workspace: str
+    config_file: str | None
+    settings_files: tuple[str, ...]
+    mode: str | None
+    hooks: bool
+    source_format: str | None
+    run_id: str
+
+
+@dataclass
+class _State:
+    config: Config
+    registry: ToolRegistry
+    decider: _CheckDecider
+    hooks: HookRunner | None
+
+
+_STATES: dict[_Options, _State] = {}
+
+
+def _state(options: _Options) -> _State:
+    """Config, registry, decider and hooks, built once per process (ConfigError: invalid)."""
+    state = _STATES.get(options)
+    if state is not None:
+        return state
+    from toolrun.config import load_config
+    from toolrun.execution.decide import EngineDecider
+    from toolrun.permissions import PermissionEngine
+    from toolrun.tools import default_registry
+
+    config = load_config(
+        workspace=Path(options.workspace),
+        config_file=Path(options.config_file) if options.config_file else None,
+        settings_files=[Path(f) for f in options.settings_files],
+        mode=options.mode,
+    )
+    registry = default_registry()
+    hooks = None
+    if options.hooks and config.hooks:
+        from toolrun.hooks import HookRunner
+
+        hooks = HookRunner(config, run_id=options.run_id, registry=registry)
+    decider = _CheckDecider(EngineDecider(PermissionEngine(config, registry)))
+    state = _State(config, registry, decider, hooks)
+    _STATES.clear()  # one configuration at a time
+    _STATES[options] = state
+    return state
+
+
+class _CheckDecider:
+    """The executor's decider, memoised for the length of a check, noting each reason.
+
+    Nothing runs during a check, so the same call in the same directory gets the same
+    answer from the permission engine: it is asked once. Calls with a hook decision are
+    always decided afresh (hooks see every call; they run before this, in the executor).
+    """
+
+    MAX_CACHED = 1 << 16
+
+    def __init__(self, inner: EngineDecider) -> None:
+        self.inner = inner
+        self.cache: dict[tuple[str, Path, str], CallDecision] = {}
+        self.reasons: dict[int, str] = {}
+
+    def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
+        if hooks is not None and hooks.decision is not None:
+            decision = self.inner.decide(call, cwd, hooks)
+        else:
+            key = (call.tool, cwd, _input_key(call.input))
+            found = self.cache.get(key)
+            if found is None:
+                found = self.inner.decide(call, cwd, hooks)
+                if len(self.cache) >= self.MAX_CACHED:
+                    self.cache.clear()
+                self.cache[key] = found
+            decision = found
+        self.reasons[call.index] = decision.reason
+        return decision
+
+
+def _input_key(value: Mapping[str, Any]) -> str:
+    # inputs come from JSON or YAML, whose values' reprs differ whenever the values do
+    # (a key order that differs only costs a second decision)
+    return repr(value)
+
+
+def check_input(options: _Options, shown: str, path: str | None) -> dict[str, Any]:
+    """Load and decide one input; plain data back (the worker-process entry point)."""
+    return _check(options, shown, None if path is None else Path(path)).to_json()
+
+
+@contextlib.contextmanager
+def _batch_gc() -> Iterator[None]:
+    """No cyclic garbage collection while one input is loaded and decided.
+
+    A big plan is a few hundred thousand objects that all stay alive until the input is
+    done; each collection would walk all of them again for nothing (it was 40% of the time
+    of a 100,000-call check). Checking makes little cyclic garbage, collected afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _check(options: _Options, shown: str, path: Path | None) -> PlanCheck:
+    with _batch_gc():
+        return _check_input(options, shown, path)
+
+
+def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
+    started = time.perf_counter()
+    if path is None:
+        message = f"{shown}: no file matches this pattern"
+        return PlanCheck(shown, problems=(Problem(None, "", message),))
+    from toolrun.plan.importers import load_input
+
+    state = _state(options)
+    try:
+        imported = load_input(
+            path,
+            state.registry,
+            display=shown,
+            source_format=options.source_format,
+            max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
+        )
+    except PlanError as exc:
+        return PlanCheck(
+            shown, problems=exc.problems, wall_ms=(time.perf_counter() - started) * 1000
+        )
+    plan = imported.plan
+    runs, calls = _decide(state, options.run_id, plan)
+    return PlanCheck(
+        file=shown,
+        format=imported.format,
+        name=plan.name,
+        turns=len(plan.turns),
+        runs=runs,
+        calls=calls,
+        wall_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+def _decide(
+    state: _State, run_id: str, plan: Plan
+) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
+    """Every call of ``plan`` through the executor in dry-run mode, recorded compactly."""
+    import anyio
+
+    from toolrun.execution.executor import ExecSettings, Executor
+    from toolrun.render.results import target
+
+    config = state.config
+    reasons = state.decider.reasons
+    runs: list[tuple[int, str, int]] = []
+    run_of: dict[int, tuple[int, str]] = {}
+    calls: list[CallCheck] = []
+    # the 1-based turn of a call not in any run (beyond the turn's limit), by its index
+    turn_starts = [t.calls[0].index if t.calls else -1 for t in plan.turns]
+
+    def on_run(_plan: Plan, run: Run[Call]) -> None:
+        runs.append((run.calls[0].turn + 1, run.kind, len(run.calls)))
+        for call in run.calls:
+            run_of[call.index] = (len(runs), run.kind)
+
+    def on_result(r: Result) -> None:
+        run, run_kind = run_of.pop(r.index, (0, ""))
+        loc = r.location
+        by = r.decided_by
+        calls.append(
+            CallCheck(
+                r.index,
+                r.id,
+                r.tool,
+                target(r, 60),
+                r.input,
+                r.decision,
+                by.kind,
+                by.rule,
+                by.source,
+                reasons.pop(r.index, "") or r.error or "",
+                str(r.status),
+                r.error,
+                loc.line if loc else 0,
+                loc.column if loc else 0,
+                bisect.bisect_right(turn_starts, r.index),
+                run,
+                run_kind,
+                r.execution_id,
+                r.hooks,
+            )
+        )
+
+    executor = Executor(
+        workspace=config.workspace,
+        registry=state.registry,
+        decider=state.decider,
+        settings=ExecSettings(
+            max_concurrency=config.toolrun.max_concurrency,
+            kind_limits=dict(config.toolrun.kind_limits),
+            max_calls_per_turn=config.toolrun.max_calls_per_turn,
+            dry_run=True,
+        ),
+        run_id=run_id,
+        on_result=on_result,
+        additional_directories=config.additional_directories,
+        hooks=state.hooks,
+        on_run=on_run,
+    )
+    reasons.clear()
+    anyio.run(executor.run, [plan])
+    return tuple(runs), tuple(calls)
+
+
+def check(
+    request: CheckRequest, *, on_plan: Callable[[PlanCheck], None] | None = None
+) -> CheckReport:
+    """Check every input (ConfigError: nothing can be decided); ``on_plan`` gets each
+    input's result in input order, as soon as it and every earlier one are done."""
+    from toolrun.execution.journal import new_run_id
+
+    if request.fail_on not in FAIL_ON:
+        raise ValueError(f"fail_on must be one of {FAIL_ON}, not {request.fail_on!r}")
+    started = time.perf_counter()
+    options = _Options(
+        workspace=str(request.workspace),
+        config_file=str(request.config_file) if request.config_file else None,
+        settings_files=tuple(str(f) for f in request.settings_files),
+        mode=request.mode,
+        hooks=request.hooks,
+        source_format=request.source_format,
+        run_id=new_run_id(),
+    )
+    _state(options)  # an invalid config stops everything here
+    inputs = expand_inputs(request.inputs)
+    done: list[PlanCheck] = []
+
+    def deliver(plan: PlanCheck) -> None:
+        done.append(plan)
+        if on_plan is not None:
+            on_plan(plan)
+
+    jobs = min(request.jobs, len(inputs))
+    if jobs <= 1:
+        for shown, path in inputs:
+            deliver(_check(options, shown, path))
+    else:
+        _check_in_processes(options, inputs, jobs, deliver)
+    return CheckReport(
+        run_id=options.run_id,
+        fail_on=request.fail_on,
+        plans=tuple(done),
+        wall_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+def _check_in_processes(
+    options: _Options,
+    inputs: Sequence[tuple[str, Path | None]],
+    jobs: int,
+    deliver: Callable[[PlanCheck], None],
+) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = [
+            pool.submit(check_input, options, shown, str(path) if path is not None else None)
+            for shown, path in inputs
+        ]
+        for future in futures:  # input order, each as soon as the earlier ones are in
+            deliver(PlanCheck.from_json(future.result()))
