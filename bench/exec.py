@@ -89,10 +89,19 @@ def bench_sleep(ws: Path, repeat: int) -> None:
     plan = write_plan(
         ws / "sleep.json", [{"tool": "Bash", "input": {"command": "sleep 0.2"}} for _ in range(20)]
     )
-    walls = [toolrun_exec(ws, plan, "--max-concurrency", "10") for _ in range(repeat)]
+    walls, runs = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = subprocess.run(
+            [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "json",
+             "--max-concurrency", "10"],
+            cwd=ws, capture_output=True, text=True, check=True,
+        ).stdout
+        walls.append(time.perf_counter() - start)
+        runs.append(json.loads(out)["summary"]["wall_ms"] / 1000)
     print(
-        f"20 x sleep 0.2, limit 10: wall {statistics.median(walls):.2f} s (budget 0.5 s; "
-        "includes interpreter start-up)"
+        f"20 x sleep 0.2, limit 10: run wall {statistics.median(runs):.2f} s (budget 0.5 s); "
+        f"whole process {statistics.median(walls):.2f} s with start-up"
     )
 
 

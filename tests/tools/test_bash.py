@@ -233,3 +233,41 @@ def test_read_only_asks_the_permissions_module(monkeypatch: pytest.MonkeyPatch, 
     assert bash.is_concurrency_safe(BashInput(command="ls"), ctx)
     assert not bash.is_read_only(BashInput(command="rm x"), ctx)
     assert calls == [("ls", ws / "sub", ws), ("rm x", ws / "sub", ws)]
+
+
+@pytest.mark.parametrize(
+    ("command", "may"),
+    [
+        ("echo hi", False),
+        ("ls -la | grep x", False),
+        ("git status && git diff", False),
+        ("echo cdrom", False),
+        ("cd sub", True),
+        ("make && cd build", True),
+        ("pushd /tmp", True),
+        ("source env.sh", True),
+        (". ./env.sh", True),
+        ("x; . env.sh", True),
+        ('eval "$X"', True),
+        ("exec bash", True),
+        ("(cd a)", True),  # a subshell cannot move us, but a false alarm only costs time
+    ],
+)
+def test_which_commands_get_the_cwd_probe(command: str, may: bool) -> None:
+    from toolrun.tools.builtins.bash import may_change_directory
+
+    assert may_change_directory(command, {}) is may
+    assert may_change_directory(command, {"BASH_ENV": "/etc/x"}) is True
+
+
+@pytest.mark.anyio
+async def test_cwd_is_reported_without_the_probe_too(tmp_path: Path) -> None:
+    from toolrun.tools.base import ToolContext
+    from toolrun.tools.builtins.bash import BashInput, BashTool
+
+    os.mkdir(tmp_path / "sub")
+    ctx = ToolContext.for_workspace(tmp_path)
+    out = await BashTool().run(BashInput(command="echo plain"), ctx)
+    assert out.metadata["cwd"] == str(ctx.workspace)
+    moved = await BashTool().run(BashInput(command="echo x && cd sub"), ctx)
+    assert moved.metadata["cwd"] == str(ctx.workspace / "sub")

@@ -21,6 +21,7 @@ import functools
 import importlib
 import itertools
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -97,7 +98,17 @@ class BashTool(BaseTool[BashInput]):
         if not ctx.cwd.is_dir():
             raise ToolError(f"working directory {ctx.cwd} does not exist")
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
-        probe = _CwdProbe.create(ctx.env if ctx.env is not None else os.environ)
+        env = ctx.env if ctx.env is not None else os.environ
+        if not may_change_directory(input.command, env):
+            # No way for it to move the shell: skip the probe, which costs the shell
+            # about as much again as a short command does.
+            output, exit_code = await _run(bash, input.command, ctx.cwd, env, timeout_ms)
+            return ToolOutput(
+                output,
+                is_error=exit_code != 0,
+                metadata={"exit_code": exit_code, "cwd": str(ctx.cwd)},
+            )
+        probe = _CwdProbe.create(env)
         try:
             output, exit_code = await _run(bash, input.command, ctx.cwd, probe.env, timeout_ms)
             final_cwd = probe.read() or str(ctx.cwd)
@@ -108,6 +119,17 @@ class BashTool(BaseTool[BashInput]):
             is_error=exit_code != 0,
             metadata={"exit_code": exit_code, "cwd": final_cwd},
         )
+
+
+# Words that can move a shell to another directory, directly or by running code the
+# command text does not show. Matching is deliberately loose: a false alarm costs only
+# the probe, a miss would lose a `cd`.
+_MAY_CD = re.compile(r"\b(?:cd|pushd|popd|source|eval|exec|builtin|command)\b|(?:^|[\s;&|({`])\.\s")
+
+
+def may_change_directory(command: str, env: Mapping[str, str]) -> bool:
+    """Could running ``command`` leave the shell in another working directory?"""
+    return bool(env.get("BASH_ENV")) or _MAY_CD.search(command) is not None
 
 
 @functools.cache
