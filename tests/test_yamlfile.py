@@ -111,3 +111,22 @@ def test_json_data_is_exactly_what_json_decodes() -> None:
     # (YAML 1.1 would read -0.5e3 as a string: JSON files never go through YAML for data)
     text = '{"a": [1, 2.5, "x\\u00e9", true, null, {"b": {"c": [[], {}]}}], "d": -0.5e3}'
     assert parse_text(text, "f.json", json_syntax=True).data == json.loads(text)
+
+
+def test_yaml_is_built_from_events_without_keeping_a_node_tree() -> None:
+    doc = parse_text(PLAN, "p.yaml")
+    assert doc.root is None  # only shallow positions are kept; the tree is built on demand
+    assert doc.value_location(("turns", 0, "calls", 1)) == Location("p.yaml", 4, 9)
+    # deeper than the kept positions: located through the node tree, built now
+    assert doc.locate(("turns", 0, "calls", 1, "input", "file_path")) == Location("p.yaml", 6, 11)
+
+
+def test_anchors_merge_keys_and_odd_tags_still_work() -> None:
+    text = "base: &b {tool: Read}\ncalls:\n  - *b\n  - {<<: *b, id: x}\nwhen: 2026-11-29\n"
+    doc = parse_text(text, "a.yaml")
+    assert doc.data["calls"] == [{"tool": "Read"}, {"tool": "Read", "id": "x"}]
+    assert str(doc.data["when"]) == "2026-11-29"
+    with pytest.raises(DocumentError, match=r"^t.yaml:1:4: invalid YAML: could not determine"):
+        parse_text("a: !weird 1\n", "t.yaml")
+    with pytest.raises(DocumentError, match=r"expected a single document"):
+        parse_text("a: 1\n---\nb: 2\n", "m.yaml")

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import yaml
 
@@ -196,7 +196,9 @@ _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # 
 def _skip_ws(text: str, index: int) -> int:
     match = _WS.match(text, index)
     return match.end() if match else index
-JSON_MARK_DEPTH = 5  # enough for turns[i].calls[j] and permissions.allow[i]
+# Positions are kept down to turns[i].calls[j] (and permissions.allow[i]); anything
+# deeper is located through the node tree, built only when an error needs it.
+MARK_DEPTH = 4
 
 
 class _JsonMarks:
@@ -243,7 +245,7 @@ class _JsonMarks:
         index = _skip_ws(text, index)
         self.values[path] = index
         ch = text[index]
-        if len(path) >= JSON_MARK_DEPTH or ch not in "[{":
+        if len(path) >= MARK_DEPTH or ch not in "[{":
             return _json_scan(text, index)
         index = _skip_ws(text, index + 1)
         if ch == "[":
@@ -289,10 +291,144 @@ def parse_json(text: str, file: str) -> Document:
     return Document(file, data, None, tuple(marks.problems), marks)
 
 
+class _YamlMarks(_JsonMarks):
+    """Positions of a YAML document's shallow values and keys, as ``line << 20 | column``."""
+
+    def _location(self, index: int) -> Location:
+        return Location(self.file, (index >> 20) + 1, (index & 0xFFFFF) + 1)
+
+
+class _NeedNodes(Exception):
+    """A construct the event builder leaves to the node builder (merge keys, odd keys)."""
+
+
+def _pos(mark: Any) -> int:
+    return (int(mark.line) << 20) | min(int(mark.column), 0xFFFFF)
+
+
+class _EventSource(Protocol):
+    """The parts of a (C)SafeLoader the event builder uses (the stubs leave them untyped)."""
+
+    yaml_constructors: dict[Any, Any]
+
+    def get_event(self) -> Any: ...
+
+    def peek_event(self) -> Any: ...
+
+    def check_event(self, *choices: type) -> bool: ...
+
+    def resolve(self, kind: type, value: str, implicit: Any) -> str: ...
+
+
+class _EventBuilder:
+    """Builds data straight from the parser's events, keeping only shallow positions.
+
+    Composing the node tree first would hold every node of a big plan in memory
+    next to its data (over 500 MB for 100,000 calls); the tree is built later
+    only if an error deeper than the recorded levels needs to be located.
+    """
+
+    def __init__(self, loader: yaml.SafeLoader, marks: _YamlMarks) -> None:
+        self.loader = cast(_EventSource, loader)
+        self.marks = marks
+        self.anchors: dict[str, Any] = {}
+        self.constructors = loader.yaml_constructors
+
+    def build(self, path: tuple[PathPart, ...]) -> Any:
+        loader = self.loader
+        event = loader.get_event()
+        if len(path) <= MARK_DEPTH:
+            self.marks.values[path] = _pos(event.start_mark)
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor not in self.anchors:
+                raise _NeedNodes  # the node builder words the error
+            return self.anchors[event.anchor]
+        if isinstance(event, yaml.ScalarEvent):
+            value = self._scalar(event)
+        elif isinstance(event, yaml.SequenceStartEvent):
+            items: list[Any] = []
+            while not loader.check_event(yaml.SequenceEndEvent):
+                items.append(self.build((*path, len(items))))
+            loader.get_event()
+            value = items
+        elif isinstance(event, yaml.MappingStartEvent):
+            value = self._mapping(path, event)
+        else:  # pragma: no cover - the parser guarantees one of the above
+            raise _NeedNodes
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self.anchors[anchor] = value
+        return value
+
+    def _scalar(self, event: yaml.ScalarEvent) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == "tag:yaml.org,2002:merge":
+            raise _NeedNodes
+        node = yaml.ScalarNode(tag, event.value, style=event.style)
+        constructor = self.constructors.get(tag)
+        if constructor is None:  # an unknown tag: the node builder reports it with its place
+            raise _NeedNodes
+        return constructor(self.loader, node)
+
+    def _mapping(self, path: tuple[PathPart, ...], start: yaml.Event) -> dict[Any, Any]:
+        loader = self.loader
+        out: dict[Any, Any] = {}
+        while not loader.check_event(yaml.MappingEndEvent):
+            key_event = loader.peek_event()
+            if not isinstance(key_event, yaml.ScalarEvent):
+                raise _NeedNodes  # complex keys: let the node builder report them
+            loader.get_event()
+            key = self._scalar(key_event)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise _NeedNodes
+            child = (*path, str(key))
+            if key in out:
+                self.marks.problems.append(
+                    Problem(
+                        self.marks._location(_pos(key_event.start_mark)),
+                        format_path(child),
+                        f"duplicate key {key!r}",
+                    )
+                )
+            if len(child) <= MARK_DEPTH:
+                self.marks.keys[child] = _pos(key_event.start_mark)
+            out[key] = self.build(child)
+        loader.get_event()
+        return out
+
+
+def _parse_yaml_events(text: str, file: str) -> Document | None:
+    """The event-built Document, or None when the node builder must do it."""
+    raw = _Loader(text)
+    loader = cast(_EventSource, raw)
+    marks = _YamlMarks(text, file)
+    try:
+        loader.get_event()  # StreamStart
+        if loader.check_event(yaml.StreamEndEvent):
+            return Document(file, None, None)
+        loader.get_event()  # DocumentStart
+        data = _EventBuilder(raw, marks).build(())
+        loader.get_event()  # DocumentEnd
+        if not loader.check_event(yaml.StreamEndEvent):
+            return None  # several documents: the node builder says so
+    except _NeedNodes:
+        return None
+    except yaml.YAMLError as exc:
+        raise DocumentError(_syntax_problem(file, exc)) from None
+    finally:
+        raw.dispose()
+    return Document(file, data, None, tuple(marks.problems), marks)
+
+
 def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
     """Parse YAML, or JSON (strictly) when ``json_syntax``, into a located Document."""
     if json_syntax:
         return parse_json(text, file)
+    fast = _parse_yaml_events(text, file)
+    if fast is not None:
+        return fast
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
