@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolrun.cli.options import config_options
+from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CheckReport, PlanCheck
@@ -43,13 +43,7 @@ STATUSES = ("ok", "error", "denied", "timeout", "cancelled", "interrupted", "ski
     show_default=True,
     help="Which decisions fail the check: deny (exit 4), ask (also exit 5), never.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default=None,
-    help="Output format [default: table on a terminal, text otherwise].",
-)
+@format_option(FORMATS)
 @click.option(
     "-o",
     "--output",
@@ -63,14 +57,8 @@ STATUSES = ("ok", "error", "denied", "timeout", "cancelled", "interrupted", "ski
     default=None,
     help="Format of the -o report.",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Inputs checked in parallel processes (output keeps the input order).",
-)
-@click.option("--no-hooks", is_flag=True, help="Do not run PreToolUse hooks.")
+@jobs_option("Inputs checked in parallel processes (output keeps the input order).")
+@no_hooks_option
 def check(
     inputs: tuple[str, ...],
     config_file: Path | None,
@@ -96,7 +84,7 @@ def check(
 
     Exit codes: 0 nothing fails; 4 a call would be denied; 5 a call would ask (with
     --fail-on ask); 3 an input or the config is invalid (every input is still checked and
-    reported). When several apply: 4, then 5, then 3.
+    reported). When several apply: 3, then 4, then 5.
     """
     from toolrun.commands.check import CheckRequest
     from toolrun.commands.check import check as run_check

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from toolrun.cli.options import config_options
+from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,26 +24,14 @@ FORMATS = ("text", "table", "json", "jsonl")
 @click.argument("plans", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @config_options
 @click.option("--dry-run", is_flag=True, help="Partition and decide every call; execute nothing.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default=None,
-    help="Output format [default: table on a terminal, text otherwise].",
-)
+@format_option(FORMATS)
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the JSON report here (JSONL when the name ends in .jsonl).",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Plans run side by side, each with a fair share of the capacity.",
-)
+@jobs_option("Plans run side by side, each with a fair share of the capacity.")
 @click.option(
     "--max-concurrency",
     type=click.IntRange(min=1),
@@ -59,7 +47,7 @@ FORMATS = ("text", "table", "json", "jsonl")
     help="What an ask becomes: prompt (the default at a terminal), deny (otherwise), allow.",
 )
 @click.option("--no-journal", is_flag=True, help="Do not write .toolrun/runs/<run-id>.jsonl.")
-@click.option("--no-hooks", is_flag=True, help="Do not run hooks (PreToolUse, PostToolUse, ...).")
+@no_hooks_option
 def exec_(
     plans: tuple[Path, ...],
     config_file: Path | None,

@@ -246,8 +246,11 @@ def _explain_with_hooks(
                 "deny",
                 f"the hook's updatedInput is not valid {tool} input: "
                 + "; ".join(e["msg"] for e in exc.errors(include_url=False)),
-                FinalDecidedBy("hook", pre.decided_by.command if pre.decided_by else None,
-                               pre.decided_by.source if pre.decided_by else None),
+                FinalDecidedBy(
+                    "hook",
+                    pre.decided_by.command if pre.decided_by else None,
+                    pre.decided_by.source if pre.decided_by else None,
+                ),
             )
     if fmt == "json":
         out = decision.to_json()

@@ -56,6 +56,28 @@ def config_options(f: F) -> F:
     return f
 
 
+def format_option(choices: tuple[str, ...]) -> Callable[[F], F]:
+    """``--format``: the default is chosen at run time (a table only on a terminal)."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=None,
+        help="Output format [default: table on a terminal, text otherwise].",
+    )
+
+
+def jobs_option(help: str) -> Callable[[F], F]:
+    return click.option(
+        "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help=help
+    )
+
+
+no_hooks_option = click.option(
+    "--no-hooks", is_flag=True, help="Do not run hooks (PreToolUse, PostToolUse, ...)."
+)
+
+
 def load_config_from_options(
     config_file: Path | None,
     settings_files: tuple[Path, ...],

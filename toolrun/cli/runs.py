@@ -17,8 +17,14 @@ workspace_option = click.option(
 
 @click.command()
 @workspace_option
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-              show_default=True, help="Output format.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
 def runs(workspace: Path, fmt: str) -> int:
     """List past runs of the workspace, newest first."""
     import json
@@ -90,7 +96,9 @@ def show(run: str, call: str | None, workspace: Path) -> int:
             for r in record.results
         ]
         click.echo(f"run {record.run_id}: {', '.join(record.plans)}")
-        click.echo(render_table(["#", "id", "tool", "status", "decision", "time", "execution"], rows))
+        click.echo(
+            render_table(["#", "id", "tool", "status", "decision", "time", "execution"], rows)
+        )
         if record.wall_ms is None:
             click.echo("(the run did not finish: no end record)")
         return 0
