@@ -353,3 +353,39 @@ async def test_parallel_runs_of_several_plans_share_fairly(
     first = tracker.started[:4]
     assert sum(t.startswith("a") for t in first) == 2
     assert sum(t.startswith("b") for t in first) == 2
+
+
+async def test_sibling_abort_on_bash_error_cancels_the_rest_of_the_run(
+    registry: ToolRegistry, workspace: Path, tracker: Tracker
+) -> None:
+    # `ls` of a missing path is read-only, so it shares a concurrent run with the sleeps
+    turn = [
+        ("Sleep", {"seconds": 2, "tag": "long"}),
+        ("Bash", {"command": "ls no-such-dir"}),
+        ("Sleep", {"seconds": 2, "tag": "queued"}),
+    ]
+    plan = make_plan(registry, [turn])
+    with anyio.fail_after(5):
+        (results,) = await executor(
+            registry, workspace, sibling_abort_on_bash_error=True, max_concurrency=2
+        ).run([plan])
+    assert [r.status for r in results] == [Status.CANCELLED, Status.ERROR, Status.CANCELLED]
+    why = "Cancelled: parallel tool call Bash(ls no-such-dir) errored"
+    assert results[0].error == f"{why} after the call started; it may have had side effects"
+    assert results[2].error == f"{why} before the call started"
+    assert results[2].aborted_before_launch and not results[0].aborted_before_launch
+    # and off (the default), a failing Bash call leaves its siblings alone
+    (calm,) = await executor(registry, workspace, max_concurrency=3).run(
+        [
+            make_plan(
+                registry,
+                [
+                    [
+                        ("Sleep", {"seconds": 0.05, "tag": "a"}),
+                        ("Bash", {"command": "ls no-such-dir"}),
+                    ]
+                ],
+            )
+        ]
+    )
+    assert [r.status for r in calm] == [Status.OK, Status.ERROR]
