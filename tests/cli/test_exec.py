@@ -411,3 +411,43 @@ def test_dash_cannot_be_mixed_with_plan_files(runner: CliRunner, ws: Path) -> No
     result = runner.invoke(main, ["exec", "-", "p.yaml"])
     assert result.exit_code == 2
     assert result.stderr == "'-' (calls on stdin) cannot be combined with plan files\n"
+
+
+def test_at_a_terminal_an_ask_prompts_and_the_answer_decides(ws: Path) -> None:
+    import pty
+
+    write(
+        ws / "plan.yaml",
+        "calls:\n  - {tool: Write, input: {file_path: yes.txt, content: y}}\n"
+        "  - {tool: Write, input: {file_path: no.txt, content: n}}\n",
+    )
+    main_fd, terminal = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "toolrun", "exec", "plan.yaml", "--no-journal"],
+        cwd=ws,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+    ) as proc:
+        os.close(terminal)
+        seen = b""
+
+        def until(marker: bytes) -> None:
+            nonlocal seen
+            deadline = time.monotonic() + 20
+            while marker not in seen:
+                assert time.monotonic() < deadline, seen
+                seen += os.read(main_fd, 4096)
+
+        until(b"Allow? y = yes, n = no, a = always for this run")
+        assert b"call-1: Write(yes.txt) needs approval" in seen
+        os.write(main_fd, b"y\n")
+        until(b"call-2: Write(no.txt) needs approval")
+        until(b"always for this run")
+        os.write(main_fd, b"n\n")
+        until(b"in ")  # the recap line
+        proc.wait(timeout=20)
+    os.close(main_fd)
+    assert (ws / "yes.txt").read_text() == "y"
+    assert not (ws / "no.txt").exists()
+    assert proc.returncode == 4  # the user denied the second call

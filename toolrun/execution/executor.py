@@ -486,7 +486,8 @@ class Executor:
             self._always.add(call.tool)
         if answer in ("yes", "always"):
             return CallDecision("allow", "approved by the user", DecidedBy("user", answer))
-        return CallDecision("ask", "denied by the user", DecidedBy("user", "no"))
+        # The user said no: a denial (exit 4), not a missing approval (exit 5).
+        return CallDecision("deny", "denied by the user", DecidedBy("user", "no"))
 
     def _lock_paths(self, tool: Tool[Any], call: Call, ctx: ToolContext) -> tuple[Path, ...]:
         if tool.kind is not ToolKind.WRITE:
