@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from toolrun.cli.options import config_options
 
 
 @click.command()
@@ -20,16 +24,30 @@ import click
     show_default=True,
     help="Output format of the list.",
 )
-def tools(schema_of: str | None, fmt: str) -> int:
-    """List the registered tools: kind, concurrency- and retry-safety, source."""
+@config_options
+def tools(
+    schema_of: str | None,
+    fmt: str,
+    config_file: Path | None,
+    settings_files: tuple[Path, ...],
+    workspace: Path,
+    mode: str | None,
+) -> int:
+    """List the registered tools: kind, concurrency- and retry-safety, source.
+
+    Built-ins, plugins (the toolrun.tools entry points) and the tools of the MCP
+    servers the config names (mcpServers).
+    """
     import json
 
-    from toolrun.commands.tools import describe_tools, tool_schema
+    from toolrun.cli.options import load_config_from_options
+    from toolrun.commands.tools import describe_tools, tool_registry, tool_schema
 
+    registry = tool_registry(load_config_from_options(config_file, settings_files, workspace, mode))
     if schema_of is not None:
-        click.echo(json.dumps(tool_schema(schema_of), indent=2))
+        click.echo(json.dumps(tool_schema(schema_of, registry), indent=2))
         return 0
-    rows = describe_tools()
+    rows = describe_tools(registry)
     if fmt == "json":
         click.echo(json.dumps([row.as_json() for row in rows], indent=2))
         return 0

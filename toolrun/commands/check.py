@@ -289,6 +289,10 @@ def _state(options: _Options) -> _State:
         mode=options.mode,
     )
     registry = default_registry()
+    if config.mcp_servers:
+        from toolrun.tools.mcp import register_mcp_tools
+
+        register_mcp_tools(config, registry)  # listed, never run: check executes nothing
     hooks = None
     if options.hooks and config.hooks:
         from toolrun.hooks import HookRunner

@@ -23,6 +23,7 @@ from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Call, Plan, Turn
 
 if TYPE_CHECKING:
+    from toolrun.config.models import Config
     from toolrun.tools.registry import ToolRegistry
 
 
@@ -86,10 +87,6 @@ def execute(
     """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans."""
     from toolrun.config import load_config
     from toolrun.errors import UsageError
-    from toolrun.execution.decide import EngineDecider
-    from toolrun.paths import display_path
-    from toolrun.permissions import PermissionEngine
-    from toolrun.plan import load_plans
     from toolrun.tools import default_registry
 
     config = load_config(
@@ -102,85 +99,133 @@ def execute(
     streaming = any(str(p) == "-" for p in request.plans)
     if streaming and len(request.plans) > 1:
         raise UsageError("'-' (calls on stdin) cannot be combined with plan files")
-    plans = [] if streaming else load_plans(request.plans, registry, display=display_path)
-    engine = PermissionEngine(config, registry)
-    settings = ExecSettings(
-        max_concurrency=request.max_concurrency or config.toolrun.max_concurrency,
-        kind_limits=dict(config.toolrun.kind_limits),
-        max_calls_per_turn=config.toolrun.max_calls_per_turn,
-        sibling_abort_on_bash_error=config.toolrun.sibling_abort_on_bash_error,
-        dry_run=request.dry_run,
-        ask_default=request.ask_default,
-        jobs=request.jobs,
-    )
-    run_id = new_run_id()
-    journal = (
-        Journal.for_run(config.workspace, run_id)
-        if request.journal and not request.dry_run
-        else None
-    )
-    hooks = None
-    if request.hooks and config.hooks:
-        from toolrun.hooks import HookRunner
-
-        hooks = HookRunner(config, run_id=run_id, registry=registry)
-    executor = Executor(
-        workspace=config.workspace,
-        registry=registry,
-        decider=EngineDecider(engine),
-        settings=settings,
-        run_id=run_id,
-        on_result=on_result,
-        ask=ask,
-        journal=journal,
-        additional_directories=config.additional_directories,
-        hooks=hooks,
-        read_veto=engine.read_veto,
-    )
-    if on_plans is not None:
-        on_plans(plans)
-    started = time.time()
-    if journal is not None:
-        journal.write(
-            {
-                "event": "run",
-                "run_id": run_id,
-                "toolrun": __version__,
-                "started_at": started,
-                "workspace": str(config.workspace),
-                "mode": config.default_mode,
-                "plans": ["-"] if streaming else [p.file for p in plans],
-                "config_files": [str(f) for f in config.files],
-            }
-        )
-    try:
-        if streaming:
-            results = [anyio.run(_stream_with_signals, executor, registry, stdin or sys.stdin.buffer)]
-        else:
-            results = anyio.run(_run_with_signals, executor, plans)
-    finally:
-        wall_ms = (time.time() - started) * 1000
-        if journal is not None:
-            journal.write(
-                {
-                    "event": "end",
-                    "run_id": run_id,
-                    "wall_ms": wall_ms,
-                    "interrupted": executor.interrupted,
-                }
-            )
-            journal.close()
+    session = _Session(request, config, registry, streaming, on_result, ask, on_plans, stdin)
+    results = anyio.run(session.run)
     flat = tuple(r for plan_results in results for r in plan_results)
     return ExecReport(
-        run_id=run_id,
-        plans=("-",) if streaming else tuple(p.file for p in plans),
+        run_id=session.run_id,
+        plans=("-",) if streaming else tuple(p.file for p in session.plans),
         results=tuple(tuple(r) for r in results),
-        wall_ms=wall_ms,
-        interrupted=executor.interrupted,
-        journal_path=journal.path if journal is not None else None,
+        wall_ms=session.wall_ms,
+        interrupted=session.interrupted,
+        journal_path=session.journal.path if session.journal is not None else None,
         dry_run=request.dry_run,
         all_results=flat,
     )
+
+
+class _Session:
+    """One exec, inside one event loop: MCP servers (which live in the loop that started
+    them) come up before the plans are validated and go down after the last call."""
+
+    def __init__(
+        self,
+        request: ExecRequest,
+        config: Config,
+        registry: ToolRegistry,
+        streaming: bool,
+        on_result: ResultSink | None,
+        ask: AskHandler | None,
+        on_plans: Callable[[Sequence[Plan]], None] | None,
+        stdin: BinaryIO | None,
+    ) -> None:
+        self.request = request
+        self.config = config
+        self.registry = registry
+        self.streaming = streaming
+        self.on_result = on_result
+        self.ask = ask
+        self.on_plans = on_plans
+        self.stdin = stdin
+        self.run_id = new_run_id()
+        self.plans: list[Plan] = []
+        self.journal: Journal | None = None
+        self.wall_ms = 0.0
+        self.interrupted = False
+
+    async def run(self) -> list[list[Result]]:
+        if not self.config.mcp_servers:
+            return await self._run()
+        from toolrun.tools.mcp import start_mcp_tools
+
+        async with start_mcp_tools(self.config, self.registry):
+            return await self._run()
+
+    async def _run(self) -> list[list[Result]]:
+        from toolrun.execution.decide import EngineDecider
+        from toolrun.paths import display_path
+        from toolrun.permissions import PermissionEngine
+        from toolrun.plan import load_plans
+
+        request, config, registry = self.request, self.config, self.registry
+        if not self.streaming:
+            self.plans = load_plans(request.plans, registry, display=display_path)
+        engine = PermissionEngine(config, registry)
+        settings = ExecSettings(
+            max_concurrency=request.max_concurrency or config.toolrun.max_concurrency,
+            kind_limits=dict(config.toolrun.kind_limits),
+            max_calls_per_turn=config.toolrun.max_calls_per_turn,
+            sibling_abort_on_bash_error=config.toolrun.sibling_abort_on_bash_error,
+            dry_run=request.dry_run,
+            ask_default=request.ask_default,
+            jobs=request.jobs,
+        )
+        if request.journal and not request.dry_run:
+            self.journal = Journal.for_run(config.workspace, self.run_id)
+        hooks = None
+        if request.hooks and config.hooks:
+            from toolrun.hooks import HookRunner
+
+            hooks = HookRunner(config, run_id=self.run_id, registry=registry)
+        executor = Executor(
+            workspace=config.workspace,
+            registry=registry,
+            decider=EngineDecider(engine),
+            settings=settings,
+            run_id=self.run_id,
+            on_result=self.on_result,
+            ask=self.ask,
+            journal=self.journal,
+            additional_directories=config.additional_directories,
+            hooks=hooks,
+            read_veto=engine.read_veto,
+        )
+        if self.on_plans is not None:
+            self.on_plans(self.plans)
+        started = time.time()
+        journal = self.journal
+        if journal is not None:
+            journal.write(
+                {
+                    "event": "run",
+                    "run_id": self.run_id,
+                    "toolrun": __version__,
+                    "started_at": started,
+                    "workspace": str(config.workspace),
+                    "mode": config.default_mode,
+                    "plans": ["-"] if self.streaming else [p.file for p in self.plans],
+                    "config_files": [str(f) for f in config.files],
+                }
+            )
+        try:
+            if self.streaming:
+                stdin = self.stdin or sys.stdin.buffer
+                turns = _stdin_turns(executor, registry, stdin)
+                return [await _with_signals(executor, executor.run_stream("-", turns))]
+            return await _with_signals(executor, executor.run(self.plans))
+        finally:
+            self.wall_ms = (time.time() - started) * 1000
+            self.interrupted = executor.interrupted
+            if journal is not None:
+                journal.write(
+                    {
+                        "event": "end",
+                        "run_id": self.run_id,
+                        "wall_ms": self.wall_ms,
+                        "interrupted": executor.interrupted,
+                    }
+                )
+                journal.close()
 
 
 T = TypeVar("T")
@@ -202,20 +247,6 @@ async def _with_signals(executor: Executor, work: Awaitable[T]) -> T:
         result = await work
         tg.cancel_scope.cancel()
     return result
-
-
-async def _run_with_signals(executor: Executor, plans: Sequence[Plan]) -> list[list[Result]]:
-    return await _with_signals(executor, executor.run(plans))
-
-
-async def _stream_with_signals(
-    executor: Executor, registry: ToolRegistry, stdin: BinaryIO
-) -> list[Result]:
-    """``exec -``: JSONL calls from stdin, run as they arrive. The lines that arrive
-    together (up to a turn's limit) form one turn, so a fast producer still gets
-    concurrency and a slow one gets each call run at once."""
-    turns = _stdin_turns(executor, registry, stdin)
-    return await _with_signals(executor, executor.run_stream("-", turns))
 
 
 async def _stdin_turns(

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from toolrun.config.models import Config
 from toolrun.errors import UsageError
-from toolrun.tools import default_registry
+from toolrun.tools import ToolRegistry, default_registry
 from toolrun.tools.base import concurrency_of
 
 
@@ -30,8 +31,18 @@ class ToolRow:
         }
 
 
-def describe_tools() -> list[ToolRow]:
+def tool_registry(config: Config | None = None) -> ToolRegistry:
+    """Built-ins and plugins, plus the MCP servers' tools when the config names servers."""
     registry = default_registry()
+    if config is not None and config.mcp_servers:
+        from toolrun.tools.mcp import register_mcp_tools
+
+        register_mcp_tools(config, registry)
+    return registry
+
+
+def describe_tools(registry: ToolRegistry | None = None) -> list[ToolRow]:
+    registry = registry or default_registry()
     return [
         ToolRow(
             name=entry.tool.name,
@@ -47,8 +58,8 @@ def describe_tools() -> list[ToolRow]:
     ]
 
 
-def tool_schema(name: str) -> dict[str, Any]:
-    registry = default_registry()
+def tool_schema(name: str, registry: ToolRegistry | None = None) -> dict[str, Any]:
+    registry = registry or default_registry()
     tool = registry.get(name)
     if tool is None:
         hint = registry.suggest(name)

@@ -46,14 +46,18 @@ def validate_plans(
     problems: list[Problem] = []
     ok: list[str] = []
     invalid = 0
+    registry = default_registry()
     try:
-        load_config(
+        config = load_config(
             workspace=workspace, config_file=config_file, settings_files=settings_files, mode=mode
         )
+        if config.mcp_servers:
+            from toolrun.tools.mcp import register_mcp_tools
+
+            register_mcp_tools(config, registry)  # so that mcp__server__tool calls validate
     except ConfigError as exc:
         problems.extend(exc.problems)
         invalid += len({p.location.file if p.location else p.path for p in exc.problems})
-    registry = default_registry()
     for path in plans:
         shown = display_path(path)
         try:
