@@ -194,6 +194,8 @@ _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # 
 
 
 def _skip_ws(text: str, index: int) -> int:
+    if index < len(text) and text[index] not in " \t\n\r":
+        return index  # the usual case, without a regex call
     match = _WS.match(text, index)
     return match.end() if match else index
 # Positions are kept down to turns[i].calls[j] (and permissions.allow[i]); anything

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import signal
 import sys
@@ -192,6 +193,10 @@ class _Session:
         )
         if self.on_plans is not None:
             self.on_plans(self.plans)
+        # The plans, config and imported modules live for the whole run: keep the garbage
+        # collector from walking them again and again as results pile up (a third of the
+        # time of 10,000 small reads went to that).
+        gc.freeze()
         started = time.time()
         journal = self.journal
         if journal is not None:
@@ -216,6 +221,7 @@ class _Session:
         finally:
             self.wall_ms = (time.time() - started) * 1000
             self.interrupted = executor.interrupted
+            gc.unfreeze()
             if journal is not None:
                 journal.write(
                     {
