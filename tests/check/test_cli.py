@@ -125,7 +125,7 @@ def test_invalid_and_valid_inputs_are_all_reported_and_exit_3(
     assert "a-good.yaml:2:5: allow call-1 Read(README.md)" in out
     assert "c-good.yaml:2:5: ask   call-1 Bash(git push origin main)" in out
     assert out.splitlines()[-1].startswith(
-        "4 inputs, 3 calls: 2 allow · 1 ask · 2 invalid inputs — nothing fails (--fail-on deny)"
+        "4 inputs, 3 calls: 2 allow · 1 ask · 2 invalid inputs — invalid inputs fail the check"
     )
 
 
@@ -399,3 +399,14 @@ def test_an_unwritable_report_is_a_file_error(runner: CliRunner, ws: Path, rules
     assert code == 1
     assert "2 calls: 2 allow" in out  # the check itself still printed
     assert "Could not open file 'taken/report.xml'" in err
+
+
+def test_a_glob_skips_the_config_beside_the_plans(runner: CliRunner, ws: Path) -> None:
+    write(ws / "plans" / "toolrun.yaml", "permissions: {deny: [WebFetch]}\n")
+    write(ws / "plans" / "a.yaml", "calls: [{tool: LS, input: {path: .}}]\n")
+    code, out, err = check(runner, "plans/**/*.yaml", "--format", "text")
+    assert (code, err) == (0, "")
+    assert "1 input, 1 call: 1 allow — nothing fails (--fail-on deny)" in out.splitlines()[-1]
+    named = check(runner, "plans/toolrun.yaml", "--format", "text")
+    assert named[0] == 3
+    assert "an invalid input fails the check" in named[1].splitlines()[-1]

@@ -243,11 +243,16 @@ def recap(report: CheckReport) -> str:
     parts = [f"{c[d]} {d}" for d in ("allow", "ask", "deny") if c[d]] or ["nothing decided"]
     if c["invalid"]:
         parts.append(f"{c['invalid']} invalid input{'s' if c['invalid'] != 1 else ''}")
-    failing = (
-        f"{c['failing']} failing (--fail-on {report.fail_on})"
-        if c["failing"]
-        else f"nothing fails (--fail-on {report.fail_on})"
-    )
+    if c["failing"]:
+        failing = f"{c['failing']} failing (--fail-on {report.fail_on})"
+    elif c["invalid"]:
+        failing = (
+            "invalid inputs fail the check"
+            if c["invalid"] > 1
+            else "an invalid input fails the check"
+        )
+    else:
+        failing = f"nothing fails (--fail-on {report.fail_on})"
     return (
         f"{_n(c['plans'], 'input')}, {_n(c['calls'], 'call')}: {' · '.join(parts)}"
         f" — {failing} in {report.wall_ms / 1000:.1f} s"

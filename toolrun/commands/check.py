@@ -224,6 +224,9 @@ def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]
 _MAGIC = frozenset("*?[")
 
 
+CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
+
+
 def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
     """Files and glob patterns (``**`` included) to (shown name, path) in order, each file
     once; a pattern that matches no file is kept with path None."""
@@ -233,7 +236,13 @@ def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
         if _MAGIC.isdisjoint(arg) or os.path.exists(arg):
             matches = [arg]
         else:
-            matches = sorted(m for m in glob.glob(arg, recursive=True) if os.path.isfile(m))
+            # A toolrun.yaml beside the plans is their config, not a plan: a glob skips it
+            # (naming it outright still checks it).
+            matches = sorted(
+                m
+                for m in glob.glob(arg, recursive=True)
+                if os.path.isfile(m) and os.path.basename(m) not in CONFIG_NAMES
+            )
             if not matches:
                 out.append((arg, None))
                 continue
