@@ -118,18 +118,9 @@ class HookRunner:
         cwd: Path | None = None,
     ) -> PostToolResult:
         """Run the PostToolUse hooks of a call that succeeded."""
-        selection = self.select("PostToolUse", tool, tool_input, cwd=cwd)
-        payload = build_input(
-            "PostToolUse",
-            session_id=self.run_id,
-            cwd=cwd or self.workspace,
-            permission_mode=self.permission_mode,
-            tool_name=tool,
-            tool_input=tool_input,
-            tool_use_id=call_id,
-            tool_response=tool_response,
+        return await self._after_call(
+            "PostToolUse", tool, tool_input, call_id, cwd, tool_response=tool_response
         )
-        return await self._post(selection, payload)
 
     async def post_tool_use_failure(
         self,
@@ -141,16 +132,29 @@ class HookRunner:
         cwd: Path | None = None,
     ) -> PostToolResult:
         """Run the PostToolUseFailure hooks of a call that failed (not of a denied one)."""
-        selection = self.select("PostToolUseFailure", tool, tool_input, cwd=cwd)
+        return await self._after_call(
+            "PostToolUseFailure", tool, tool_input, call_id, cwd, error=error
+        )
+
+    async def _after_call(
+        self,
+        event: HookEvent,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        call_id: str,
+        cwd: Path | None,
+        **extra: Any,
+    ) -> PostToolResult:
+        selection = self.select(event, tool, tool_input, cwd=cwd)
         payload = build_input(
-            "PostToolUseFailure",
+            event,
             session_id=self.run_id,
             cwd=cwd or self.workspace,
             permission_mode=self.permission_mode,
             tool_name=tool,
             tool_input=tool_input,
             tool_use_id=call_id,
-            error=error,
+            **extra,
         )
         return await self._post(selection, payload)
 
@@ -216,7 +220,11 @@ class HookRunner:
         hook = selected.hook
         timeout = hook.timeout if hook.timeout is not None else self.config.toolrun.hook_timeout
         result = await run_command(
-            hook.command, encode_input(payload), cwd=self.workspace, env=self.env, time_limit=timeout
+            hook.command,
+            encode_input(payload),
+            cwd=self.workspace,
+            env=self.env,
+            time_limit=timeout,
         )
         who = HookIdentity(event, hook.command, selected.source, selected.matcher)
         return interpret(
