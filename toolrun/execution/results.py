@@ -77,7 +77,7 @@ class Result:
     additional_context: tuple[str, ...] = ()
     hook_feedback: str | None = None
     # the serialised form, made once: the journal and the output both need it
-    _line: list[str] = field(default_factory=list, repr=False, compare=False)
+    _line: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def json_line(self) -> str:
         """The result as one line of JSON (cached)."""
