@@ -36,3 +36,8 @@ def test_journal_appends_to_an_existing_run(tmp_path: Path) -> None:
     with Journal(tmp_path / "j.jsonl") as j:
         j.write({"a": 2})
     assert (tmp_path / "j.jsonl").read_text() == '{"a": 1}\n{"a": 2}\n'
+
+
+def test_the_toolrun_folder_keeps_itself_out_of_git(tmp_path: Path) -> None:
+    Journal.for_run(tmp_path, "r").close()
+    assert (tmp_path / ".toolrun" / ".gitignore").read_text().splitlines()[-1] == "*"

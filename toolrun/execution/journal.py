@@ -30,9 +30,20 @@ def runs_dir(workspace: Path) -> Path:
     return workspace / ".toolrun" / "runs"
 
 
+def _ignore_in_git(folder: Path) -> None:
+    """Keep ``.toolrun/`` out of ``git status``, as pytest and mypy do with their caches."""
+    ignore = folder / ".gitignore"
+    if folder.name == ".toolrun" and not ignore.exists():
+        try:
+            ignore.write_text("# written by toolrun: run journals are local\n*\n")
+        except OSError:
+            pass  # a read-only folder still gets its journal
+
+
 class Journal:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _ignore_in_git(path.parent.parent)
         self.path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         # The syncer has its own descriptor, so fsync never holds up a write.
