@@ -8,7 +8,7 @@ import pytest
 
 from toolrun.execution.invocation import BACKOFF_S, invoke
 from toolrun.execution.results import Status
-from toolrun.tools.base import ToolContext
+from toolrun.tools.base import ToolContext, ToolOutput
 
 from .conftest import FlakyInput, FlakyTool, SleepInput, SleepTool, Tracker
 
@@ -87,3 +87,13 @@ async def test_timeout(workspace: Path) -> None:
 
 def test_errno_names_used_are_real() -> None:
     assert {errno.EBUSY, errno.EAGAIN, errno.EMFILE, errno.ENFILE}
+
+
+async def test_a_tool_that_crashes_gives_an_error_result_not_a_crash(workspace: Path) -> None:
+    class Broken(FlakyTool):
+        async def run(self, input: FlakyInput, ctx: ToolContext) -> ToolOutput:
+            raise ValueError("bad state")
+
+    outcome = await invoke(Broken(), FlakyInput(), ToolContext.for_workspace(workspace))
+    assert (outcome.status, outcome.attempts) == (Status.ERROR, 1)
+    assert outcome.error == "internal error in Flaky: ValueError: bad state"

@@ -68,6 +68,10 @@ async def invoke(
                         await sleep(BACKOFF_S[attempts - 1])  # cancellable
                         continue
                     status, error = Status.ERROR, _os_message(exc)
+                except Exception as exc:  # noqa: BLE001 - a tool's bug is that call's result
+                    # (a plugin raising ValueError must not take its siblings' results down)
+                    status = Status.ERROR
+                    error = f"internal error in {tool.name}: {type(exc).__name__}: {exc}"
                 else:
                     output = result.output
                     metadata = dict(result.metadata)
