@@ -171,8 +171,6 @@ class _Session:
             ask_default=request.ask_default,
             jobs=request.jobs,
         )
-        if request.journal and not request.dry_run:
-            self.journal = Journal.for_run(config.workspace, self.run_id)
         hooks = None
         if request.hooks and config.hooks:
             from toolrun.hooks import HookRunner
@@ -186,20 +184,19 @@ class _Session:
             run_id=self.run_id,
             on_result=self.on_result,
             ask=self.ask,
-            journal=self.journal,
+            journal=None,  # opened below, just before the run, so it is always closed
             additional_directories=config.additional_directories,
             hooks=hooks,
             read_veto=engine.read_veto,
         )
         if self.on_plans is not None:
             self.on_plans(self.plans)
-        # The plans, config and imported modules live for the whole run: keep the garbage
-        # collector from walking them again and again as results pile up (a third of the
-        # time of 10,000 small reads went to that).
-        gc.freeze()
         started = time.time()
-        journal = self.journal
-        if journal is not None:
+        journal = None
+        if request.journal and not request.dry_run:
+            journal = self.journal = executor.journal = Journal.for_run(
+                config.workspace, self.run_id
+            )
             journal.write(
                 {
                     "event": "run",
@@ -212,6 +209,9 @@ class _Session:
                     "config_files": [str(f) for f in config.files],
                 }
             )
+        # The plans, config and modules live for the whole run: keep the collector from
+        # walking them again each time results pile up (a few percent on 10,000 reads).
+        gc.freeze()
         try:
             if self.streaming:
                 stdin = self.stdin or sys.stdin.buffer

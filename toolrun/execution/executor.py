@@ -116,7 +116,7 @@ class Executor:
         self.run_id = run_id
         self._on_result = on_result
         self._ask = ask
-        self._journal = journal
+        self.journal = journal
         self._roots = (self.workspace, *(p.resolve() for p in additional_directories))
         self._env = env
         self._read_veto = read_veto
@@ -170,8 +170,8 @@ class Executor:
 
     def _deliver(self, result: Result, acc: list[Result]) -> None:
         acc.append(result)
-        if self._journal is not None:
-            self._journal.write_line(result.journal_line())
+        if self.journal is not None:
+            self.journal.write_line(result.journal_line())
         if self._on_result is not None:
             self._on_result(result)
 
@@ -324,8 +324,8 @@ class Executor:
             self._active.discard(scope)
         if scope.cancelled_caught:
             return
-        if self._journal is not None:
-            self._journal.write(
+        if self.journal is not None:
+            self.journal.write(
                 {
                     "event": "PostToolBatch",
                     "run_id": self.run_id,
