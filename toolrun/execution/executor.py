@@ -389,9 +389,7 @@ class Executor:
 
     # -- one call ---------------------------------------------------------------------------
 
-    async def _pre_tool_use(
-        self, calls: Sequence[Call], cwd: Path
-    ) -> dict[int, PreToolUseResult]:
+    async def _pre_tool_use(self, calls: Sequence[Call], cwd: Path) -> dict[int, PreToolUseResult]:
         hooks = self.hooks
         results: dict[int, PreToolUseResult] = {}
         if hooks is None or not hooks.has_hooks("PreToolUse"):
@@ -443,9 +441,7 @@ class Executor:
             )
         return replace(call, input=new_input, params=params), None
 
-    def _decide(
-        self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None
-    ) -> CallDecision:
+    def _decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
         try:
             return self.decider.decide(call, cwd, hooks)
         except Exception as exc:  # noqa: BLE001 - fail closed: what cannot be decided never runs
@@ -529,9 +525,7 @@ class Executor:
                         # while the call was queued must be looked for here.
                         if not scope.cancel_called:
                             started = time.time()
-                            outcome = await invoke(
-                                tool, call.params, ctx, time_limit=call.timeout
-                            )
+                            outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
                 if outcome is not None:
                     post = await self._post_tool_use(call, outcome, state.cwd)
         finally:
