@@ -91,3 +91,14 @@ def test_a_plugin_tool_is_listed_validated_and_run(
     invalid = runner.invoke(main, ["validate", "bad.yaml"])
     assert invalid.exit_code == 3
     assert "bad.yaml:2:27: calls[0].input.txt: unknown key 'txt' (did you mean 'text'?)" in invalid.stderr
+
+
+def test_the_light_table_of_builtin_names_matches_the_registry() -> None:
+    from toolrun.builtin_fields import BUILTIN_TOOL_NAMES, MAIN_FIELDS
+
+    registry = default_registry(plugins=False)
+    assert list(BUILTIN_TOOL_NAMES) == registry.names()
+    for name, fields in MAIN_FIELDS.items():
+        tool = registry.get(name)
+        assert tool is not None
+        assert set(fields) <= set(tool.input_model.model_json_schema(by_alias=True)["properties"])

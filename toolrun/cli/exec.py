@@ -163,10 +163,10 @@ class _Progress:
 async def _prompt(call: Call, decision: CallDecision) -> AskAnswer:
     import anyio
 
-    from toolrun.render.results import PRIMARY_FIELD
+    from toolrun.builtin_fields import main_field
 
     def ask() -> AskAnswer:
-        key = PRIMARY_FIELD.get(call.tool)
+        key = main_field(call.tool)
         what = call.input.get(key, "") if key else ""
         click.echo(f"\n{call.id}: {call.tool}({what}) needs approval — {decision.reason}", err=True)
         answer = click.prompt(

@@ -14,37 +14,16 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.shell_completion import CompletionItem
 
+from toolrun.builtin_fields import BUILTIN_TOOL_NAMES, MAIN_FIELDS
 from toolrun.cli.options import config_options
 
 if TYPE_CHECKING:
     from toolrun.tools.registry import ToolRegistry
 
-#: Built-in tool names, repeated here so that TAB completion imports nothing.
-TOOL_NAMES = (
-    "ApplyPatch",
-    "Bash",
-    "Edit",
-    "Glob",
-    "Grep",
-    "LS",
-    "MultiEdit",
-    "Read",
-    "WebFetch",
-    "Write",
-)
+# stdlib-only tables, so that TAB completion imports nothing heavy
+TOOL_NAMES = BUILTIN_TOOL_NAMES
 #: Input fields the positional forms fill, per built-in tool.
-POSITIONAL_FIELDS: dict[str, tuple[str, ...]] = {
-    "Bash": ("command",),
-    "Read": ("file_path",),
-    "Write": ("file_path",),
-    "Edit": ("file_path",),
-    "MultiEdit": ("file_path",),
-    "Glob": ("pattern", "path"),
-    "Grep": ("pattern", "path"),
-    "LS": ("path",),
-    "WebFetch": ("url",),
-    "ApplyPatch": ("patch",),
-}
+POSITIONAL_FIELDS = MAIN_FIELDS
 _RULE_LIKE = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)\((.*)\)", re.DOTALL)
 _EXIT = {"allow": 0, "deny": 4, "ask": 5}
 

@@ -12,22 +12,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from toolrun.builtin_fields import MAIN_FIELDS
 from toolrun.permissions.decision import DecidedBy, Decision, RuleTrace, TargetVerdict
 
-#: The input field that holds a built-in tool's primary argument.
-PRIMARY_FIELDS: dict[str, tuple[str, ...]] = {
-    "Bash": ("command",),
-    "Read": ("file_path",),
-    "Write": ("file_path",),
-    "Edit": ("file_path",),
-    "MultiEdit": ("file_path",),
-    "NotebookEdit": ("notebook_path",),
-    "Glob": ("pattern", "path"),
-    "Grep": ("pattern", "path"),
-    "LS": ("path",),
-    "WebFetch": ("url",),
-    "ApplyPatch": ("patch",),
-}
+#: The input fields that hold a built-in tool's main argument (NotebookEdit: Claude Code's).
+PRIMARY_FIELDS: dict[str, tuple[str, ...]] = {**MAIN_FIELDS, "NotebookEdit": ("notebook_path",)}
 _ORDER = {"deny": 0, "ask": 1, "allow": 2}
 
 

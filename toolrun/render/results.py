@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from toolrun.builtin_fields import main_field
 from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Plan
 
@@ -20,26 +21,15 @@ RECAP = (
     (Status.INTERRUPTED, "interrupted"),
     (Status.SKIPPED, "skipped"),
 )
-PRIMARY_FIELD = {
-    "Bash": "command",
-    "Read": "file_path",
-    "Write": "file_path",
-    "Edit": "file_path",
-    "MultiEdit": "file_path",
-    "Glob": "pattern",
-    "Grep": "pattern",
-    "LS": "path",
-    "WebFetch": "url",
-}
 
 
 def target(result: Result, width: int = 48) -> str:
     """The call's main argument, shortened: the command, the path, the URL, ..."""
-    key = PRIMARY_FIELD.get(result.tool)
-    if key is not None and key in result.input:
-        text = str(result.input[key])
-    elif result.tool == "ApplyPatch":
+    key = main_field(result.tool)
+    if result.tool == "ApplyPatch":  # the patch text itself says nothing in one line
         text = "patch"
+    elif key is not None and key in result.input:
+        text = str(result.input[key])
     else:
         text = json.dumps(dict(result.input), ensure_ascii=False, separators=(",", ":"))
     text = " ".join(text.split())

@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import importlib
 import itertools
 import os
 import re
@@ -27,7 +26,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,14 +80,12 @@ class BashTool(BaseTool[BashInput]):
     def is_read_only(self, input: BashInput, ctx: ToolContext | None = None) -> bool:
         """Whether the command is in the read-only set (fail closed: False when unsure).
 
-        The Tool protocol passes no context, so without ``ctx`` the process's current
-        directory stands in for both the Bash cwd and the workspace.
+        Without ``ctx`` the process's current directory stands in for both the Bash cwd
+        and the workspace.
         """
-        try:
-            module = importlib.import_module("toolrun.permissions.readonly")
-        except ImportError:
-            return False
-        check: Callable[[str, Path, Path], bool] = module.is_read_only_command
+        # imported here: the permission package is not needed to list or load tools
+        from toolrun.permissions.readonly import is_read_only_command as check
+
         cwd = ctx.cwd if ctx is not None else Path.cwd()
         workspace = ctx.workspace if ctx is not None else cwd
         return bool(check(input.command, cwd, workspace))
