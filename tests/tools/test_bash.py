@@ -208,13 +208,8 @@ def test_timeout_is_in_milliseconds_up_to_ten_minutes() -> None:
     assert BashInput.model_validate({"command": "ls", "description": "list"}).description == "list"
 
 
-def test_read_only_fails_closed_without_the_permissions_module(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(sys.modules, "toolrun.permissions.readonly", None)  # import fails
-
-    assert not bash.is_read_only(BashInput(command="ls"))
-    assert not bash.is_concurrency_safe(BashInput(command="ls"))
+def test_bash_names_no_paths_of_its_own() -> None:
+    # its file arguments and redirect targets are checked by the permission engine
     assert bash.affected_paths(BashInput(command="ls"), ToolContext.for_workspace("/")) == ()
 
 
