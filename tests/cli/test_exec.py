@@ -451,3 +451,33 @@ def test_at_a_terminal_an_ask_prompts_and_the_answer_decides(ws: Path) -> None:
     assert (ws / "yes.txt").read_text() == "y"
     assert not (ws / "no.txt").exists()
     assert proc.returncode == 4  # the user denied the second call
+
+
+def test_dry_run_shows_the_partition_into_runs(runner: CliRunner, ws: Path) -> None:
+    write(
+        ws / "plan.yaml",
+        "turns:\n"
+        "  - calls:\n"
+        "      - {tool: Read, input: {file_path: a}}\n"
+        "      - {tool: LS, input: {path: .}}\n"
+        "      - {tool: Write, input: {file_path: b, content: x}}\n"
+        "      - {tool: Read, input: {file_path: b}}\n"
+        "  - calls: [{tool: Bash, input: {command: ls}}]\n",
+    )
+    result = runner.invoke(main, ["exec", "plan.yaml", "--dry-run", "--format", "jsonl"])
+    places = [
+        (r["metadata"]["turn"], r["metadata"]["run"], r["metadata"]["run_kind"])
+        for r in map(json.loads, result.stdout.splitlines())
+    ]
+    assert places == [
+        (1, 1, "concurrent"),
+        (1, 1, "concurrent"),
+        (1, 2, "exclusive"),
+        (1, 3, "concurrent"),
+        (2, 4, "concurrent"),
+    ]
+    text = runner.invoke(main, ["exec", "plan.yaml", "--dry-run", "--format", "text"])
+    assert text.stdout.splitlines()[2].endswith("— turn 1 · run 2 exclusive; would ask")
+    table = runner.invoke(main, ["exec", "plan.yaml", "--dry-run", "--format", "table"])
+    assert "turn 2 · run 4 concurrent" in table.stdout
+    assert not (ws / "b").exists()

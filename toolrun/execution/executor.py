@@ -89,6 +89,9 @@ class _PlanState:
     results: list[Result] = field(default_factory=list)
     # PreToolUse hook results of calls that do not have their result yet
     pre: dict[int, PreToolUseResult] = field(default_factory=dict)
+    # the partition so far: runs counted across the plan, the current run's place
+    runs: int = 0
+    run_place: dict[str, Any] = field(default_factory=dict)
 
 
 class Executor:
@@ -233,6 +236,8 @@ class Executor:
                 continue
             if self._on_run is not None:
                 self._on_run(state.plan, run)
+            state.runs += 1
+            state.run_place = {"turn": turn.index + 1, "run": state.runs, "run_kind": run.kind}
             await self._run_one_run(state, run.kind, run.calls)
         for call in excess:
             state.out.put(
@@ -624,6 +629,9 @@ class Executor:
         post: PostToolResult | None = None,
         **fields: Any,
     ) -> Result:
+        if self.settings.dry_run and state.run_place:
+            # a dry run shows the partition: which run each call would have been part of
+            fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
         pre = state.pre.pop(call.index, None) if state.pre else None
         if pre is not None or post is not None:
             fields.update(_hook_fields(pre, post, fields.get("output", "")))

@@ -41,6 +41,15 @@ def _ms(value: float) -> str:
 
 
 def _note(result: Result) -> str:
+    note = _outcome_note(result)
+    place = result.metadata
+    if "run" in place:  # a dry run shows the partition
+        where = f"turn {place['turn']} · run {place['run']} {place['run_kind']}"
+        return f"{where}; {note}" if note else where
+    return note
+
+
+def _outcome_note(result: Result) -> str:
     if result.status is Status.OK:
         return ""
     if result.status is Status.SKIPPED:
