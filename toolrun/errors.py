@@ -86,6 +86,13 @@ class ConfigError(InvalidInputError):
     """A config or settings file cannot be used."""
 
 
+class JournalError(ToolrunError):
+    """The run journal cannot be created: nothing runs (a run without its record would
+    leave no trace of what it did)."""
+
+    exit_code = ExitCode.INVALID
+
+
 class UsageError(ToolrunError):
     """Bad command-line use that Click itself cannot see (e.g. an unknown tool name)."""
 

@@ -111,8 +111,18 @@ def test_journal_holds_every_result(runner: CliRunner, ws: Path) -> None:
     printed = [json.loads(line) for line in result.stdout.splitlines()]
     (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
     records = [json.loads(line) for line in journal.read_text().splitlines()]
-    assert [r["event"] for r in records] == ["run", "result", "result", "end"]
-    assert [r["execution_id"] for r in records[1:3]] == [p["execution_id"] for p in printed]
+    events = [r["event"] for r in records]
+    assert events[0] == "run" and events[-1] == "end"
+    results = [r for r in records if r["event"] == "result"]
+    assert [r["execution_id"] for r in results] == [p["execution_id"] for p in printed]
+    # each call was journalled as started, under the same execution id, before its result
+    for result in results:
+        started = next(
+            i for i, r in enumerate(records)
+            if r["event"] == "started" and r["execution_id"] == result["execution_id"]
+        )
+        assert started < records.index(result)
+        assert records[started]["id"] == result["id"]
     assert journal.stem == printed[0]["run_id"]
 
 
@@ -260,7 +270,8 @@ turns:
     assert not pid_alive(child), "a child of the interrupted call survived"
     (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
     events = [json.loads(line)["event"] for line in journal.read_text().splitlines()]
-    assert events == ["run", "result", "result", "result", "result", "end"]
+    # the two calls that launched are journalled as started; the two after them never were
+    assert events == ["run", "started", "result", "started", "result", "result", "result", "end"]
 
 
 def test_sigkill_loses_no_finished_result(ws: Path) -> None:
@@ -292,6 +303,20 @@ def test_sigkill_loses_no_finished_result(ws: Path) -> None:
     assert {r["execution_id"] for r in seen} <= journaled
     # SIGKILL cannot be caught, so the sleeping child outlives toolrun: clean it up
     os.kill(int((ws / "k.pid").read_text()), signal.SIGKILL)
+    # the call that was running is in the journal as started: it may have had effects
+    runner = CliRunner()
+    shown = runner.invoke(main, ["show", "last"])
+    assert shown.exit_code == 0
+    (running,) = [line for line in shown.stdout.splitlines() if line.startswith("6 ")]
+    assert running.split()[:4] == ["6", "call-6", "Bash", "started"]
+    assert "may have had effects" in running
+    assert "the run did not finish" in shown.stdout
+    (row,) = json.loads(runner.invoke(main, ["runs", "--format", "json"]).stdout)
+    assert row["running"] == 1 and row["finished"] is False
+    assert row["summary"] == {"ok": 5}
+    one = runner.invoke(main, ["show", "last", "call-6"])
+    assert one.exit_code == 0
+    assert one.stdout.splitlines()[0] == "call-6  Bash  started"
 
 
 def test_a_plan_timeout_kills_the_whole_process_group(runner: CliRunner, ws: Path) -> None:

@@ -3,6 +3,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from toolrun.errors import JournalError
 from toolrun.execution.journal import Journal, new_run_id, runs_dir
 
 
@@ -41,3 +44,33 @@ def test_journal_appends_to_an_existing_run(tmp_path: Path) -> None:
 def test_the_toolrun_folder_keeps_itself_out_of_git(tmp_path: Path) -> None:
     Journal.for_run(tmp_path, "r").close()
     assert (tmp_path / ".toolrun" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_a_journal_that_cannot_take_its_first_record_is_an_error_naming_it() -> None:
+    # /dev/full: every write fails with ENOSPC, as on a full disk
+    with pytest.raises(JournalError, match=r"/dev/full.*No space left on device"):
+        Journal.start(Path("/dev/full"), {"event": "run"})
+    assert Path("/dev/full").exists()  # not ours: never removed
+
+
+def test_a_journal_that_cannot_be_created_is_an_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / ".toolrun").write_text("a file where the folder should be")
+    with pytest.raises(JournalError, match=r"cannot create the journal .*\.toolrun"):
+        Journal.for_run(tmp_path, "r")
+
+
+def test_a_failed_write_stops_the_journal_without_raising(tmp_path: Path) -> None:
+    journal = Journal(Path("/dev/full"))
+    journal.write({"event": "result", "index": 0})
+    journal.write({"event": "result", "index": 1})
+    assert journal.failure is not None
+    assert "write failed after 0 records: No space left on device" in journal.failure
+    journal.close()
+
+
+def test_text_that_is_not_utf8_is_escaped_and_reads_back(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.jsonl") as j:
+        j.write({"cwd": "/tmp/d\udcff", "lone": "\ud800"})
+    data = (tmp_path / "j.jsonl").read_bytes()
+    assert data.decode("utf-8") == '{"cwd": "/tmp/d\\udcff", "lone": "\\ud800"}\n'
+    assert json.loads(data) == {"cwd": "/tmp/d\udcff", "lone": "\ud800"}

@@ -9,6 +9,7 @@ fast. Subcommands are loaded lazily by name.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import click
@@ -74,3 +75,9 @@ def main() -> None:
     toolrun validates it, decides every call with Claude Code-compatible
     permission rules, hooks and a permission mode, and runs what is allowed.
     """
+    # Text that is not valid UTF-8 (a directory's name, a program's output) is printed
+    # as `\udcXX` escapes rather than failing the output midway.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")

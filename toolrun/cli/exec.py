@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,9 +16,11 @@ from toolrun.cli.options import config_options, format_option, jobs_option, no_h
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from toolrun.commands.exec import ExecReport
     from toolrun.execution.executor import AskAnswer
     from toolrun.execution.results import CallDecision, Result
     from toolrun.plan.models import Call, Plan
+    from toolrun.render import results as render
 
 FORMATS = ("text", "table", "json", "jsonl")
 
@@ -119,6 +124,38 @@ def exec_(
         on_plans=on_plans,
     )
     progress.clear()
+    if report.output_error is not None:
+        _silence_stdout()
+        click.echo(
+            f"toolrun: {report.output_error}; the calls after it were interrupted"
+            + (f"; every result is in {report.journal_path}" if report.journal_path else ""),
+            err=True,
+        )
+    else:
+        try:
+            _print_report(report, fmt, streaming_table)
+        except OSError:  # stdout closed after the last result: nothing is lost
+            _silence_stdout()
+    if output is not None:
+        results = report.all_results
+        if output.suffix == ".jsonl":
+            text = "".join(render.jsonl_line(r) + "\n" for r in results)
+        else:
+            text = render.json_report(report.run_id, report.plans, results, report.wall_ms) + "\n"
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, errors="backslashreplace")
+    if report.journal_error is not None:
+        click.echo(f"toolrun: {report.journal_error}", err=True)
+    elif report.journal_path is not None and fmt in ("table", "text"):
+        click.echo(f"journal: {report.journal_path}", err=True)
+    return int(report.exit_code)
+
+
+def _print_report(
+    report: ExecReport, fmt: str, streaming_table: Sequence[render.StreamingTable]
+) -> None:
+    from toolrun.render import results as render
+
     results = report.all_results
     if fmt == "table":
         if not streaming_table:
@@ -128,16 +165,15 @@ def exec_(
         click.echo(render.json_report(report.run_id, report.plans, results, report.wall_ms))
     elif fmt == "text":
         click.echo(render.recap(results, report.wall_ms))
-    if output is not None:
-        if output.suffix == ".jsonl":
-            text = "".join(render.jsonl_line(r) + "\n" for r in results)
-        else:
-            text = render.json_report(report.run_id, report.plans, results, report.wall_ms) + "\n"
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
-    if report.journal_path is not None and fmt in ("table", "text"):
-        click.echo(f"journal: {report.journal_path}", err=True)
-    return int(report.exit_code)
+
+
+def _silence_stdout() -> None:
+    """After stdout failed (closed by `head`): nothing more goes there, and the flush
+    at exit does not fail with a traceback either."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 class _Progress:

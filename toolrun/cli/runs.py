@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from toolrun.commands.runs import Record, RunReader, RunSummary
 
 workspace_option = click.option(
     "--workspace",
@@ -26,28 +30,20 @@ workspace_option = click.option(
     help="Output format.",
 )
 def runs(workspace: Path, fmt: str) -> int:
-    """List past runs of the workspace, newest first."""
+    """List past runs of the workspace, newest first (by start time).
+
+    Each journal is read a line at a time. Lines that are not records toolrun
+    wrote are skipped and counted; a torn last line (toolrun killed, disk
+    full) is reported.
+    """
     import json
 
     from toolrun.commands.runs import list_runs
-    from toolrun.execution.results import utc_iso
     from toolrun.render.table import render_table
 
     records = list_runs(workspace)
     if fmt == "json":
-        rows = [
-            {
-                "run_id": r.run_id,
-                "started_at": utc_iso(r.started_at),
-                "plans": list(r.plans),
-                "summary": dict(r.counts),
-                "wall_ms": r.wall_ms,
-                "finished": r.wall_ms is not None,
-                "interrupted": r.interrupted,
-            }
-            for r in records
-        ]
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(json.dumps([_run_json(r) for r in records], indent=2, ensure_ascii=False))
         return 0
     if not records:
         click.echo("no runs recorded yet")
@@ -55,10 +51,10 @@ def runs(workspace: Path, fmt: str) -> int:
     table = [
         [
             r.run_id,
-            utc_iso(r.started_at) or "",
+            _iso(r.started_at),
             ", ".join(r.plans),
             " ".join(f"{n} {s}" for s, n in sorted(r.counts.items())),
-            "interrupted" if r.interrupted else ("" if r.wall_ms is not None else "incomplete"),
+            r.note,
         ]
         for r in records
     ]
@@ -66,54 +62,148 @@ def runs(workspace: Path, fmt: str) -> int:
     return 0
 
 
+def _iso(ts: float | None) -> str:
+    from toolrun.execution.results import utc_iso
+
+    return utc_iso(ts) or ""
+
+
+def _run_json(r: RunSummary) -> dict[str, Any]:
+    return {
+        "run_id": r.run_id,
+        "started_at": _iso(r.started_at) or None,
+        "plans": list(r.plans),
+        "summary": dict(r.counts),
+        "wall_ms": r.wall_ms,
+        "finished": r.finished,
+        "interrupted": r.interrupted,
+        "running": r.running,
+        "unread_lines": r.unread_lines,
+        "bad_lines": r.bad_lines,
+        "torn": r.torn,
+        "unreadable": r.unreadable,
+    }
+
+
+SHOW_HEADERS = ("#", "id", "tool", "status", "decision", "time", "execution", "note")
+SHOW_WIDTHS = (4, 12, 8, 11, 8, 9, 41)
+
+
 @click.command()
 @click.argument("run")
 @click.argument("call", required=False)
+@click.option(
+    "--plan",
+    default=None,
+    help="The plan (its path or file name) of CALL, when several plans of the run use its id.",
+)
 @workspace_option
-def show(run: str, call: str | None, workspace: Path) -> int:
+def show(run: str, call: str | None, plan: str | None, workspace: Path) -> int:
     """Show a past run (RUN: its id, a prefix, or `last`), or one call's full output.
 
-    CALL is a call id, an execution id (or prefix), or the call's number.
+    CALL is a call id, an execution id (or prefix), or the call's `#`. Calls that
+    started and have no result (toolrun was killed while they ran) are listed
+    as `started`: they may have had effects.
     """
+    from toolrun.commands.runs import RunReader, find_call, find_run
+
+    reader = RunReader(find_run(workspace, run))
+    if call is not None:
+        _show_call(find_call(reader, call, plan))
+        _notes(reader, err=True)
+        return 0
+    from toolrun.render.table import fixed_row
+
+    plans = [str(p) for p in reader.start.get("plans", [])]
+    with_plan = len(plans) > 1
+    headers = ("plan", *SHOW_HEADERS) if with_plan else SHOW_HEADERS
+    widths = ((max(map(len, plans)),) if with_plan else ()) + SHOW_WIDTHS
+    click.echo(f"run {reader.path.stem}: {', '.join(plans)}")
+    click.echo(fixed_row(headers, widths))
+    click.echo(fixed_row(["-" * w for w in widths] + ["----"], widths))
+    for record in reader.results():
+        if plan is None or record.get("plan") == plan:
+            click.echo(fixed_row(_show_row(record, with_plan), widths))
+    for record in reader.running:
+        click.echo(fixed_row(_show_row({**record, "status": "started"}, with_plan), widths))
+    _notes(reader, err=False)
+    return 0
+
+
+def _show_row(r: Record, with_plan: bool) -> list[str]:
+    took = r.get("duration_ms")
+    row = [
+        str(r["index"] + 1),
+        r["id"],
+        str(r.get("tool", "")),
+        r["status"],
+        str(r.get("decision") or ""),
+        f"{took:.0f} ms" if took is not None and r["status"] != "started" else "",
+        str(r.get("execution_id", "")),
+        _call_note(r),
+    ]
+    return [str(r.get("plan", "")), *row] if with_plan else row
+
+
+def _call_note(r: Record) -> str:
+    from toolrun.render.results import hooks_note
+
+    if r["status"] == "started":
+        return "started, no result: it may have had effects"
+    notes = [hooks_note(r)] if r.get("hooks") else []
+    if r["status"] not in ("ok", "skipped") and r.get("error"):
+        notes.append(" ".join(str(r["error"]).split())[:80])
+    return "; ".join(n for n in notes if n)
+
+
+def _notes(reader: RunReader, *, err: bool) -> None:
+    summary = reader.summary
+    if summary.running:
+        click.echo(
+            f"({summary.running} calls had started and have no result: "
+            "toolrun stopped while they ran; they may have had effects)",
+            err=err,
+        )
+    if not summary.finished:
+        click.echo("(the run did not finish: no end record)", err=err)
+    if summary.unread_lines:
+        click.echo(f"({summary.unread_lines} lines of stdin were left unread)", err=err)
+    if summary.torn:
+        click.echo("(the journal's last line is torn: cut off while it was written)", err=err)
+    if summary.bad_lines:
+        click.echo(f"({summary.bad_lines} lines of the journal are not records; skipped)", err=err)
+
+
+def _show_call(result: Record) -> None:
     import json
 
-    from toolrun.commands.runs import find_call, find_run
+    def js(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
 
-    record = find_run(workspace, run)
-    if call is None:
-        from toolrun.render.table import render_table
-
-        rows = [
-            [
-                r.get("index", 0) + 1,
-                r.get("id"),
-                r.get("tool"),
-                r.get("status"),
-                r.get("decision"),
-                f"{r.get('duration_ms', 0):.0f} ms",
-                r.get("execution_id"),
-            ]
-            for r in record.results
-        ]
-        click.echo(f"run {record.run_id}: {', '.join(record.plans)}")
-        click.echo(
-            render_table(["#", "id", "tool", "status", "decision", "time", "execution"], rows)
-        )
-        if record.wall_ms is None:
-            click.echo("(the run did not finish: no end record)")
-        return 0
-    result = find_call(record, call)
     click.echo(f"{result.get('id')}  {result.get('tool')}  {result.get('status')}")
+    click.echo(f"plan:      {result.get('plan')}")
     click.echo(f"execution: {result.get('execution_id')}")
-    click.echo(f"input:     {json.dumps(result.get('input'), ensure_ascii=False)}")
+    if result.get("status") == "started":
+        click.echo("state:     started, no result: it may have had effects")
+    if "original_input" in result:
+        click.echo(f"input:     {js(result.get('original_input'))}")
+        click.echo(f"rewritten: {js(result.get('input'))}")
+        click.echo(f"       by: {result.get('input_rewritten_by') or 'a PreToolUse hook'}")
+    else:
+        click.echo(f"input:     {js(result.get('input'))}")
     by = result.get("decided_by") or {}
-    click.echo(
-        f"decision:  {result.get('decision')} by {by.get('kind')}"
-        + (f" {by.get('rule')}" if by.get("rule") else "")
-        + (f" ({by.get('source')})" if by.get("source") else "")
-    )
+    if result.get("decision") is not None:
+        click.echo(
+            f"decision:  {result.get('decision')} by {by.get('kind')}"
+            + (f" {by.get('rule')}" if by.get("rule") else "")
+            + (f" ({by.get('source')})" if by.get("source") else "")
+        )
+    from toolrun.render.results import hooks_lines
+
+    for line in hooks_lines(result.get("hooks") or []):
+        click.echo(f"hook:      {line}")
     if result.get("error"):
         click.echo(f"error:     {result['error']}")
     click.echo("")
-    click.echo(result.get("output") or "", nl=not str(result.get("output") or "").endswith("\n"))
-    return 0
+    output = str(result.get("output") or "")
+    click.echo(output, nl=not output.endswith("\n"))

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, TypeVar
 
@@ -19,7 +20,7 @@ import anyio
 from toolrun import __version__
 from toolrun.errors import ExitCode
 from toolrun.execution.executor import AskHandler, ExecSettings, Executor, ResultSink
-from toolrun.execution.journal import Journal, new_run_id
+from toolrun.execution.journal import Journal, new_run_id, runs_dir
 from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Call, Plan, Turn
 
@@ -53,10 +54,17 @@ class ExecReport:
     journal_path: Path | None = None
     dry_run: bool = False
     all_results: tuple[Result, ...] = field(default=())
+    # the output failed (stdout closed): the run was interrupted there
+    output_error: str | None = None
+    # a journal write failed mid-run: the journal is incomplete (exit 1 at least)
+    journal_error: str | None = None
 
     @property
     def exit_code(self) -> ExitCode:
-        return exit_code_for(self.all_results, interrupted=self.interrupted)
+        code = exit_code_for(self.all_results, interrupted=self.interrupted)
+        if self.journal_error is not None:
+            return ExitCode.combine((code, ExitCode.FAILED))
+        return code
 
 
 def exit_code_for(results: Sequence[Result], *, interrupted: bool = False) -> ExitCode:
@@ -112,6 +120,8 @@ def execute(
         journal_path=session.journal.path if session.journal is not None else None,
         dry_run=request.dry_run,
         all_results=flat,
+        output_error=session.output_error,
+        journal_error=session.journal_error,
     )
 
 
@@ -143,6 +153,8 @@ class _Session:
         self.journal: Journal | None = None
         self.wall_ms = 0.0
         self.interrupted = False
+        self.output_error: str | None = None
+        self.journal_error: str | None = None
 
     async def run(self) -> list[list[Result]]:
         if not self.config.mcp_servers:
@@ -189,15 +201,12 @@ class _Session:
             hooks=hooks,
             read_veto=engine.read_veto,
         )
-        if self.on_plans is not None:
-            self.on_plans(self.plans)
         started = time.time()
         journal = None
         if request.journal and not request.dry_run:
-            journal = self.journal = executor.journal = Journal.for_run(
-                config.workspace, self.run_id
-            )
-            journal.write(
+            # Before anything is shown or runs: a journal that cannot be written is exit 3.
+            journal = self.journal = executor.journal = Journal.start(
+                runs_dir(config.workspace) / f"{self.run_id}.jsonl",
                 {
                     "event": "run",
                     "run_id": self.run_id,
@@ -207,8 +216,12 @@ class _Session:
                     "mode": config.default_mode,
                     "plans": ["-"] if self.streaming else [p.file for p in self.plans],
                     "config_files": [str(f) for f in config.files],
-                }
+                },
             )
+        if self.on_result is not None:
+            executor.on_result = partial(self._show, self.on_result, executor)
+        if self.on_plans is not None:
+            self.on_plans(self.plans)
         # The plans, config and modules live for the whole run: keep the collector from
         # walking them again each time results pile up (a few percent on 10,000 reads).
         gc.freeze()
@@ -229,9 +242,22 @@ class _Session:
                         "run_id": self.run_id,
                         "wall_ms": self.wall_ms,
                         "interrupted": executor.interrupted,
+                        **({"output_error": self.output_error} if self.output_error else {}),
                     }
                 )
                 journal.close()
+                self.journal_error = journal.failure
+
+    def _show(self, sink: ResultSink, executor: Executor, result: Result) -> None:
+        """Hand a result to the caller's sink; output that fails (stdout closed, disk
+        full) stops showing but not running: the rest is interrupted and journalled."""
+        if self.output_error is not None:
+            return
+        try:
+            sink(result)
+        except OSError as exc:
+            self.output_error = f"output failed: {exc.strerror or exc}"
+            executor.interrupt()
 
 
 T = TypeVar("T")

@@ -1,9 +1,21 @@
-"""Past runs, read back from the journal (``.toolrun/runs/<run-id>.jsonl``)."""
+"""Past runs, read back from the journal (``.toolrun/runs/<run-id>.jsonl``).
+
+Journals are streamed a line at a time, never loaded whole: ``runs`` keeps counts,
+``show`` hands each result on as it is read, so a journal of any size is read in
+memory bounded by its longest line (plus the calls that were running when a run
+stopped). A line that is not a record toolrun wrote (not UTF-8, not a JSON
+object, a field of the wrong type) is skipped and counted; a last line without
+its newline is a *torn* record (toolrun was killed or the disk filled while
+writing it). A file that cannot be read at all is one row that says so: it
+never hides the other runs.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,79 +23,336 @@ from typing import Any
 from toolrun.errors import UsageError
 from toolrun.execution.journal import runs_dir
 
+Record = dict[str, Any]
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _optional(check: Callable[[object], bool]) -> Callable[[object], bool]:
+    return lambda value: value is None or check(value)
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_str_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+# The fields each kind of record must have, and those it may have, with their types.
+_REQUIRED: dict[str, dict[str, Callable[[object], bool]]] = {
+    "started": {"index": _is_int, "id": _is_str, "execution_id": _is_str},
+    "result": {"index": _is_int, "id": _is_str, "status": _is_str},
+}
+_CALL_FIELDS: dict[str, Callable[[object], bool]] = {
+    "execution_id": _is_str,
+    "tool": _is_str,
+    "plan": _is_str,
+    "started_at": _optional(_is_str),
+    "decision": _optional(_is_str),
+    "duration_ms": _optional(_is_number),
+    "input": lambda v: isinstance(v, dict),
+    "original_input": lambda v: isinstance(v, dict),
+    "decided_by": _optional(lambda v: isinstance(v, dict)),
+    "hooks": lambda v: isinstance(v, list) and all(isinstance(h, dict) for h in v),
+    "output": _optional(_is_str),
+    "error": _optional(_is_str),
+}
+_OPTIONAL: dict[str, dict[str, Callable[[object], bool]]] = {
+    "run": {"started_at": _optional(_is_number), "plans": _is_str_list, "run_id": _is_str},
+    "end": {
+        "wall_ms": _optional(_is_number),
+        "interrupted": lambda v: isinstance(v, bool),
+        "unread_lines": _is_int,
+    },
+    "started": _CALL_FIELDS,
+    "result": _CALL_FIELDS,
+}
+
+
+def valid_record(record: object) -> bool:
+    """A record toolrun could have written: a JSON object with an event name and, for
+    the events `runs` and `show` read, fields of the right types."""
+    if not isinstance(record, dict) or not isinstance(record.get("event"), str):
+        return False
+    event = record["event"]
+    for key, check in _REQUIRED.get(event, {}).items():
+        if not check(record.get(key)):
+            return False
+    return all(
+        check(record[key]) for key, check in _OPTIONAL.get(event, {}).items() if key in record
+    )
+
+
+@dataclass
+class ReadStats:
+    """What a pass over a journal found besides its records."""
+
+    bad_lines: int = 0
+    torn: bool = False
+
+
+def read_records(path: Path, stats: ReadStats | None = None) -> Iterator[Record]:
+    """The valid records of one journal, in order, a line at a time."""
+    stats = stats if stats is not None else ReadStats()
+    with path.open("rb") as fh:
+        while raw := fh.readline(MAX_LINE_BYTES):
+            whole = raw.endswith(b"\n")
+            if not whole and len(raw) == MAX_LINE_BYTES:
+                # no record is this long (a file that is not a journal): skip to its end
+                while raw and not raw.endswith(b"\n"):
+                    raw = fh.readline(MAX_LINE_BYTES)
+                stats.bad_lines += 1
+                continue
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except ValueError:  # not UTF-8, not JSON (UnicodeDecodeError is a ValueError)
+                record = None
+            if not whole and raw.strip():
+                # the last line, cut off: even when what is left parses, it is not whole
+                stats.torn = True
+                return
+            if not valid_record(record):
+                if raw.strip():
+                    stats.bad_lines += 1
+                continue
+            yield record
+
+
+def first_record(path: Path) -> Record | None:
+    """The run record a journal starts with, read without reading the rest."""
+    with path.open("rb") as fh:
+        line = fh.readline()
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except ValueError:
+        return None
+    return record if valid_record(record) and record.get("event") == "run" else None
+
 
 @dataclass(frozen=True, slots=True)
-class RunRecord:
+class RunSummary:
+    """One journalled run, as `runs` lists it."""
+
     run_id: str
     path: Path
     started_at: float | None
     plans: tuple[str, ...]
-    results: tuple[dict[str, Any], ...]
+    counts: Mapping[str, int]
     wall_ms: float | None  # None: the run never finished (crash or still running)
     interrupted: bool
-    events: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    bad_lines: int = 0
+    torn: bool = False
+    # calls that had started and have no result: running when the run stopped
+    running: int = 0
+    unread_lines: int = 0
+    unreadable: str | None = None  # the file could not be read at all
 
     @property
-    def counts(self) -> Counter[str]:
-        return Counter(str(r.get("status")) for r in self.results)
+    def finished(self) -> bool:
+        return self.wall_ms is not None
+
+    @property
+    def note(self) -> str:
+        notes = []
+        if self.unreadable:
+            notes.append(f"unreadable: {self.unreadable}")
+        elif self.interrupted:
+            notes.append("interrupted")
+        elif not self.finished:
+            notes.append("incomplete")
+        if self.running:
+            notes.append(f"{self.running} started without a result")
+        if self.unread_lines:
+            notes.append(f"{self.unread_lines} lines unread")
+        if self.torn:
+            notes.append("torn last line")
+        if self.bad_lines:
+            notes.append(f"{self.bad_lines} bad lines skipped")
+        return "; ".join(notes)
 
 
-def read_run(path: Path) -> RunRecord:
-    events: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn last line after a crash
-    start = next((e for e in events if e.get("event") == "run"), {})
-    end = next((e for e in events if e.get("event") == "end"), None)
-    return RunRecord(
-        run_id=path.stem,
+@dataclass(slots=True)
+class _Tally:
+    start: Record | None = None
+    end: Record | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+    running: dict[str, Record] = field(default_factory=dict)
+
+    def add(self, record: Record) -> None:
+        event = record["event"]
+        if event == "result":
+            self.counts[record["status"]] += 1
+            if "execution_id" in record:
+                self.running.pop(record["execution_id"], None)
+        elif event == "started":
+            self.running[record["execution_id"]] = record
+        elif event == "run" and self.start is None:
+            self.start = record
+        elif event == "end":
+            self.end = record
+
+
+def _summary(path: Path, tally: _Tally, stats: ReadStats) -> RunSummary:
+    start, end = tally.start or {}, tally.end
+    return RunSummary(
+        run_id=str(start.get("run_id") or path.stem),
         path=path,
         started_at=start.get("started_at"),
         plans=tuple(start.get("plans", ())),
-        results=tuple(e for e in events if e.get("event") == "result"),
-        wall_ms=end.get("wall_ms") if end else None,
-        interrupted=bool(end.get("interrupted")) if end else False,
-        events=tuple(events),
+        counts=dict(tally.counts),
+        wall_ms=(end.get("wall_ms") or 0.0) if end is not None else None,
+        interrupted=bool(end.get("interrupted")) if end is not None else False,
+        bad_lines=stats.bad_lines,
+        torn=stats.torn,
+        running=len(tally.running),
+        unread_lines=int(end.get("unread_lines", 0)) if end is not None else 0,
     )
 
 
-def list_runs(workspace: Path) -> list[RunRecord]:
-    """Every journalled run of the workspace, newest first."""
+def summarise(path: Path) -> RunSummary:
+    """One pass over a journal, keeping counts only."""
+    stats = ReadStats()
+    tally = _Tally()
+    try:
+        for record in read_records(path, stats):
+            tally.add(record)
+    except OSError as exc:
+        return RunSummary(
+            run_id=path.stem,
+            path=path,
+            started_at=None,
+            plans=(),
+            counts={},
+            wall_ms=None,
+            interrupted=False,
+            unreadable=exc.strerror or str(exc),
+        )
+    return _summary(path, tally, stats)
+
+
+def _journals(workspace: Path) -> list[Path]:
+    """Journal files, newest run first: by the start time each records (two runs in the
+    same second are told apart), then by the file's time for one that records none."""
     folder = runs_dir(workspace.resolve())
     if not folder.is_dir():
         return []
-    return [read_run(p) for p in sorted(folder.glob("*.jsonl"), reverse=True)]
+
+    def started(path: Path) -> tuple[float, str]:
+        try:
+            record = first_record(path)
+            when = record.get("started_at") if record else None
+            return (float(when) if when is not None else os.stat(path).st_mtime, path.name)
+        except OSError:
+            return (0.0, path.name)
+
+    return sorted(folder.glob("*.jsonl"), key=started, reverse=True)
 
 
-def find_run(workspace: Path, run: str) -> RunRecord:
-    """A run by id, unique id prefix, or ``last``."""
+def list_runs(workspace: Path) -> list[RunSummary]:
+    """Every journalled run of the workspace, newest first."""
+    return [summarise(p) for p in _journals(workspace)]
+
+
+def find_run(workspace: Path, run: str) -> Path:
+    """A run's journal by id, unique id prefix, or ``last`` (the latest started)."""
     folder = runs_dir(workspace.resolve())
-    paths = sorted(folder.glob("*.jsonl"), reverse=True) if folder.is_dir() else []
+    paths = _journals(workspace)
     if not paths:
         raise UsageError(f"no runs recorded in {folder}")
     if run == "last":
-        return read_run(paths[0])
+        return paths[0]
+    exact = [p for p in paths if p.stem == run]
+    if exact:
+        return exact[0]
     matches = [p for p in paths if p.stem.startswith(run)]
     if not matches:
         raise UsageError(f"no run {run!r} in {folder} (see `toolrun runs`)")
-    if len(matches) > 1 and not any(p.stem == run for p in matches):
+    if len(matches) > 1:
         raise UsageError(f"{run!r} matches {len(matches)} runs; give more of the id")
-    exact = [p for p in matches if p.stem == run]
-    return read_run(exact[0] if exact else matches[0])
+    return matches[0]
 
 
-def find_call(record: RunRecord, call: str) -> dict[str, Any]:
-    """A result of the run by call id, execution id (or a prefix of it) or 1-based number."""
-    results = record.results
-    for r in results:
-        if r.get("id") == call or r.get("execution_id") == call:
-            return r
-    prefixed = [r for r in results if str(r.get("execution_id", "")).startswith(call)]
-    if len(prefixed) == 1:
-        return prefixed[0]
-    if call.isdigit() and 1 <= int(call) <= len(results):
-        return results[int(call) - 1]
-    raise UsageError(f"run {record.run_id} has no call {call!r}")
+@dataclass
+class RunReader:
+    """One pass over one run's journal for `show`: results come out as they are read;
+    what is left over (calls that started and never got a result, the end record, the
+    line counts) is there once the pass is done."""
+
+    path: Path
+    stats: ReadStats = field(default_factory=ReadStats)
+    tally: _Tally = field(default_factory=_Tally)
+
+    def results(self) -> Iterator[Record]:
+        for record in read_records(self.path, self.stats):
+            self.tally.add(record)
+            if record["event"] == "result":
+                yield record
+
+    @property
+    def start(self) -> Record:
+        if self.tally.start is None:
+            self.tally.start = first_record(self.path)
+        return self.tally.start or {}
+
+    @property
+    def running(self) -> list[Record]:
+        """Calls that had started (and may have had effects) but have no result."""
+        return list(self.tally.running.values())
+
+    @property
+    def summary(self) -> RunSummary:
+        return _summary(self.path, self.tally, self.stats)
+
+
+def find_call(reader: RunReader, call: str, plan: str | None = None) -> Record:
+    """A call of the run by call id, execution id (or a unique prefix of it) or its
+    number (the `#` that `show` lists); ``plan`` picks among plans that share ids."""
+
+    def in_plan(record: Record) -> bool:
+        if plan is None:
+            return True
+        name = str(record.get("plan", ""))
+        return name == plan or Path(name).name == plan or Path(name).stem == plan
+
+    exact: list[Record] = []
+    prefixed: list[Record] = []
+    numbered: list[Record] = []
+    for record in reader.results():
+        if not in_plan(record):
+            continue
+        if record.get("execution_id") == call:
+            return record
+        if record.get("id") == call:
+            exact.append(record)
+        elif str(record.get("execution_id", "")).startswith(call) and len(prefixed) < 2:
+            prefixed.append(record)
+        elif call.isdigit() and record["index"] + 1 == int(call):
+            numbered.append(record)
+    # a call that started and never got a result is found by its id too
+    exact.extend(
+        {**record, "status": "started"}
+        for record in reader.running
+        if in_plan(record) and call in (record.get("id"), record.get("execution_id"))
+    )
+    for found in (exact, prefixed if len(prefixed) == 1 else [], numbered):
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            plans = sorted({str(r.get("plan")) for r in found})
+            if len(plans) > 1:
+                raise UsageError(
+                    f"call {call!r} is in {len(plans)} plans of run {reader.path.stem} "
+                    f"({', '.join(plans)}): pick one with --plan"
+                )
+            return found[0]
+    where = f" in plan {plan!r}" if plan is not None else ""
+    raise UsageError(f"run {reader.path.stem} has no call {call!r}{where}")

@@ -30,7 +30,7 @@ from toolrun.execution.invocation import Outcome, invoke
 from toolrun.execution.journal import Journal
 from toolrun.execution.locks import FileLocks
 from toolrun.execution.partition import Run, partition
-from toolrun.execution.results import CallDecision, DecidedBy, Result, Status
+from toolrun.execution.results import CallDecision, DecidedBy, Result, Status, utc_iso
 from toolrun.plan.models import Call, Plan, Turn
 from toolrun.tools.base import Tool, ToolContext, ToolKind
 from toolrun.tools.registry import ToolRegistry
@@ -92,6 +92,8 @@ class _PlanState:
     # the partition so far: runs counted across the plan, the current run's place
     runs: int = 0
     run_place: dict[str, Any] = field(default_factory=dict)
+    # inputs as the plan gave them, of calls whose input a hook rewrote
+    originals: dict[int, Mapping[str, Any]] = field(default_factory=dict)
 
 
 class Executor:
@@ -117,7 +119,7 @@ class Executor:
         self.decider = decider
         self.settings = settings
         self.run_id = run_id
-        self._on_result = on_result
+        self.on_result = on_result
         self._ask = ask
         self.journal = journal
         self._roots = (self.workspace, *(p.resolve() for p in additional_directories))
@@ -175,8 +177,8 @@ class Executor:
         acc.append(result)
         if self.journal is not None:
             self.journal.write_line(result.journal_line())
-        if self._on_result is not None:
-            self._on_result(result)
+        if self.on_result is not None:
+            self.on_result(result)
 
     async def run_stream(
         self, file: str, turns: AsyncIterator[tuple[Turn, Sequence[Result]]]
@@ -425,6 +427,7 @@ class Executor:
         tool = self.registry.get(call.tool)
         new_input = dict(hooks.updated_input)
         if tool is None:  # a transcript's own tool, only decided (check): nothing to validate
+            state.originals[call.index] = call.input
             return replace(call, input=new_input), None
         try:
             params = tool.input_model.model_validate(new_input)
@@ -444,6 +447,7 @@ class Executor:
                 Status.DENIED,
                 error=f"denied: the input rewritten{where} is not valid for {call.tool}: {problems}",
             )
+        state.originals[call.index] = call.input
         return replace(call, input=new_input, params=params), None
 
     def _decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
@@ -515,6 +519,7 @@ class Executor:
             self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
         )
         queued = queued_at if queued_at is not None else time.time()
+        execution_id = new_execution_id()
         started: float | None = None
         outcome: Outcome | None = None
         post: PostToolResult | None = None
@@ -530,6 +535,7 @@ class Executor:
                         # while the call was queued must be looked for here.
                         if not scope.cancel_called:
                             started = time.time()
+                            self._journal_start(state, call, execution_id, started)
                             outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
                 if outcome is not None:
                     post = await self._post_tool_use(call, outcome, state.cwd)
@@ -550,6 +556,7 @@ class Executor:
                 call,
                 decision,
                 status,
+                execution_id=execution_id,
                 error=why,
                 started_at=started,
                 finished_at=now,
@@ -563,6 +570,7 @@ class Executor:
             call,
             decision,
             outcome.status,
+            execution_id=execution_id,
             output=outcome.output,
             error=outcome.error,
             started_at=outcome.started_at,
@@ -572,6 +580,27 @@ class Executor:
             attempts=outcome.attempts,
             metadata=outcome.metadata,
             post=post,
+        )
+
+    def _journal_start(
+        self, state: _PlanState, call: Call, execution_id: str, started: float
+    ) -> None:
+        """A call is about to launch: after a crash the journal tells it apart from calls
+        that never started (those had no effects; this one may have)."""
+        if self.journal is None:
+            return
+        self.journal.write(
+            {
+                "event": "started",
+                "run_id": self.run_id,
+                "plan": state.plan.file,
+                "index": call.index,
+                "id": call.id,
+                "execution_id": execution_id,
+                "tool": call.tool,
+                "input": dict(call.input),
+                "started_at": utc_iso(started),
+            }
         )
 
     async def _post_tool_use(
@@ -633,6 +662,14 @@ class Executor:
             # a dry run shows the partition: which run each call would have been part of
             fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
         pre = state.pre.pop(call.index, None) if state.pre else None
+        asked = state.originals.pop(call.index, None) if state.originals else None
+        if asked is not None and pre is not None:
+            fields["original_input"] = asked
+            fields["rewritten_by"] = tuple(
+                {"command": run.command, "source": run.source}
+                for run in pre.runs
+                if run.updated_input is not None
+            )
         if pre is not None or post is not None:
             fields.update(_hook_fields(pre, post, fields.get("output", "")))
             if "original_output" in fields:  # a PostToolUse hook replaced the output
@@ -641,7 +678,7 @@ class Executor:
         return Result(
             index=call.index,
             id=call.id,
-            execution_id=new_execution_id(),
+            execution_id=fields.pop("execution_id", None) or new_execution_id(),
             run_id=self.run_id,
             plan=state.plan.file,
             tool=call.tool,

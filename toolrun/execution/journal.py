@@ -5,10 +5,19 @@ survives toolrun being killed; a group-commit thread fsyncs whatever was
 written since its last pass (at most every 50 ms), so a burst of results costs
 one fsync rather than one each (~170 us apiece here), and :meth:`Journal.close`
 fsyncs the rest.
+
+Text that is not valid UTF-8 (a directory name, a hook's output) reaches here as
+Python's surrogate escapes; it is written as ``\\udcXX`` escapes
+(``backslashreplace``), which inside a JSON string is a standard escape that
+reads back to the same string. A journal that cannot be created raises
+:class:`JournalError` before anything runs; a write that fails later (disk
+full, I/O error) never stops the run: the journal stops there and
+:attr:`Journal.failure` says what was lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -18,7 +27,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
+from toolrun.errors import JournalError
+
 SYNC_INTERVAL_S = 0.05
+ENCODING_ERRORS = "backslashreplace"
 
 
 def new_run_id() -> str:
@@ -28,6 +40,15 @@ def new_run_id() -> str:
 
 def runs_dir(workspace: Path) -> Path:
     return workspace / ".toolrun" / "runs"
+
+
+def dumps(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def encode_line(line: str) -> bytes:
+    """One record as bytes: always valid UTF-8, lone surrogates as ``\\udcXX``."""
+    return (line + "\n").encode("utf-8", ENCODING_ERRORS)
 
 
 def _ignore_in_git(folder: Path) -> None:
@@ -40,14 +61,27 @@ def _ignore_in_git(folder: Path) -> None:
             pass  # a read-only folder still gets its journal
 
 
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
 class Journal:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _ignore_in_git(path.parent.parent)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _ignore_in_git(path.parent.parent)
+            existed = path.exists()
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            where = exc.filename or path
+            raise JournalError(f"cannot create the journal {path}: {where}: {_why(exc)}") from exc
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.created = not existed
+        self._fd = fd
         # The syncer has its own descriptor, so fsync never holds up a write.
         self._sync_fd = os.dup(self._fd)
+        self.failure: str | None = None
+        self.records = 0
         self._dirty = threading.Event()
         self._stop = False
         self._lock = threading.Lock()
@@ -58,16 +92,60 @@ class Journal:
     def for_run(cls, workspace: Path, run_id: str) -> Journal:
         return cls(runs_dir(workspace) / f"{run_id}.jsonl")
 
+    @classmethod
+    def start(cls, path: Path, record: dict[str, Any]) -> Journal:
+        """A new journal whose first record is already on disk (and synced), or
+        :class:`JournalError`: a disk with no room fails here, before anything runs."""
+        journal = cls(path)
+        journal.write(record)
+        if journal.failure is None:
+            journal._sync()
+        if journal.failure is not None:
+            journal.close()
+            if journal.created and journal.records == 0:
+                with contextlib.suppress(OSError):
+                    path.unlink()  # only a file of ours that holds nothing whole
+            raise JournalError(journal.failure)
+        return journal
+
     def write(self, record: dict[str, Any]) -> None:
-        self.write_line(json.dumps(record, ensure_ascii=False, default=str))
+        self.write_line(dumps(record))
 
     def write_line(self, line: str) -> None:
-        """Append one record already serialised as a line of JSON."""
-        data = (line + "\n").encode()
+        """Append one record already serialised as a line of JSON.
+
+        Never raises: after a failed write the journal stops (a later record appended
+        to a torn one would corrupt both) and :attr:`failure` says why.
+        """
+        data = encode_line(line)
         with self._lock:
+            if self.failure is not None or self._fd < 0:
+                return
             # O_APPEND + a single write keeps records whole even if a reader tails the file.
-            os.write(self._fd, data)
+            view = memoryview(data)
+            try:
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            except OSError as exc:
+                self._fail(exc, torn=len(view) < len(data))
+                return
+            self.records += 1
         self._dirty.set()
+
+    def _fail(self, exc: OSError, *, torn: bool = False) -> None:
+        if self.failure is None:
+            tail = "; its last record is torn" if torn else ""
+            self.failure = (
+                f"journal {self.path}: write failed after {self.records} records: "
+                f"{_why(exc)}{tail}; later records are not in it"
+            )
+
+    def _sync(self) -> None:
+        try:
+            os.fsync(self._sync_fd)
+        except OSError as exc:
+            with self._lock:
+                self._fail(exc)
 
     def _sync_loop(self) -> None:
         while True:
@@ -75,7 +153,7 @@ class Journal:
             self._dirty.clear()
             if self._stop:
                 return
-            os.fsync(self._sync_fd)
+            self._sync()
             # fsync holds the inode lock that write() needs; pausing between passes keeps
             # writers from queueing behind it while a burst of results comes in.
             time.sleep(SYNC_INTERVAL_S)
@@ -86,10 +164,11 @@ class Journal:
         self._stop = True
         self._dirty.set()
         self._syncer.join(timeout=5)
+        self._sync()
         with self._lock:
-            os.fsync(self._fd)
-            os.close(self._fd)
-            os.close(self._sync_fd)
+            for fd in (self._fd, self._sync_fd):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
             self._fd = self._sync_fd = -1
 
     def __enter__(self) -> Self:

@@ -76,6 +76,10 @@ class Result:
     hooks: tuple[Mapping[str, Any], ...] = ()
     additional_context: tuple[str, ...] = ()
     hook_feedback: str | None = None
+    # when PreToolUse hooks rewrote the input: what the plan asked for, and who changed it
+    # (``input`` is what was decided and run)
+    original_input: Mapping[str, Any] | None = None
+    rewritten_by: tuple[Mapping[str, Any], ...] = ()
     # the serialised form, made once: the journal and the output both need it
     _line: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
@@ -99,6 +103,14 @@ class Result:
             "plan": self.plan,
             "tool": self.tool,
             "input": dict(self.input),
+            **(
+                {
+                    "original_input": dict(self.original_input),
+                    "input_rewritten_by": [dict(h) for h in self.rewritten_by],
+                }
+                if self.original_input is not None
+                else {}
+            ),
             "decision": self.decision,
             "decided_by": self.decided_by.as_json(),
             "status": str(self.status),

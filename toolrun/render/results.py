@@ -25,13 +25,17 @@ RECAP = (
 
 def target(result: Result, width: int = 48) -> str:
     """The call's main argument, shortened: the command, the path, the URL, ..."""
-    key = main_field(result.tool)
-    if result.tool == "ApplyPatch":  # the patch text itself says nothing in one line
+    return target_of(result.tool, result.input, width)
+
+
+def target_of(tool: str, input: Mapping[str, Any], width: int = 48) -> str:
+    key = main_field(tool)
+    if tool == "ApplyPatch":  # the patch text itself says nothing in one line
         text = "patch"
-    elif key is not None and key in result.input:
-        text = str(result.input[key])
+    elif key is not None and key in input:
+        text = str(input[key])
     else:
-        text = json.dumps(dict(result.input), ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(dict(input), ensure_ascii=False, separators=(",", ":"), default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -40,8 +44,49 @@ def _ms(value: float) -> str:
     return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
 
 
+def hooks_note(result: Mapping[str, Any]) -> str:
+    """That hooks ran, in a few words, from a result's JSON (or a journal record):
+    ``hooks: PreToolUse rewrote the input (was rm f.txt), PostToolUse``."""
+    parts = []
+    for record in result.get("hooks") or ():
+        event = str(record.get("event", "hook"))
+        if event == "PreToolUse" and result.get("original_input") is not None:
+            was = target_of(str(result.get("tool", "")), result["original_input"], 40)
+            event += f" rewrote the input (was {was})"
+        parts.append(event)
+    return "hooks: " + ", ".join(parts) if parts else ""
+
+
+def hooks_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per hook process that ran for a call: event, command, source, outcome."""
+    lines = []
+    for record in records:
+        for run in record.get("runs") or ():
+            what = str(run.get("outcome", ""))
+            if run.get("exit_code") is not None:
+                what += f", exit {run['exit_code']}"
+            if run.get("decision"):
+                what += f", {run['decision']}"
+            if run.get("updated_input") is not None:
+                what += ", rewrote the input"
+            lines.append(
+                f"{run.get('event', record.get('event'))} `{run.get('command')}` "
+                f"({run.get('source')}): {what}"
+            )
+    return lines
+
+
 def _note(result: Result) -> str:
     note = _outcome_note(result)
+    if result.hooks:
+        ran = hooks_note(
+            {
+                "tool": result.tool,
+                "hooks": result.hooks,
+                "original_input": result.original_input,
+            }
+        )
+        note = f"{note}; {ran}" if note else ran
     place = result.metadata
     if "run" in place:  # a dry run shows the partition
         where = f"turn {place['turn']} · run {place['run']} {place['run_kind']}"

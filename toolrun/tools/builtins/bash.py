@@ -219,7 +219,7 @@ class _Output:
 
     def text(self) -> str:
         middle = f"\n[... {self.dropped} bytes of output omitted ...]\n" if self.dropped else ""
-        return self.head.decode("utf-8", "replace") + middle + self.tail.decode("utf-8", "replace")
+        return self.head.decode("utf-8", "backslashreplace") + middle + self.tail.decode("utf-8", "backslashreplace")
 
 
 async def _run(
