@@ -423,12 +423,16 @@ def test_calls_streamed_on_stdin_run_as_they_arrive(ws: Path) -> None:
         proc.stdin.close()
         out = proc.stdout.read()
         proc.wait(timeout=30)
-    second, third = (json.loads(line) for line in out.splitlines())
+    (second,) = (json.loads(line) for line in out.splitlines())
     assert second["status"] == "error" and second["id"] == "line-2"
     assert second["error"] == "-:2:2: tool: unknown tool 'Reed' (did you mean 'Read'?)"
-    assert (third["id"], third["status"]) == ("w", "ok")
-    assert (ws / "s.txt").read_text() == "x"
+    # a bad line stops reading: the call after it never runs and has no result
+    assert not (ws / "s.txt").exists()
     assert proc.returncode == 3  # a line was not a valid call
+    (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
+    end = json.loads(journal.read_text().splitlines()[-1])
+    # line 3 was read (and counted) or, if toolrun stopped first, never read at all
+    assert end["event"] == "end" and end["unread_lines"] in (0, 1)
 
 
 def test_dash_cannot_be_mixed_with_plan_files(runner: CliRunner, ws: Path) -> None:
@@ -506,3 +510,32 @@ def test_dry_run_shows_the_partition_into_runs(runner: CliRunner, ws: Path) -> N
     table = runner.invoke(main, ["exec", "plan.yaml", "--dry-run", "--format", "table"])
     assert "turn 2 · run 4 concurrent" in table.stdout
     assert not (ws / "b").exists()
+
+
+@pytest.mark.parametrize(
+    "move",
+    ["cd src", "ls && cd src", "true; cd src", "cd src || true", "pushd src >/dev/null"],
+)
+def test_a_cd_ends_its_concurrent_run_so_later_calls_of_the_turn_see_it(
+    runner: CliRunner, ws: Path, move: str
+) -> None:
+    write(ws / "src" / "app.py", "print('app')\n")
+    write(ws / "toolrun.yaml", "permissions:\n  allow: [Bash]\n")
+    write(
+        ws / "plan.yaml",
+        "calls:\n"
+        f"  - {{tool: Bash, input: {{command: 'echo before'}}}}\n"
+        f"  - {{tool: Bash, input: {{command: '{move}'}}}}\n"
+        "  - {tool: Bash, input: {command: pwd}}\n"
+        "  - {tool: Bash, input: {command: cat app.py}}\n",
+    )
+    result = runner.invoke(main, ["exec", "plan.yaml", "--format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    results = [json.loads(line) for line in result.stdout.splitlines()]
+    assert results[2]["output"] == f"{ws / 'src'}\n"
+    assert results[3]["output"] == "print('app')\n"
+    # the move closes its run (pushd is not read-only: a run of its own); pwd and cat
+    # start the next one, together
+    dry = runner.invoke(main, ["exec", "plan.yaml", "--dry-run", "--format", "jsonl"])
+    runs = [json.loads(line)["metadata"]["run"] for line in dry.stdout.splitlines()]
+    assert runs == ([1, 2, 3, 3] if move.startswith("pushd") else [1, 1, 2, 2])

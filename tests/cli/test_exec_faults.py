@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.processes import journal_records, spawn
+
 ALLOW = "permissions:\n  allow: [Bash, Write]\n"
 
 
@@ -38,12 +40,6 @@ def plan(ws: Path, *commands: str, turns: bool = True) -> Path:
     path = ws / "plan.yaml"
     path.write_text(text)
     return path
-
-
-def journal_records(ws: Path) -> list[dict[str, object]]:
-    (path,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
-    # the whole file is valid UTF-8 and every line is JSON
-    return [json.loads(line) for line in path.read_bytes().decode("utf-8").splitlines()]
 
 
 def wait_for(name: str, script: Path) -> None:
@@ -114,13 +110,7 @@ def test_a_closed_stdout_interrupts_the_rest_and_the_journal_keeps_everything(
         "touch ran3",
         "touch ran4",
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolrun", "exec", "plan.yaml", "--format", "jsonl"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = spawn(tmp_path, "exec", "plan.yaml", "--format", "jsonl")
     with proc:
         assert proc.stdout is not None and proc.stderr is not None
         first = json.loads(proc.stdout.readline())

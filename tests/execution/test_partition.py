@@ -65,3 +65,25 @@ def test_concurrent_runs_are_maximal(items: list[tuple[int, bool]]) -> None:
     runs = partition(items, lambda c: c[1])
     for a, b in itertools.pairwise(runs):
         assert not (a.kind == "concurrent" and b.kind == "concurrent")
+
+
+def test_a_call_that_moves_the_working_directory_ends_its_concurrent_run() -> None:
+    def moves(name: str) -> bool:
+        return name.startswith("rcd")
+
+    assert partition(["r1", "rcd", "r2", "r3", "w1", "rcd2"], safe, moves) == [
+        Run("concurrent", ("r1", "rcd")),
+        Run("concurrent", ("r2", "r3")),
+        Run("exclusive", ("w1",)),
+        Run("concurrent", ("rcd2",)),
+    ]
+
+
+def test_when_it_cannot_tell_whether_a_call_moves_it_assumes_so() -> None:
+    def unsure(name: str) -> bool:
+        raise ValueError(name)
+
+    assert partition(["r1", "r2"], safe, unsure) == [
+        Run("concurrent", ("r1",)),
+        Run("concurrent", ("r2",)),
+    ]

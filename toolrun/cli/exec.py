@@ -71,11 +71,20 @@ def exec_(
     """Run plans: validate, decide every call, execute what is allowed.
 
     PLAN may be `-`: JSONL calls ({"tool", "input", "id"?}) on stdin, run as
-    they arrive.
+    they arrive. A line that is not a valid call gets an error result and
+    stops reading: the calls before it have run, none after it will (exit 3).
+    Ctrl-C stops reading too; the recap counts the lines read but never run.
 
     Results print in plan order, each as soon as every earlier call has its
-    own. Exit codes: 0 all ok, 1 a call failed, 3 invalid input (nothing ran),
-    4 a call was denied, 5 a call needed approval, 130 interrupted.
+    own. Exit codes: 0 all ok, 1 a call failed (or the journal could not be
+    written to the end), 3 invalid input (a plan or config: nothing ran; with
+    `-`: a bad line), 4 a call was denied, 5 a call needed approval, 130
+    interrupted (Ctrl-C, SIGTERM, or stdout closed; a second Ctrl-C exits at
+    once).
+
+    Text that is not valid UTF-8 (a directory's name, a program's output) is
+    printed and journalled escaped: `\\xNN` for a program's bytes, `\\udcXX`
+    for names (a JSON escape that reads back to the same name).
     """
     from toolrun.commands.exec import ExecRequest, execute
     from toolrun.render import results as render
@@ -157,14 +166,20 @@ def _print_report(
     from toolrun.render import results as render
 
     results = report.all_results
+    recap = render.recap(results, report.wall_ms, unread=report.unread_lines)
     if fmt == "table":
         if not streaming_table:
             click.echo(render.table(results, show_plan=len(report.plans) > 1))
-        click.echo(render.recap(results, report.wall_ms))
+        click.echo(recap)
     elif fmt == "json":
-        click.echo(render.json_report(report.run_id, report.plans, results, report.wall_ms))
+        extra = {"unread_lines": report.unread_lines} if report.plans == ("-",) else None
+        click.echo(
+            render.json_report(report.run_id, report.plans, results, report.wall_ms, extra)
+        )
     elif fmt == "text":
-        click.echo(render.recap(results, report.wall_ms))
+        click.echo(recap)
+    elif report.unread_lines:  # jsonl: stdout holds results only
+        click.echo(recap, err=True)
 
 
 def _silence_stdout() -> None:

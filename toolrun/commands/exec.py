@@ -4,29 +4,34 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import math
+import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, Literal, NoReturn, TypeVar
 
 import anyio
+import anyio.abc
 
 from toolrun import __version__
 from toolrun.errors import ExitCode
 from toolrun.execution.executor import AskHandler, ExecSettings, Executor, ResultSink
 from toolrun.execution.journal import Journal, new_run_id, runs_dir
 from toolrun.execution.results import Result, Status
-from toolrun.plan.models import Call, Plan, Turn
+from toolrun.plan.models import Plan
 
 if TYPE_CHECKING:
+    from toolrun.commands.exec_stdin import StdinCalls
     from toolrun.config.models import Config
     from toolrun.tools.registry import ToolRegistry
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,8 @@ class ExecReport:
     output_error: str | None = None
     # a journal write failed mid-run: the journal is incomplete (exit 1 at least)
     journal_error: str | None = None
+
+    unread_lines: int = 0  # `exec -`: lines read from stdin that never became calls
 
     @property
     def exit_code(self) -> ExitCode:
@@ -121,6 +128,7 @@ def execute(
         dry_run=request.dry_run,
         all_results=flat,
         output_error=session.output_error,
+        unread_lines=session.unread_lines,
         journal_error=session.journal_error,
     )
 
@@ -155,14 +163,24 @@ class _Session:
         self.interrupted = False
         self.output_error: str | None = None
         self.journal_error: str | None = None
+        self.executor: Executor | None = None
+        self.stdin_calls: StdinCalls | None = None
+        self.started = 0.0
+        self.interrupt_requested = False
+        self.unread_lines = 0
 
     async def run(self) -> list[list[Result]]:
+        # Signals are watched from start to end, MCP servers' start and shutdown included,
+        # so a second Ctrl-C always exits at once.
         if not self.config.mcp_servers:
-            return await self._run()
+            return await self._with_signals(self._run())
         from toolrun.tools.mcp import start_mcp_tools
 
-        async with start_mcp_tools(self.config, self.registry):
-            return await self._run()
+        async def with_servers() -> list[list[Result]]:
+            async with start_mcp_tools(self.config, self.registry):
+                return await self._run()
+
+        return await self._with_signals(with_servers())
 
     async def _run(self) -> list[list[Result]]:
         from toolrun.execution.decide import EngineDecider
@@ -201,7 +219,10 @@ class _Session:
             hooks=hooks,
             read_veto=engine.read_veto,
         )
-        started = time.time()
+        self.executor = executor
+        if self.interrupt_requested:  # Ctrl-C while MCP servers started: run nothing
+            executor.interrupt()
+        started = self.started = time.time()
         journal = None
         if request.journal and not request.dry_run:
             # Before anything is shown or runs: a journal that cannot be written is exit 3.
@@ -219,7 +240,7 @@ class _Session:
                 },
             )
         if self.on_result is not None:
-            executor.on_result = partial(self._show, self.on_result, executor)
+            executor.on_result = partial(self._show, self.on_result)
         if self.on_plans is not None:
             self.on_plans(self.plans)
         # The plans, config and modules live for the whole run: keep the collector from
@@ -227,117 +248,111 @@ class _Session:
         gc.freeze()
         try:
             if self.streaming:
-                stdin = self.stdin or sys.stdin.buffer
-                turns = _stdin_turns(executor, registry, stdin)
-                return [await _with_signals(executor, executor.run_stream("-", turns))]
-            return await _with_signals(executor, executor.run(self.plans))
+                from toolrun.commands.exec_stdin import StdinCalls
+
+                self.stdin_calls = StdinCalls(executor, registry, self.stdin or sys.stdin.buffer)
+                turns = self.stdin_calls.turns()
+                try:
+                    return [await executor.run_stream("-", turns)]
+                finally:
+                    await turns.aclose()
+            return await executor.run(self.plans)
         finally:
             self.wall_ms = (time.time() - started) * 1000
             self.interrupted = executor.interrupted
+            if self.stdin_calls is not None:  # counted once: the reader may still be reading
+                self.unread_lines = self.stdin_calls.unread
             gc.unfreeze()
             if journal is not None:
-                journal.write(
-                    {
-                        "event": "end",
-                        "run_id": self.run_id,
-                        "wall_ms": self.wall_ms,
-                        "interrupted": executor.interrupted,
-                        **({"output_error": self.output_error} if self.output_error else {}),
-                    }
-                )
+                journal.write(self._end_record())
                 journal.close()
                 self.journal_error = journal.failure
 
-    def _show(self, sink: ResultSink, executor: Executor, result: Result) -> None:
+    def _end_record(self, **extra: object) -> dict[str, object]:
+        return {
+            "event": "end",
+            "run_id": self.run_id,
+            "wall_ms": self.wall_ms,
+            "interrupted": self.interrupted,
+            **({"unread_lines": self.unread_lines} if self.stdin_calls is not None else {}),
+            **({"output_error": self.output_error} if self.output_error else {}),
+            **extra,
+        }
+
+    def _interrupt(self) -> None:
+        """Stop: cancel what runs, run nothing more, read no more of stdin."""
+        self.interrupt_requested = True
+        if self.executor is not None:
+            self.executor.interrupt()
+        if self.stdin_calls is not None:
+            self.stdin_calls.stop()
+
+    def _exit_now(self) -> NoReturn:
+        """A second Ctrl-C: leave at once, the journal ended with what it has."""
+        if self.journal is not None and not self.journal.closed:
+            self.wall_ms = (time.time() - self.started) * 1000
+            self.interrupted = True
+            if self.stdin_calls is not None:
+                self.unread_lines = self.stdin_calls.unread
+            self.journal.write(self._end_record(forced=True))
+        _kill_child_groups()
+        os._exit(int(ExitCode.INTERRUPTED))
+
+    async def _with_signals(self, work: Awaitable[T]) -> T:
+        """Ctrl-C (and SIGTERM) interrupt the run instead of tearing the loop down, so
+        every call that was read gets its result and the journal is complete; a second
+        one exits at once."""
+
+        async def watch(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                task_status.started()
+                async for _ in signals:
+                    if self.interrupt_requested:
+                        self._exit_now()
+                    self._interrupt()
+
+        try:
+            async with anyio.create_task_group() as tg:
+                # signal handlers can only be installed from the main thread
+                if threading.current_thread() is threading.main_thread():
+                    await tg.start(watch)  # installed before anything runs
+                result = await work
+                tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # the watcher never fails: what the work raised propagates as it is
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        return result
+
+    def _show(self, sink: ResultSink, result: Result) -> None:
         """Hand a result to the caller's sink; output that fails (stdout closed, disk
-        full) stops showing but not running: the rest is interrupted and journalled."""
+        full) stops showing but not journalling: the rest is interrupted."""
         if self.output_error is not None:
             return
         try:
             sink(result)
         except OSError as exc:
             self.output_error = f"output failed: {exc.strerror or exc}"
-            executor.interrupt()
+            self._interrupt()
 
 
-T = TypeVar("T")
-
-
-async def _with_signals(executor: Executor, work: Awaitable[T]) -> T:
-    """Ctrl-C (and SIGTERM) interrupt the executor instead of tearing the loop down,
-    so every call still gets its result and the journal is complete."""
-
-    async def watch() -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                executor.interrupt()
-
-    async with anyio.create_task_group() as tg:
-        # signal handlers can only be installed from the main thread
-        if threading.current_thread() is threading.main_thread():
-            tg.start_soon(watch)
-        result = await work
-        tg.cancel_scope.cancel()
-    return result
-
-
-async def _stdin_turns(
-    executor: Executor, registry: ToolRegistry, stdin: BinaryIO
-) -> AsyncIterator[tuple[Turn, list[Result]]]:
-    import anyio.from_thread
-    import anyio.lowlevel
-
-    from toolrun.errors import Location, PlanError
-    from toolrun.plan.loader import call_from_json_line
-
-    send, receive = anyio.create_memory_object_stream[tuple[int, bytes]](math.inf)
-    token = anyio.lowlevel.current_token()
-
-    def reader() -> None:
-        # A plain daemon thread: a read blocked on a silent pipe must not keep toolrun alive.
-        with contextlib.suppress(Exception):
-            for number, raw in enumerate(stdin, start=1):
-                anyio.from_thread.run_sync(send.send_nowait, (number, raw), token=token)
-        with contextlib.suppress(Exception):
-            anyio.from_thread.run_sync(send.close, token=token)
-
-    threading.Thread(target=reader, name="stdin-calls", daemon=True).start()
-    limit = executor.settings.max_calls_per_turn
-    seen_ids: dict[str, Location] = {}
-    index = 0
-    turn = 0
-    async with receive:
-        while True:
+def _kill_child_groups() -> None:
+    """SIGKILL the process group of every child of toolrun that leads one (Bash calls,
+    hooks and MCP servers each start in a session of their own), so leaving at once
+    leaves nothing running. Linux: children are found in /proc."""
+    me = str(os.getpid())
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
             try:
-                batch = [await receive.receive()]
-            except anyio.EndOfStream:
-                return
-            while len(batch) < limit:
-                try:
-                    batch.append(receive.receive_nowait())
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
-            calls: list[Call] = []
-            invalid: list[Result] = []
-            for number, raw in batch:
-                text = raw.decode("utf-8", "replace").strip()
-                if not text:
-                    continue
-                try:
-                    calls.append(
-                        call_from_json_line(
-                            text,
-                            file="-",
-                            line=number,
-                            index=index,
-                            turn=turn,
-                            registry=registry,
-                            seen_ids=seen_ids,
-                        )
-                    )
-                except PlanError as exc:
-                    error = "; ".join(str(p) for p in exc.problems)
-                    invalid.append(executor.invalid_result("-", index, f"line-{number}", error))
-                index += 1
-            yield Turn(turn, tuple(calls), Location("-", batch[0][0], 1)), invalid
-            turn += 1
+                with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                    # after the command name, which may hold spaces: state ppid pgrp ...
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            pid, ppid, pgrp = int(entry.name), fields[1].decode(), int(fields[2])
+            if ppid == me and pgrp == pid:
+                with contextlib.suppress(OSError):
+                    os.killpg(pgrp, signal.SIGKILL)

@@ -199,8 +199,10 @@ class Executor:
             if self.interrupted:
                 for call in turn.calls:
                     state.out.put(self._interrupted_before(state, call))
-                continue
-            await self._run_turn(state, turn)
+            else:
+                await self._run_turn(state, turn)
+            if self.interrupted:
+                break  # lines not read yet are not calls: they get no result
         return results
 
     def invalid_result(self, file: str, index: int, call_id: str, error: str) -> Result:
@@ -230,7 +232,7 @@ class Executor:
         ctx = ToolContext(
             self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
         )
-        runs = partition(admitted, partial(self._is_safe, ctx=ctx))
+        runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
             if self.interrupted:
                 for call in run.calls:
@@ -255,6 +257,17 @@ class Executor:
                     aborted_before_launch=True,
                 )
             )
+
+    def _moves_cwd(self, call: Call) -> bool:
+        """Could the call leave Bash in another directory (cd, pushd, popd, ... anywhere in
+        it)? Then it ends its concurrent run: the calls after it must start there. The
+        same test decides whether the Bash tool looks for the new directory at all."""
+        if call.tool != "Bash":
+            return False
+        from toolrun.tools.builtins.bash import may_change_directory
+
+        env = self._env if self._env is not None else os.environ
+        return may_change_directory(str(call.input.get("command", "")), env)
 
     def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
         tool = self.registry.get(call.tool)

@@ -132,6 +132,10 @@ class Journal:
             self.records += 1
         self._dirty.set()
 
+    @property
+    def closed(self) -> bool:
+        return self._fd < 0
+
     def _fail(self, exc: OSError, *, torn: bool = False) -> None:
         if self.failure is None:
             tail = "; its last record is torn" if torn else ""

@@ -17,10 +17,17 @@ class Run(Generic[T]):
     calls: tuple[T, ...]
 
 
-def partition(calls: Sequence[T], is_safe: Callable[[T], bool]) -> list[Run[T]]:
+def partition(
+    calls: Sequence[T],
+    is_safe: Callable[[T], bool],
+    ends_run: Callable[[T], bool] | None = None,
+) -> list[Run[T]]:
     """Consecutive concurrency-safe calls form one concurrent run; every other call runs alone.
 
-    Order is preserved. ``is_safe`` raising counts as not safe (fail closed).
+    A safe call for which ``ends_run`` holds (a ``cd``: it moves the working directory
+    the next calls start in) is the last of its concurrent run, so the calls after it
+    start once its effect is known. Order is preserved. ``is_safe`` raising counts as
+    not safe, ``ends_run`` raising as ending the run (fail closed).
     """
     runs: list[Run[T]] = []
     pending: list[T] = []
@@ -31,6 +38,9 @@ def partition(calls: Sequence[T], is_safe: Callable[[T], bool]) -> list[Run[T]]:
             safe = False
         if safe:
             pending.append(call)
+            if ends_run is not None and _holds(ends_run, call):
+                runs.append(Run("concurrent", tuple(pending)))
+                pending = []
             continue
         if pending:
             runs.append(Run("concurrent", tuple(pending)))
@@ -39,3 +49,10 @@ def partition(calls: Sequence[T], is_safe: Callable[[T], bool]) -> list[Run[T]]:
     if pending:
         runs.append(Run("concurrent", tuple(pending)))
     return runs
+
+
+def _holds(predicate: Callable[[T], bool], call: T) -> bool:
+    try:
+        return bool(predicate(call))
+    except Exception:  # noqa: BLE001 - cannot tell: assume it does
+        return True

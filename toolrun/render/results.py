@@ -116,11 +116,13 @@ def counts(results: Iterable[Result]) -> Counter[Status]:
     return Counter(r.status for r in results)
 
 
-def recap(results: Sequence[Result], wall_ms: float) -> str:
+def recap(results: Sequence[Result], wall_ms: float, *, unread: int = 0) -> str:
     c = counts(results)
     parts = [f"{c[status]} {word}" for status, word in RECAP if c[status]] or ["no calls"]
     took = f"{wall_ms:.0f} ms" if wall_ms < 1000 else f"{wall_ms / 1000:.1f} s"
-    return " · ".join(parts) + f" in {took}"
+    lines = "line" if unread == 1 else "lines"
+    left = f"; {unread} {lines} of stdin read but never run" if unread else ""
+    return " · ".join(parts) + f" in {took}{left}"
 
 
 HEADERS = ("#", "id", "tool", "target", "decision", "status", "time", "execution", "note")

@@ -1,0 +1,137 @@
+"""``exec -``: calls read from stdin as JSON lines, turned into turns as they arrive.
+
+A reader thread feeds a bounded queue (:data:`QUEUE_LINES`): while it is full the
+thread blocks, so toolrun stops reading stdin and the writer feels backpressure.
+Each turn is whatever lines are waiting, up to the per-turn limit.
+
+Reading stops for good at the end of stdin, when the run is interrupted (Ctrl-C, a
+closed stdout) or at the first line that is not a valid call: that line gets its
+``error`` result (exit 3) and the calls before it have run; lines after it are never
+made into calls. Lines read but never run are counted in :attr:`StdinCalls.unread`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, BinaryIO
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.lowlevel import EventLoopToken
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from toolrun.errors import Location, PlanError
+from toolrun.plan.models import Call, Turn
+
+if TYPE_CHECKING:
+    from toolrun.execution.executor import Executor
+    from toolrun.execution.results import Result
+    from toolrun.tools.registry import ToolRegistry
+
+# Lines waiting to become calls; past this, toolrun stops reading stdin.
+QUEUE_LINES = 1024
+
+
+class StdinCalls:
+    def __init__(self, executor: Executor, registry: ToolRegistry, stdin: BinaryIO) -> None:
+        self._executor = executor
+        self._registry = registry
+        self._stdin = stdin
+        self._stopped = threading.Event()
+        self._waiting: anyio.CancelScope | None = None
+        self._receive: MemoryObjectReceiveStream[tuple[int, bytes]] | None = None
+        self.read = 0  # lines taken off stdin
+        self.used = 0  # lines that became a call, an error result, or were blank
+
+    @property
+    def unread(self) -> int:
+        """Lines toolrun read from stdin that never became a call or a result."""
+        return max(0, self.read - self.used)
+
+    def stop(self) -> None:
+        """Read no more (the run is interrupted): called from the event loop."""
+        self._stopped.set()
+        if self._waiting is not None:
+            self._waiting.cancel()
+        if self._receive is not None:
+            self._receive.close()  # a reader blocked on the full queue gives up
+
+    def _reader(
+        self, send: MemoryObjectSendStream[tuple[int, bytes]], token: EventLoopToken
+    ) -> None:
+        # A plain daemon thread: a read blocked on a silent pipe must not keep toolrun alive.
+        with contextlib.suppress(Exception):
+            for number, raw in enumerate(self._stdin, start=1):
+                self.read = number
+                if self._stopped.is_set():
+                    break
+                # blocks while the queue is full: backpressure on whoever writes stdin
+                anyio.from_thread.run(send.send, (number, raw), token=token)
+        with contextlib.suppress(Exception):
+            anyio.from_thread.run_sync(send.close, token=token)
+
+    async def turns(self) -> AsyncGenerator[tuple[Turn, list[Result]], None]:
+        send, receive = anyio.create_memory_object_stream[tuple[int, bytes]](QUEUE_LINES)
+        self._receive = receive
+        token = anyio.lowlevel.current_token()
+        threading.Thread(
+            target=self._reader, args=(send, token), name="stdin-calls", daemon=True
+        ).start()
+        limit = self._executor.settings.max_calls_per_turn
+        seen_ids: dict[str, Location] = {}
+        index = 0
+        turn = 0
+        with receive:
+            while not self._stopped.is_set():
+                with anyio.CancelScope() as self._waiting:
+                    try:
+                        batch = [await receive.receive()]
+                    except (anyio.EndOfStream, anyio.ClosedResourceError):
+                        return
+                self._waiting = None
+                if self._stopped.is_set():
+                    return
+                while len(batch) < limit:
+                    try:
+                        batch.append(receive.receive_nowait())
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                calls: list[Call] = []
+                invalid: list[Result] = []
+                for number, raw in batch:
+                    self.used += 1
+                    text = raw.decode("utf-8", "replace").strip()
+                    if not text:
+                        continue
+                    try:
+                        calls.append(
+                            self._call(text, number, index, turn, seen_ids),
+                        )
+                    except PlanError as exc:
+                        error = "; ".join(str(p) for p in exc.problems)
+                        invalid.append(
+                            self._executor.invalid_result("-", index, f"line-{number}", error)
+                        )
+                        self.stop()  # a bad line stops reading: nothing after it runs
+                        break
+                    index += 1
+                yield Turn(turn, tuple(calls), Location("-", batch[0][0], 1)), invalid
+                turn += 1
+
+    def _call(
+        self, text: str, number: int, index: int, turn: int, seen_ids: dict[str, Location]
+    ) -> Call:
+        from toolrun.plan.loader import call_from_json_line
+
+        return call_from_json_line(
+            text,
+            file="-",
+            line=number,
+            index=index,
+            turn=turn,
+            registry=self._registry,
+            seen_ids=seen_ids,
+        )
