@@ -188,7 +188,9 @@ def _show_call(result: Record) -> None:
     if "original_input" in result:
         click.echo(f"input:     {js(result.get('original_input'))}")
         click.echo(f"rewritten: {js(result.get('input'))}")
-        click.echo(f"       by: {result.get('input_rewritten_by') or 'a PreToolUse hook'}")
+        hooks = result.get("input_rewritten_by") or []
+        who = ", ".join(f"`{h.get('command')}` ({h.get('source')})" for h in hooks)
+        click.echo(f"       by: {who or 'a PreToolUse hook'}")
     else:
         click.echo(f"input:     {js(result.get('input'))}")
     by = result.get("decided_by") or {}

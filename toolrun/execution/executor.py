@@ -460,7 +460,8 @@ class Executor:
                 Status.DENIED,
                 error=f"denied: the input rewritten{where} is not valid for {call.tool}: {problems}",
             )
-        state.originals[call.index] = call.input
+        if new_input != dict(call.input):  # an updatedInput equal to the input changes nothing
+            state.originals[call.index] = call.input
         return replace(call, input=new_input, params=params), None
 
     def _decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
@@ -678,11 +679,7 @@ class Executor:
         asked = state.originals.pop(call.index, None) if state.originals else None
         if asked is not None and pre is not None:
             fields["original_input"] = asked
-            fields["rewritten_by"] = tuple(
-                {"command": run.command, "source": run.source}
-                for run in pre.runs
-                if run.updated_input is not None
-            )
+            fields["rewritten_by"] = _rewriters(asked, pre)
         if pre is not None or post is not None:
             fields.update(_hook_fields(pre, post, fields.get("output", "")))
             if "original_output" in fields:  # a PostToolUse hook replaced the output
@@ -731,6 +728,17 @@ def _hook_fields(
             fields["output"] = new if isinstance(new, str) else json.dumps(new, ensure_ascii=False)
             fields["original_output"] = output
     return fields
+
+
+def _rewriters(original: Mapping[str, Any], pre: PreToolUseResult) -> tuple[dict[str, str], ...]:
+    """The hooks whose updatedInput changed the input, in the order they were applied."""
+    current = dict(original)
+    changed = []
+    for run in pre.runs:
+        if run.updated_input is not None and dict(run.updated_input) != current:
+            current = dict(run.updated_input)
+            changed.append({"command": run.command, "source": run.source})
+    return tuple(changed)
 
 
 def _short(call: Call) -> str:

@@ -49,6 +49,8 @@ def hooks_note(result: Mapping[str, Any]) -> str:
     ``hooks: PreToolUse rewrote the input (was rm f.txt), PostToolUse``."""
     parts = []
     for record in result.get("hooks") or ():
+        if not record.get("runs"):
+            continue  # every hook of the event was filtered out by its `if`: none ran
         event = str(record.get("event", "hook"))
         if event == "PreToolUse" and result.get("original_input") is not None:
             was = target_of(str(result.get("tool", "")), result["original_input"], 40)
