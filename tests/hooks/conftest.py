@@ -131,3 +131,27 @@ def wait_gone(pid: int, within: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return not alive(pid)
+
+
+def running_with(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker``: found without the process
+    having to say who it is (a hook killed early never writes its pid file)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker.encode() in (entry / "cmdline").read_bytes() and alive(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def wait_none_running(marker: str, within: float = 10.0) -> bool:
+    """Whether every process holding ``marker`` is gone, waiting at most ``within``
+    seconds (a bound on a kill already sent, not a speed check)."""
+    deadline = time.monotonic() + within
+    while running_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not running_with(marker)

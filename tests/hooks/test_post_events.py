@@ -60,7 +60,7 @@ async def test_post_tool_use_exit_2_is_a_block_with_stderr(hooks: Hooks) -> None
 
 
 async def test_post_tool_use_closed_failure_blocks(hooks: Hooks) -> None:
-    runner = hooks.add("PostToolUse", "", ("sleep 5", {"timeout": 0.3})).runner(failure="closed")
+    runner = hooks.add("PostToolUse", "", ("sleep 60", {"timeout": 0.3})).runner(failure="closed")
     result = await runner.post_tool_use("Bash", {"command": "x"}, "out", call_id="c1")
     assert result.blocked and result.reason is not None and "timed out" in result.reason
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
 
 import anyio
 import pytest
 
-from tests.hooks.conftest import Hooks, py_hook, wait_gone
+from tests.hooks.conftest import Hooks, py_hook, wait_gone, wait_none_running
 from toolrun.hooks import HookRunner
 
 pytestmark = pytest.mark.anyio
@@ -46,7 +47,10 @@ async def test_stdin_json_and_environment(hooks: Hooks, ws: Path) -> None:
 
 
 async def test_timeout_open_kills_the_process_group(hooks: Hooks, ws: Path) -> None:
-    command = "sleep 60 & echo $! > bg.pid; sleep 30"
+    # the background child is found by a marker in its command line, whether or not the
+    # hook got as far as anything else before its timeout
+    marker = f"bg-{uuid.uuid4().hex}"
+    command = f"sh -c 'sleep 60; : {marker}' & sleep 30"
     runner = hooks.add("PreToolUse", "Bash", (command, {"timeout": 0.5})).runner()
     result = await runner.pre_tool_use("Bash", {"command": "ls"}, call_id="c1")
     (run,) = result.runs
@@ -58,11 +62,12 @@ async def test_timeout_open_kills_the_process_group(hooks: Hooks, ws: Path) -> N
     )
     assert run.error == "timed out after 0.5 s"
     assert result.decision is None
-    assert wait_gone(int((ws / "bg.pid").read_text()))
+    assert wait_none_running(marker)
 
 
 async def test_timeout_closed_denies_and_kills_the_process_group(hooks: Hooks, ws: Path) -> None:
-    command = "sleep 60 & echo $! > bg.pid; sleep 30"
+    marker = f"bg-{uuid.uuid4().hex}"
+    command = f"sh -c 'sleep 60; : {marker}' & sleep 30"
     # no per-hook timeout: toolrun.hookTimeout applies
     runner = hooks.add("PreToolUse", "Bash", command).runner(failure="closed", timeout=0.5)
     result = await runner.pre_tool_use("Bash", {"command": "ls"}, call_id="c1")
@@ -70,15 +75,16 @@ async def test_timeout_closed_denies_and_kills_the_process_group(hooks: Hooks, w
     assert result.decision == "deny"
     assert result.reason is not None
     assert "timed out after 0.5 s" in result.reason and command in result.reason
-    assert wait_gone(int((ws / "bg.pid").read_text()))
+    assert wait_none_running(marker)
 
 
 async def test_hook_ignoring_sigterm_is_killed(hooks: Hooks, ws: Path) -> None:
-    command = "trap '' TERM; echo $$ > sh.pid; while :; do sleep 0.05; done"
+    marker = f"stubborn-{uuid.uuid4().hex}"
+    command = f"trap '' TERM; while :; do sleep 0.05; done; : {marker}"
     runner = hooks.add("PreToolUse", "", (command, {"timeout": 0.3})).runner()
     result = await runner.pre_tool_use("Read", {"file_path": "a"}, call_id="c1")
     assert result.runs[0].timed_out
-    assert wait_gone(int((ws / "sh.pid").read_text()))
+    assert wait_none_running(marker)
 
 
 async def test_cancelling_the_caller_kills_the_hook(hooks: Hooks, ws: Path) -> None:
