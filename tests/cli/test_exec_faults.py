@@ -169,3 +169,15 @@ def test_a_disk_that_fills_up_mid_run_loses_no_result_on_stdout(tmp_path: Path) 
     assert [r["status"] for r in results] == ["ok"] * count
     (row,) = json.loads(runs.stdout)
     assert row["torn"] is True and row["finished"] is False
+
+
+def test_a_report_file_that_cannot_be_written_is_reported_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    plan(tmp_path, "echo one")
+    done = toolrun(tmp_path, "exec", "plan.yaml", "--format", "jsonl", "-o", "/dev/full")
+    stderr = done.stderr.decode()
+    assert done.returncode == 1
+    assert "Traceback" not in stderr
+    assert "cannot write /dev/full: No space left on device" in stderr
+    assert json.loads(done.stdout)["status"] == "ok"

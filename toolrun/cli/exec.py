@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
+from toolrun.errors import ExitCode
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -145,19 +146,24 @@ def exec_(
             _print_report(report, fmt, streaming_table)
         except OSError:  # stdout closed after the last result: nothing is lost
             _silence_stdout()
+    code = report.exit_code
     if output is not None:
         results = report.all_results
         if output.suffix == ".jsonl":
             text = "".join(render.jsonl_line(r) + "\n" for r in results)
         else:
             text = render.json_report(report.run_id, report.plans, results, report.wall_ms) + "\n"
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, errors="backslashreplace")
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, errors="backslashreplace")
+        except OSError as exc:  # the run is over and journalled: say so, and fail
+            click.echo(f"toolrun: cannot write {output}: {exc.strerror or exc}", err=True)
+            code = ExitCode.combine((report.exit_code, ExitCode.FAILED))
     if report.journal_error is not None:
         click.echo(f"toolrun: {report.journal_error}", err=True)
     elif report.journal_path is not None and fmt in ("table", "text"):
         click.echo(f"journal: {report.journal_path}", err=True)
-    return int(report.exit_code)
+    return int(code)
 
 
 def _print_report(
