@@ -181,3 +181,26 @@ def test_a_report_file_that_cannot_be_written_is_reported_not_a_traceback(
     assert "Traceback" not in stderr
     assert "cannot write /dev/full: No space left on device" in stderr
     assert json.loads(done.stdout)["status"] == "ok"
+
+
+def test_hooks_get_names_that_are_not_utf8_escaped(tmp_path: Path) -> None:
+    """Glob, Grep and ls list a file whose name is not UTF-8; a PostToolUse hook sees it."""
+    (tmp_path / "d\udcff").mkdir()
+    (tmp_path / "d\udcff" / "f\udcfe.txt").write_text("x\n")
+    seen = tmp_path / "seen.json"
+    (tmp_path / "toolrun.yaml").write_text(
+        "permissions:\n  allow: [Bash, Glob, Grep]\nhooks:\n  PostToolUse:\n"
+        f"    - hooks: [{{type: command, command: 'cat >> {seen}; echo >> {seen}'}}]\n"
+    )
+    (tmp_path / "plan.yaml").write_text(
+        "calls:\n  - {tool: Glob, input: {pattern: '**/*.txt'}}\n"
+        "  - {tool: Grep, input: {pattern: x, path: .}}\n"
+        "  - {tool: Bash, input: {command: 'ls d*'}}\n"
+    )
+    done = toolrun(tmp_path, "exec", "plan.yaml", "--format", "jsonl")
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]
+    assert [r["status"] for r in results] == ["ok"] * 3
+    assert "f\udcfe.txt" in results[0]["output"]  # reads back to the very name
+    payloads = [json.loads(line) for line in seen.read_bytes().decode("utf-8").splitlines()]
+    assert len(payloads) == 3

@@ -84,7 +84,9 @@ def build_input(
 
 
 def encode_input(payload: Mapping[str, Any]) -> bytes:
-    return json.dumps(payload, default=_jsonable, ensure_ascii=False).encode("utf-8")
+    # a name that is not UTF-8 (a surrogate escape) goes as a JSON \udcXX escape
+    text = json.dumps(payload, default=_jsonable, ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace")
 
 
 # ---------------------------------------------------------------------- output
