@@ -157,3 +157,12 @@ def test_show_picks_a_call_by_plan_when_plans_share_ids(runner: CliRunner, ws: P
     assert runner.invoke(main, ["show", "last", "1", "--plan", "b"]).stdout.endswith("from-b\n")
     missing = runner.invoke(main, ["show", "last", "same", "--plan", "c.yaml"])
     assert missing.exit_code == 2 and "in plan 'c.yaml'" in missing.stderr
+
+
+def test_show_lists_one_plans_calls(runner: CliRunner, ws: Path) -> None:
+    for name in ("a", "b"):
+        (ws / f"{name}.yaml").write_text(f"calls:\n  - {{tool: Bash, input: {{command: 'echo {name}'}}}}\n")
+    assert runner.invoke(main, ["exec", "a.yaml", "b.yaml", "--format", "jsonl"]).exit_code == 0
+    listed = runner.invoke(main, ["show", "last", "--plan", "b"]).stdout.splitlines()
+    rows = listed[3:]
+    assert [row.split()[0] for row in rows] == ["b.yaml"]

@@ -95,7 +95,8 @@ SHOW_WIDTHS = (4, 12, 8, 11, 8, 9, 41)
 @click.option(
     "--plan",
     default=None,
-    help="The plan (its path or file name) of CALL, when several plans of the run use its id.",
+    help="Only this plan's calls (its path, file name or stem): picks CALL when several "
+    "plans of the run use its id.",
 )
 @workspace_option
 def show(run: str, call: str | None, plan: str | None, workspace: Path) -> int:
@@ -105,7 +106,7 @@ def show(run: str, call: str | None, plan: str | None, workspace: Path) -> int:
     started and have no result (toolrun was killed while they ran) are listed
     as `started`: they may have had effects.
     """
-    from toolrun.commands.runs import RunReader, find_call, find_run
+    from toolrun.commands.runs import RunReader, find_call, find_run, plan_matches
 
     reader = RunReader(find_run(workspace, run))
     if call is not None:
@@ -122,10 +123,12 @@ def show(run: str, call: str | None, plan: str | None, workspace: Path) -> int:
     click.echo(fixed_row(headers, widths))
     click.echo(fixed_row(["-" * w for w in widths] + ["----"], widths))
     for record in reader.results():
-        if plan is None or record.get("plan") == plan:
+        if plan_matches(record, plan):
             click.echo(fixed_row(_show_row(record, with_plan), widths))
     for record in reader.running:
-        click.echo(fixed_row(_show_row({**record, "status": "started"}, with_plan), widths))
+        if plan_matches(record, plan):
+            row = _show_row({**record, "status": "started"}, with_plan)
+            click.echo(fixed_row(row, widths))
     _notes(reader, err=False)
     return 0
 

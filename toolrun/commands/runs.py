@@ -313,15 +313,21 @@ class RunReader:
         return _summary(self.path, self.tally, self.stats)
 
 
+def plan_matches(record: Record, plan: str | None) -> bool:
+    """Whether a call record is of ``plan``: its path as journalled, its file name, or
+    that name without its extension (None: any plan)."""
+    if plan is None:
+        return True
+    name = str(record.get("plan", ""))
+    return plan in (name, Path(name).name, Path(name).stem)
+
+
 def find_call(reader: RunReader, call: str, plan: str | None = None) -> Record:
     """A call of the run by call id, execution id (or a unique prefix of it) or its
     number (the `#` that `show` lists); ``plan`` picks among plans that share ids."""
 
     def in_plan(record: Record) -> bool:
-        if plan is None:
-            return True
-        name = str(record.get("plan", ""))
-        return name == plan or Path(name).name == plan or Path(name).stem == plan
+        return plan_matches(record, plan)
 
     exact: list[Record] = []
     prefixed: list[Record] = []
