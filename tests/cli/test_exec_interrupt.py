@@ -96,3 +96,19 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_ctrl_c_while_waiting_on_a_silent_stdin_ends_the_run(tmp_path: Path) -> None:
+    """The writer keeps stdin open and says nothing more: Ctrl-C must not wait for it."""
+    (tmp_path / "toolrun.yaml").write_text(ALLOW)
+    proc = spawn(tmp_path, "exec", "-", "--format", "jsonl", stdin=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    with proc:
+        proc.stdin.write(CALL.encode())
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["status"] == "ok"
+        proc.send_signal(signal.SIGINT)  # toolrun now waits for the next line
+        assert proc.wait(timeout=60) == 130  # stdin is still open
+        proc.stdin.close()
+    end = journal_records(tmp_path)[-1]
+    assert end["event"] == "end" and end["interrupted"] is True and end["unread_lines"] == 0

@@ -13,6 +13,8 @@ made into calls. Lines read but never run are counted in :attr:`StdinCalls.unrea
 from __future__ import annotations
 
 import contextlib
+import io
+import os
 import threading
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, BinaryIO
@@ -39,7 +41,8 @@ class StdinCalls:
     def __init__(self, executor: Executor, registry: ToolRegistry, stdin: BinaryIO) -> None:
         self._executor = executor
         self._registry = registry
-        self._stdin = stdin
+        self._given = stdin
+        self._stdin = _own_reader(stdin)
         self._stopped = threading.Event()
         self._waiting: anyio.CancelScope | None = None
         self._receive: MemoryObjectReceiveStream[tuple[int, bytes]] | None = None
@@ -72,6 +75,8 @@ class StdinCalls:
                 anyio.from_thread.run(send.send, (number, raw), token=token)
         with contextlib.suppress(Exception):
             anyio.from_thread.run_sync(send.close, token=token)
+        if self._stdin is not self._given:
+            self._stdin.close()
 
     async def turns(self) -> AsyncGenerator[tuple[Turn, list[Result]], None]:
         send, receive = anyio.create_memory_object_stream[tuple[int, bytes]](QUEUE_LINES)
@@ -135,3 +140,14 @@ class StdinCalls:
             registry=self._registry,
             seen_ids=seen_ids,
         )
+
+
+def _own_reader(stdin: BinaryIO) -> BinaryIO:
+    """A reader of its own on the same descriptor: the reader thread may still be blocked
+    in a read when toolrun exits (Ctrl-C on a silent pipe), and a read holding
+    ``sys.stdin``'s lock makes the interpreter abort at shutdown."""
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return stdin  # not a file (a test's BytesIO): nothing to share
+    return open(os.dup(fd), "rb")  # the reader thread closes it when it is done
