@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.cli.processes import journal_records, spawn
-from toolrun.commands.exec_stdin import QUEUE_LINES
+from toolrun.commands.exec_stdin import MAX_LINE_BYTES, QUEUE_LINES
 
 ALLOW = "permissions:\n  allow: [Bash]\n"
 CALL = json.dumps({"tool": "Bash", "input": {"command": "echo hi"}}) + "\n"
@@ -112,3 +112,17 @@ def test_ctrl_c_while_waiting_on_a_silent_stdin_ends_the_run(tmp_path: Path) -> 
         proc.stdin.close()
     end = journal_records(tmp_path)[-1]
     assert end["event"] == "end" and end["interrupted"] is True and end["unread_lines"] == 0
+
+
+def test_an_endless_line_is_an_error_not_a_memory_sink(tmp_path: Path) -> None:
+    (tmp_path / "toolrun.yaml").write_text(ALLOW)
+    huge = b'{"tool": "Bash", "input": {"command": "echo ' + b"x" * (MAX_LINE_BYTES + 10)
+    after = json.dumps({"tool": "Bash", "input": {"command": "touch ran"}}).encode() + b"\n"
+    proc = spawn(tmp_path, "exec", "-", "--format", "jsonl", stdin=subprocess.PIPE)
+    out, err = proc.communicate(CALL.encode() + huge + b'"}}\n' + after, timeout=120)
+    assert proc.returncode == 3, err
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first["status"] == "ok"
+    assert (second["status"], second["id"]) == ("error", "line-2")
+    assert f"longer than {MAX_LINE_BYTES} bytes" in second["error"]
+    assert not (tmp_path / "ran").exists()  # reading stopped at the bad line

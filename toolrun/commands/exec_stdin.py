@@ -7,7 +7,9 @@ Each turn is whatever lines are waiting, up to the per-turn limit.
 Reading stops for good at the end of stdin, when the run is interrupted (Ctrl-C, a
 closed stdout) or at the first line that is not a valid call: that line gets its
 ``error`` result (exit 3) and the calls before it have run; lines after it are never
-made into calls. Lines read but never run are counted in :attr:`StdinCalls.unread`.
+made into calls. A line longer than :data:`MAX_LINE_BYTES` is such a bad line, so
+memory stays bounded in bytes as well as lines. Lines read but never run are
+counted in :attr:`StdinCalls.unread`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import anyio.lowlevel
 from anyio.lowlevel import EventLoopToken
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from toolrun.errors import Location, PlanError
+from toolrun.errors import Location, PlanError, Problem
 from toolrun.plan.models import Call, Turn
 
 if TYPE_CHECKING:
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
 
 # Lines waiting to become calls; past this, toolrun stops reading stdin.
 QUEUE_LINES = 1024
+# No call is this long: a longer line is an error (and stops reading), not a memory sink.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+TOO_LONG_MESSAGE = f"a line longer than {MAX_LINE_BYTES} bytes is not a call"
 
 
 class StdinCalls:
@@ -45,7 +50,7 @@ class StdinCalls:
         self._stdin = _own_reader(stdin)
         self._stopped = threading.Event()
         self._waiting: anyio.CancelScope | None = None
-        self._receive: MemoryObjectReceiveStream[tuple[int, bytes]] | None = None
+        self._receive: MemoryObjectReceiveStream[tuple[int, bytes | None]] | None = None
         self.read = 0  # lines taken off stdin
         self.used = 0  # lines that became a call, an error result, or were blank
 
@@ -63,23 +68,28 @@ class StdinCalls:
             self._receive.close()  # a reader blocked on the full queue gives up
 
     def _reader(
-        self, send: MemoryObjectSendStream[tuple[int, bytes]], token: EventLoopToken
+        self, send: MemoryObjectSendStream[tuple[int, bytes | None]], token: EventLoopToken
     ) -> None:
         # A plain daemon thread: a read blocked on a silent pipe must not keep toolrun alive.
         with contextlib.suppress(Exception):
-            for number, raw in enumerate(self._stdin, start=1):
+            number = 0
+            while raw := self._stdin.readline(MAX_LINE_BYTES + 1):
+                number += 1
                 self.read = number
                 if self._stopped.is_set():
                     break
+                too_long = len(raw) > MAX_LINE_BYTES
                 # blocks while the queue is full: backpressure on whoever writes stdin
-                anyio.from_thread.run(send.send, (number, raw), token=token)
+                anyio.from_thread.run(send.send, (number, None if too_long else raw), token=token)
+                if too_long:
+                    break  # the consumer stops at it: nothing after it is read
         with contextlib.suppress(Exception):
             anyio.from_thread.run_sync(send.close, token=token)
         if self._stdin is not self._given:
             self._stdin.close()
 
     async def turns(self) -> AsyncGenerator[tuple[Turn, list[Result]], None]:
-        send, receive = anyio.create_memory_object_stream[tuple[int, bytes]](QUEUE_LINES)
+        send, receive = anyio.create_memory_object_stream[tuple[int, bytes | None]](QUEUE_LINES)
         self._receive = receive
         token = anyio.lowlevel.current_token()
         threading.Thread(
@@ -108,13 +118,15 @@ class StdinCalls:
                 invalid: list[Result] = []
                 for number, raw in batch:
                     self.used += 1
-                    text = raw.decode("utf-8", "replace").strip()
-                    if not text:
+                    text = raw.decode("utf-8", "replace").strip() if raw is not None else None
+                    if text == "":
                         continue
                     try:
-                        calls.append(
-                            self._call(text, number, index, turn, seen_ids),
-                        )
+                        if text is None:
+                            raise PlanError(
+                                [Problem(Location("-", number, 1), "", TOO_LONG_MESSAGE)]
+                            )
+                        calls.append(self._call(text, number, index, turn, seen_ids))
                     except PlanError as exc:
                         error = "; ".join(str(p) for p in exc.problems)
                         invalid.append(
