@@ -5,7 +5,9 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -100,6 +102,13 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     running.thread.start()
     yield running
     running.close()
+
+
+@pytest.fixture
+def ctx(ws: Path) -> ToolContext:
+    """The local test server is reachable only because a rule names its host exactly
+    (as ``WebFetch(domain:127.0.0.1)`` does): see test_webfetch_addresses.py."""
+    return replace(ToolContext.for_workspace(ws), private_hosts=frozenset({"127.0.0.1"}))
 
 
 async def fetch(url: str, ctx: ToolContext) -> str:

@@ -111,6 +111,7 @@ class Executor:
         hooks: HookRunner | None = None,
         read_veto: Callable[[Path], str | None] | None = None,
         on_run: RunSink | None = None,
+        private_hosts: frozenset[str] = frozenset(),
     ) -> None:
         self.workspace = workspace.resolve()
         self.registry = registry
@@ -123,6 +124,7 @@ class Executor:
         self._roots = (self.workspace, *(p.resolve() for p in additional_directories))
         self._env = env
         self._read_veto = read_veto
+        self._private_hosts = private_hosts
         self.hooks = hooks
         self._on_run = on_run
         self.locks = FileLocks()
@@ -289,7 +291,7 @@ class Executor:
             if approved is None:  # interrupted while asking
                 state.out.put(self._interrupted_before(state, call, decision))
             elif approved.decision == "allow":
-                allowed.append((call, approved))
+                allowed.append((call, replace(approved, paths=decision.paths)))
             else:
                 state.out.put(
                     self._result(state, call, approved, Status.DENIED, error=approved.reason)
@@ -512,7 +514,9 @@ class Executor:
         assert tool is not None  # the plan was validated against this registry
         scope = scope if scope is not None else anyio.CancelScope()
         ctx = ToolContext(
-            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
+            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto,
+            roots=self._roots, decided=dict(decision.paths) if decision.paths else None,
+            private_hosts=self._private_hosts,
         )
         queued = queued_at if queued_at is not None else time.time()
         started: float | None = None
