@@ -132,6 +132,18 @@ def _reopen(target: Target, part: str, fd: int) -> int:
         raise ToolError(f"{target.path}: {part} is not a directory") from None
 
 
+def opened_elsewhere(fd: int, expected: str | None) -> str | None:
+    """Where an open descriptor really is, when that is not ``expected`` (None if it is,
+    or if it cannot be told: no ``/proc``)."""
+    if expected is None:
+        return None
+    try:
+        actual = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    return actual if actual != expected else None
+
+
 def require_file(target: Target) -> None:
     """Raise a clear :class:`ToolError` unless ``target`` is an existing regular file."""
     if target.is_dir():
