@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
 import anyio.lowlevel
 import pytest
 
+from toolrun.errors import ToolError
 from toolrun.execution.locks import FileLocks, canonical_path
 
 pytestmark = pytest.mark.anyio
@@ -93,3 +97,97 @@ async def test_cancelled_waiter_leaves_no_lock_behind(tmp_path: Path) -> None:
     async with locks.hold([path]), anyio.create_task_group() as tg:
         tg.start_soon(waiter)
     assert len(locks) == 0
+
+
+def _edit_plan(path: Path, tag: str, count: int) -> None:
+    calls = [
+        {"tool": "Edit", "input": {"file_path": "shared.txt", "old_string": f"{tag}{i:03}\n",
+                                   "new_string": f"{tag.lower()}{i:03}\n"}}
+        for i in range(count)
+    ]
+    turns = [{"calls": calls[i : i + 50]} for i in range(0, count, 50)]  # 64 calls a turn at most
+    path.write_text(json.dumps({"turns": turns}))
+
+
+def test_two_toolrun_processes_editing_one_file_lose_no_edit(tmp_path: Path) -> None:
+    """Each process reads the file under a lock the other respects, so 400 edits stay 400."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    count = 200
+    shared = ws / "shared.txt"
+    shared.write_text("".join(f"{tag}{i:03}\n" for tag in "AB" for i in range(count)))
+    _edit_plan(ws / "a.json", "A", count)
+    _edit_plan(ws / "b.json", "B", count)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRUN_")}
+    env["TOOLRUN_LOCK_DIR"] = str(tmp_path / "locks")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "toolrun", "exec", plan, "--workspace", str(ws),
+             "--mode", "acceptEdits", "--format", "jsonl"],
+            cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for plan in ("a.json", "b.json")
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+
+    for (out, err), proc in zip(outputs, procs, strict=True):
+        statuses = [json.loads(line)["status"] for line in out.splitlines()]
+        assert statuses == ["ok"] * count, err
+        assert proc.returncode == 0
+    assert shared.read_text() == "".join(f"{tag}{i:03}\n" for tag in "ab" for i in range(count))
+
+
+HOLDER = (
+    "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR); "
+    "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()"
+)
+
+
+def _hold(lock_file: Path) -> subprocess.Popen[str]:
+    """Another process holding ``lock_file`` until its stdin closes."""
+    return subprocess.Popen([sys.executable, "-c", HOLDER, str(lock_file)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+async def test_another_process_holding_the_lock_makes_the_writer_wait(tmp_path: Path) -> None:
+    locks = FileLocks(tmp_path / "locks")
+    target = tmp_path / "f.txt"
+    async with locks.hold([target]):
+        pass  # creates the lock folder and file
+    holder = _hold(next((tmp_path / "locks").iterdir()))
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline() == "held\n"
+    entered = anyio.Event()
+
+    async def writer() -> None:
+        async with locks.hold([target]):
+            entered.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer)
+        for _ in range(50):
+            await anyio.sleep(0.005)
+        assert not entered.is_set()  # still waiting: the other process holds the lock
+        holder.stdin.close()
+        holder.wait()
+    holder.stdout.close()
+    assert entered.is_set()
+
+
+def test_the_lock_folder_must_be_private(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    locks = FileLocks(shared)
+
+    async def take() -> None:
+        async with locks.hold([tmp_path / "x"]):
+            pass
+
+    with pytest.raises(ToolError, match="not private"):
+        anyio.run(take)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    with pytest.raises(OSError):
+        anyio.run(FileLocks(link).hold([tmp_path / "x"]).__aenter__)
