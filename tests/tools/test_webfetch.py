@@ -49,6 +49,10 @@ class Server:
                     self.redirect("/plain")
                 elif self.path == "/elsewhere":
                     self.redirect(f"http://localhost:{server.port}/plain")
+                elif self.path == "/metadata":
+                    self.redirect("http://169.254.169.254/latest/meta-data/")
+                elif self.path == "/decimal":
+                    self.redirect(f"http://2130706433:{server.port}/plain")
                 elif self.path == "/slow":
                     server.release.wait(5)
                     self.reply(200, "text/plain", b"late")
