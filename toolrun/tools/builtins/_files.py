@@ -57,7 +57,7 @@ class Target:
     def of(cls, path: Path, ctx: ToolContext | None = None) -> Target:
         """``path`` with the target the call was decided on (or, outside the executor, the
         one it has now)."""
-        decided = ctx.decided_target(path) if ctx is not None else None
+        decided = decided_real(path, ctx)
         return cls(path, decided if decided is not None else _realpath(str(path)))
 
     def changed(self, detail: str) -> TargetChangedError:
@@ -92,6 +92,17 @@ class Target:
         if stat.S_ISLNK(st.st_mode):
             raise self.changed(f"{self.real} is now a symlink")
         return st
+
+
+def decided_real(path: Path, ctx: ToolContext | None) -> str | None:
+    """Where ``path`` led when the call was decided; None when no decision is known (a
+    tool run outside the executor). A path the decision did not cover is refused."""
+    if ctx is None or ctx.decided is None:
+        return None
+    real = ctx.decided_target(path)
+    if real is None:
+        raise ToolError(f"{path}: the permission check did not decide on this path; not touched")
+    return real
 
 
 def _open_dir(target: Target, directory: str, *, create: bool) -> int:
@@ -202,7 +213,7 @@ def atomic_write(target: Target, data: bytes) -> None:
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{target.path} is a directory, not a file")
         mode = stat.S_IMODE(st.st_mode) if st is not None else None
-        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        tmp = f".toolrun-{secrets.token_hex(6)}.tmp"  # short: any valid name leaves room
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666, dir_fd=folder)
         try:

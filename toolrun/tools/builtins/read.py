@@ -10,7 +10,7 @@ from pydantic import Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
-from toolrun.tools.builtins._files import TargetChangedError, opened_elsewhere
+from toolrun.tools.builtins._files import TargetChangedError, decided_real, opened_elsewhere
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -52,7 +52,7 @@ class ReadTool(BaseTool[ReadInput]):
 
     async def run(self, input: ReadInput, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(input.file_path, "file_path")
-        decided = ctx.decided_target(path)
+        decided = decided_real(path, ctx)
         start = max(input.offset or 1, 1)
         limit = input.limit or DEFAULT_LIMIT
         try:
