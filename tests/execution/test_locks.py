@@ -10,8 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from toolrun.errors import ToolError
-from toolrun.execution.locks import FileLocks, canonical_path
+from toolrun.execution.locks import FileLocks, LockError, canonical_path
 
 pytestmark = pytest.mark.anyio
 
@@ -184,10 +183,33 @@ def test_the_lock_folder_must_be_private(tmp_path: Path) -> None:
         async with locks.hold([tmp_path / "x"]):
             pass
 
-    with pytest.raises(ToolError, match="not private"):
+    with pytest.raises(LockError, match="not private"):
         anyio.run(take)
     link = tmp_path / "link"
     link.symlink_to(tmp_path / "elsewhere")
     (tmp_path / "elsewhere").mkdir(mode=0o700)
-    with pytest.raises(OSError):
+    with pytest.raises(LockError, match="Not a directory"):  # a symlink is not followed
         anyio.run(FileLocks(link).hold([tmp_path / "x"]).__aenter__)
+
+
+def test_a_write_whose_lock_cannot_be_taken_fails_and_writes_nothing(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone could plant or hold lock files here
+    (ws / "p.json").write_text(json.dumps(
+        {"calls": [{"tool": "Write", "input": {"file_path": "f.txt", "content": "x"}}]}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRUN_")}
+    env["TOOLRUN_LOCK_DIR"] = str(shared)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolrun", "exec", "p.json", "--workspace", str(ws),
+         "--mode", "acceptEdits", "--format", "jsonl"],
+        cwd=ws, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+
+    (result,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert result["status"] == "error"
+    assert "not private" in result["error"]
+    assert done.returncode == 1
+    assert not (ws / "f.txt").exists()

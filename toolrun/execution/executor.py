@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from toolrun.execution.capacity import Capacity
 from toolrun.execution.invocation import Outcome, invoke
 from toolrun.execution.journal import Journal
-from toolrun.execution.locks import FileLocks
+from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
 from toolrun.execution.results import CallDecision, DecidedBy, Result, Status
 from toolrun.plan.models import Call, Plan, Turn
@@ -529,12 +529,18 @@ class Executor:
             with scope:
                 async with self.capacity.slot(str(tool.kind), state.limiter):
                     paths = self._lock_paths(tool, call, ctx)
-                    async with self.locks.hold(paths) if paths else _NO_LOCKS:
-                        # A free slot is taken without a checkpoint, so a cancel that came
-                        # while the call was queued must be looked for here.
-                        if not scope.cancel_called:
-                            started = time.time()
-                            outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
+                    try:
+                        async with self.locks.hold(paths) if paths else _NO_LOCKS:
+                            # A free slot is taken without a checkpoint, so a cancel that
+                            # came while the call was queued must be looked for here.
+                            if not scope.cancel_called:
+                                started = time.time()
+                                outcome = await invoke(
+                                    tool, call.params, ctx, time_limit=call.timeout
+                                )
+                    except LockError as exc:  # never run a write without its lock
+                        now = time.time()
+                        outcome = Outcome(Status.ERROR, "", str(exc), 0, now, now, {})
                 if outcome is not None:
                     post = await self._post_tool_use(call, outcome, state.cwd)
         finally:

@@ -28,6 +28,10 @@ from toolrun.errors import ToolError
 _WAIT_S = (0.001, 0.002, 0.005, 0.01, 0.02)
 
 
+class LockError(ToolError):
+    """The cross-process lock could not be taken: the call fails, it never runs unlocked."""
+
+
 def default_lock_dir() -> Path:
     """``$TOOLRUN_LOCK_DIR``, else ``<tmp>/toolrun-locks-<uid>``."""
     configured = os.environ.get("TOOLRUN_LOCK_DIR")
@@ -44,7 +48,7 @@ def _open_lock_dir(directory: Path) -> int:
     st = os.fstat(fd)
     if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o022:
         os.close(fd)
-        raise ToolError(f"the lock folder {directory} is not private to this user")
+        raise LockError(f"the lock folder {directory} is not private to this user")
     return fd
 
 
@@ -63,7 +67,10 @@ class ProcessLocks:
     async def acquire(self, key: Path) -> int:
         name = hashlib.sha256(os.fsencode(key)).hexdigest()
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(name, flags, 0o600, dir_fd=self._folder())
+        try:
+            fd = os.open(name, flags, 0o600, dir_fd=self._folder())
+        except OSError as exc:
+            raise LockError(f"cannot take the lock for {key} in {self.directory}: {exc}") from None
         try:
             attempt = 0
             while True:
