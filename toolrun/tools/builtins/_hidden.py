@@ -6,8 +6,8 @@ tools drop such paths before formatting, then say how many they dropped, so the
 output is never silently incomplete.
 
 Nor do they show a path that leads outside the workspace, ``additionalDirectories``
-and the folder the call was decided on, whether a symlinked folder, a symlinked file
-or a pattern took them there: :func:`hider` checks each path as named and resolved.
+and a folder the call was decided on, whether a symlinked folder, a symlinked file or
+a pattern took them there: :func:`hider` checks each path as named and resolved.
 """
 
 from __future__ import annotations
@@ -37,13 +37,19 @@ def _within(path: str, roots: Iterable[str]) -> bool:
 
 
 def hider(ctx: ToolContext, *searched: Path) -> Hide:
-    """What a listing or search of ``searched`` (the folders the call was decided on)
-    must leave out: paths outside the boundary (as named or resolved) and paths the
-    rules keep from being read."""
+    """What a listing or search of ``searched`` must leave out: paths the rules keep from
+    being read, and paths outside the boundary (as named or resolved). A searched folder
+    outside the boundary widens it only when the permission check decided on that folder
+    (a rule or the user approved it)."""
     roots: list[str] = []
-    for root in (*ctx.boundary, *searched):
+    for root in ctx.boundary:
         text = os.path.normpath(root)
         roots.extend((text, os.path.realpath(text)))
+    decided = ctx.decided or {}
+    for root in searched:
+        real = decided.get(str(root))
+        if real is not None:
+            roots.extend((str(root), real))
     unique = tuple(dict.fromkeys(roots))
 
     def hide(path: str) -> bool:
