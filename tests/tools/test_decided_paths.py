@@ -254,3 +254,24 @@ async def test_a_path_the_engine_did_not_decide_on_is_refused(ws: Path) -> None:
     with pytest.raises(ToolError, match="did not decide on this path"):
         await WriteTool().run(WriteInput(file_path="sub/other.txt", content="x"), ctx)
     assert not (ws / "sub/other.txt").exists()
+
+
+async def test_a_folder_moved_away_during_the_write_is_caught_before_the_rename(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder is opened, then moved outside before the rename: the rename is refused."""
+    from toolrun.tools.builtins import _files
+
+    outside = ws.parent / "outside"
+    ctx = decided_ctx(ws, "sub/f.txt")
+    opened = _files._open_dir
+
+    def open_then_move(target: Target, directory: str, *, create: bool) -> int:
+        fd = opened(target, directory, create=create)
+        (ws / "sub").rename(outside / "sub")  # what a racing process does
+        return fd
+
+    monkeypatch.setattr(_files, "_open_dir", open_then_move)
+    with pytest.raises(TargetChangedError, match="its folder moved"):
+        await WriteTool().run(WriteInput(file_path="sub/f.txt", content="x"), ctx)
+    assert list((outside / "sub").iterdir()) == []

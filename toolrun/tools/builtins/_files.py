@@ -223,7 +223,12 @@ def atomic_write(target: Target, data: bytes) -> None:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            target.lstat(folder)  # immediately before the rename: still no symlink there
+            # Immediately before the rename: the folder is still where it was decided (not
+            # moved away since the walk) and its last component is still no symlink.
+            moved = opened_elsewhere(folder, os.path.dirname(target.real))
+            if moved is not None:
+                raise target.changed(f"its folder moved to {moved}")
+            target.lstat(folder)
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
             try:
