@@ -133,6 +133,28 @@ async def test_the_decided_path_is_the_opened_path(world: World, spelling: str) 
     assert all(real.startswith(p + "/") or p == real for p in changed), changed
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spelling=SPELLINGS)
+async def test_the_file_read_is_the_file_decided(world: World, spelling: str) -> None:
+    spelling = spelling.replace("/ROOT", str(world.root), 1)
+    decided = _decided(world, "Read", {"file_path": spelling})
+    ctx = world.ctx(dict(decided))
+    try:
+        opened = ctx.resolve(spelling, "file_path")
+    except PathInputError:
+        assert decided == []
+        return
+    assert [link for link, _ in decided] == [str(opened)]
+    real = decided[0][1]
+    try:
+        result = await ReadTool().run(ReadInput(file_path=spelling), ctx)
+    except (ToolError, OSError):
+        return
+    with open(real, "rb") as f:  # noqa: ASYNC230 - a small local file in a test
+        expected = f.read().decode("utf-8", "replace").splitlines()
+    assert [line.split("\t", 1)[1] for line in result.output.splitlines()] == expected
+
+
 async def test_glob_and_patch_paths_come_from_the_tools_own_parsers(world: World) -> None:
     patch = "*** Begin Patch\n*** Add File: \u00a0\u2028dir/new.md\n+x\n*** End Patch"
     (target,) = _decided(world, "ApplyPatch", {"patch": patch})
