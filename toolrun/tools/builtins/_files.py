@@ -43,7 +43,10 @@ class TextFile:
 
 
 def _realpath(path: str) -> str:
-    return os.path.normpath(os.path.realpath(path))
+    """Where ``path`` leads now, resolved exactly as the permission engine resolves it."""
+    from toolrun.permissions.paths import normalise, realpath
+
+    return realpath(normalise(path))
 
 
 @dataclass(frozen=True, slots=True)
