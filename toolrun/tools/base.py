@@ -79,8 +79,9 @@ class ToolContext:
         """
         from toolrun.permissions.paths import tool_path
 
-        home = self.home if self.home is not None else os.path.expanduser("~")
-        return Path(tool_path(os.fspath(path), base=str(self.workspace), home=home, field=field))
+        text = os.fspath(path)
+        home = self.home or (os.path.expanduser("~") if text.startswith("~") else "")
+        return Path(tool_path(text, base=str(self.workspace), home=home, field=field))
 
     def decided_target(self, path: Path) -> str | None:
         """Where ``path`` (from :meth:`resolve`) led when the call was decided, if known."""

@@ -18,7 +18,6 @@ from pydantic import Field
 
 import toolrun
 from toolrun.errors import ToolError, ToolTimeoutError
-from toolrun.permissions.domains import address_refusal, connect_host
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
 from toolrun.tools.builtins._html import html_to_text
 
@@ -126,6 +125,8 @@ def guarded_connection(
     its addresses is loopback, private, link-local, ... (unless ``private_hosts`` names
     the host), then connects to an address it checked: never a second lookup that a
     rebinding DNS server could answer differently."""
+
+    from toolrun.permissions.domains import address_refusal, connect_host
 
     def connect(
         address: tuple[str, int],
