@@ -10,7 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from toolrun.execution.locks import FileLocks, LockError, canonical_path
+from toolrun.execution.locks import FileLocks, LockError, canonical_path, default_lock_dir
 
 pytestmark = pytest.mark.anyio
 
@@ -213,3 +213,13 @@ def test_a_write_whose_lock_cannot_be_taken_fails_and_writes_nothing(tmp_path: P
     assert "not private" in result["error"]
     assert done.returncode == 1
     assert not (ws / "f.txt").exists()
+
+
+def test_where_the_locks_live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("TOOLRUN_LOCK_DIR", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert default_lock_dir().name == f"toolrun-locks-{os.geteuid()}"
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert default_lock_dir() == tmp_path / "toolrun-locks"
+    monkeypatch.setenv("TOOLRUN_LOCK_DIR", str(tmp_path / "mine"))
+    assert default_lock_dir() == tmp_path / "mine"

@@ -33,10 +33,14 @@ class LockError(ToolError):
 
 
 def default_lock_dir() -> Path:
-    """``$TOOLRUN_LOCK_DIR``, else ``<tmp>/toolrun-locks-<uid>``."""
+    """``$TOOLRUN_LOCK_DIR``, else ``$XDG_RUNTIME_DIR/toolrun-locks`` (private to the user
+    already), else ``<tmp>/toolrun-locks-<uid>``."""
     configured = os.environ.get("TOOLRUN_LOCK_DIR")
     if configured:
         return Path(configured)
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        return Path(runtime) / "toolrun-locks"
     return Path(tempfile.gettempdir()) / f"toolrun-locks-{os.geteuid()}"
 
 
