@@ -297,3 +297,19 @@ async def test_a_folder_moved_away_during_the_write_is_caught_before_the_rename(
     with pytest.raises(TargetChangedError, match="its folder moved"):
         await WriteTool().run(WriteInput(file_path="sub/f.txt", content="x"), ctx)
     assert list((outside / "sub").iterdir()) == []
+
+
+async def test_a_patch_whose_second_file_changed_writes_neither(ws: Path) -> None:
+    outside = ws.parent / "outside"
+    (ws / "sub" / "b.txt").write_text("b\n")
+    patch = ("*** Begin Patch\n*** Add File: first.txt\n+one\n*** Update File: sub/b.txt\n@@\n"
+             "-b\n+B\n*** End Patch")
+    ctx = decided_ctx(ws, "first.txt", "sub/b.txt")
+    (outside / "b.txt").write_text("b\n")
+    (ws / "sub" / "b.txt").unlink()
+    (ws / "sub" / "b.txt").symlink_to(outside / "b.txt")
+
+    with pytest.raises(ToolError, match="target changed after the decision.*no file was changed"):
+        await ApplyPatchTool().run(ApplyPatchInput(patch=patch), ctx)
+    assert not (ws / "first.txt").exists()
+    assert (outside / "b.txt").read_text() == "b\n"

@@ -93,6 +93,10 @@ def _apply(patch: Patch, ctx: ToolContext) -> ToolOutput:
         except ToolError as e:
             message = str(e).replace(str(target.path), change.path)
             raise ToolError(f"{change.path}: {message}; no file was changed") from None
+    # Every target still leads where it was decided before the first is written, so a
+    # change found later cannot leave the patch half applied in the common case.
+    for target in [t for t, _, _ in writes] + deletes:
+        target.check()
     for target, text, newline in writes:
         write_text(target, text, newline)
     for target in deletes:
