@@ -5,7 +5,9 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -47,6 +49,10 @@ class Server:
                     self.redirect("/plain")
                 elif self.path == "/elsewhere":
                     self.redirect(f"http://localhost:{server.port}/plain")
+                elif self.path == "/metadata":
+                    self.redirect("http://169.254.169.254/latest/meta-data/")
+                elif self.path == "/decimal":
+                    self.redirect(f"http://2130706433:{server.port}/plain")
                 elif self.path == "/slow":
                     server.release.wait(5)
                     self.reply(200, "text/plain", b"late")
@@ -100,6 +106,13 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     running.thread.start()
     yield running
     running.close()
+
+
+@pytest.fixture
+def ctx(ws: Path) -> ToolContext:
+    """The local test server is reachable only because a rule names its host exactly
+    (as ``WebFetch(domain:127.0.0.1)`` does): see test_webfetch_addresses.py."""
+    return replace(ToolContext.for_workspace(ws), private_hosts=frozenset({"127.0.0.1"}))
 
 
 async def fetch(url: str, ctx: ToolContext) -> str:

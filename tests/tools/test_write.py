@@ -77,7 +77,7 @@ async def test_a_failed_write_leaves_the_old_file_and_no_temp_file(
 ) -> None:
     (ws / "keep.txt").write_text("original")
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)

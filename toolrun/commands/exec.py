@@ -218,6 +218,7 @@ class _Session:
             additional_directories=config.additional_directories,
             hooks=hooks,
             read_veto=engine.read_veto,
+            private_hosts=engine.private_hosts(),
         )
         self.executor = executor
         if self.interrupt_requested:  # Ctrl-C while MCP servers started: run nothing

@@ -24,11 +24,19 @@ class EngineDecider:
         self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None
     ) -> CallDecision:
         decision = self.engine.decide(call.tool, call.input, cwd=cwd)
+        # Where each file led when decided: a file tool writes there or nowhere.
+        paths = tuple(
+            (t.target, t.resolved or t.target)
+            for t in decision.targets
+            if call.tool != "Bash" and t.target.startswith("/")
+        )
         if hooks is not None and hooks.decision is not None:
             from toolrun.hooks import merge_decision
 
             final = merge_decision(decision, hooks)
             fby = final.decided_by
-            return CallDecision(final.decision, final.reason, DecidedBy(fby.kind, fby.rule, fby.source))
+            return CallDecision(final.decision, final.reason,
+                                DecidedBy(fby.kind, fby.rule, fby.source), paths)
         by = decision.decided_by
-        return CallDecision(decision.decision, decision.reason, DecidedBy(by.kind, by.rule, by.source))
+        return CallDecision(decision.decision, decision.reason,
+                            DecidedBy(by.kind, by.rule, by.source), paths)

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from toolrun.execution.capacity import Capacity
 from toolrun.execution.invocation import Outcome, invoke
 from toolrun.execution.journal import Journal
-from toolrun.execution.locks import FileLocks
+from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
 from toolrun.execution.results import CallDecision, DecidedBy, Result, Status, utc_iso
 from toolrun.plan.models import Call, Plan, Turn
@@ -113,6 +113,7 @@ class Executor:
         hooks: HookRunner | None = None,
         read_veto: Callable[[Path], str | None] | None = None,
         on_run: RunSink | None = None,
+        private_hosts: frozenset[str] = frozenset(),
     ) -> None:
         self.workspace = workspace.resolve()
         self.registry = registry
@@ -125,6 +126,7 @@ class Executor:
         self._roots = (self.workspace, *(p.resolve() for p in additional_directories))
         self._env = env
         self._read_veto = read_veto
+        self._private_hosts = private_hosts
         self.hooks = hooks
         self._on_run = on_run
         self.locks = FileLocks()
@@ -304,7 +306,7 @@ class Executor:
             if approved is None:  # interrupted while asking
                 state.out.put(self._interrupted_before(state, call, decision))
             elif approved.decision == "allow":
-                allowed.append((call, approved))
+                allowed.append((call, replace(approved, paths=decision.paths)))
             else:
                 state.out.put(
                     self._result(state, call, approved, Status.DENIED, error=approved.reason)
@@ -530,7 +532,9 @@ class Executor:
         assert tool is not None  # the plan was validated against this registry
         scope = scope if scope is not None else anyio.CancelScope()
         ctx = ToolContext(
-            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
+            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto,
+            roots=self._roots, decided=dict(decision.paths) if decision.paths else None,
+            private_hosts=self._private_hosts,
         )
         queued = queued_at if queued_at is not None else time.time()
         execution_id = new_execution_id()
@@ -544,13 +548,19 @@ class Executor:
             with scope:
                 async with self.capacity.slot(str(tool.kind), state.limiter):
                     paths = self._lock_paths(tool, call, ctx)
-                    async with self.locks.hold(paths) if paths else _NO_LOCKS:
-                        # A free slot is taken without a checkpoint, so a cancel that came
-                        # while the call was queued must be looked for here.
-                        if not scope.cancel_called:
-                            started = time.time()
-                            self._journal_start(state, call, execution_id, started)
-                            outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
+                    try:
+                        async with self.locks.hold(paths) if paths else _NO_LOCKS:
+                            # A free slot is taken without a checkpoint, so a cancel that
+                            # came while the call was queued must be looked for here.
+                            if not scope.cancel_called:
+                                started = time.time()
+                                self._journal_start(state, call, execution_id, started)
+                                outcome = await invoke(
+                                    tool, call.params, ctx, time_limit=call.timeout
+                                )
+                    except LockError as exc:  # never run a write without its lock
+                        now = time.time()
+                        outcome = Outcome(Status.ERROR, "", str(exc), 0, now, now, {})
                 if outcome is not None:
                     post = await self._post_tool_use(call, outcome, state.cwd)
         finally:

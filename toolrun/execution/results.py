@@ -39,6 +39,8 @@ class CallDecision:
     decision: str  # allow | ask | deny
     reason: str
     decided_by: DecidedBy
+    #: (path, where it led) for each file the decision covered: the tool touches these.
+    paths: tuple[tuple[str, str], ...] = ()
 
 
 def utc_iso(ts: float | None) -> str | None:

@@ -9,6 +9,7 @@ other than http/https) has no host: no domain rule can allow it.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -82,3 +83,70 @@ class DomainPattern:
 
 def compile_domain(pattern: str) -> DomainPattern:
     return DomainPattern(pattern, re.compile(domain_regex(pattern)))
+
+
+# --------------------------------------------------------------------------- addresses
+
+
+def exact_host(pattern: str) -> str | None:
+    """The one host a ``domain:`` pattern names, normalised as :func:`url_host` does;
+    None for a wildcard pattern (it names no exact host)."""
+    text = pattern.strip()
+    if "*" in text or not text:
+        return None
+    host = url_host(f"http://{text}/")
+    return host.name
+
+
+def connect_host(host: str) -> str:
+    """A host as an HTTP client holds it (``::1``, ``Example.COM.``), spelled as
+    :func:`url_host` spells it (``[::1]``, ``example.com``), for comparing with rules."""
+    name = host.lower().rstrip(".")
+    if ":" in name:
+        return f"[{name.strip('[]')}]"
+    try:
+        return name.encode("idna").decode("ascii") if not name.isascii() else name
+    except UnicodeError:
+        return name
+
+
+def address_refusal(address: str) -> str | None:
+    """Why WebFetch must not connect to ``address`` (an IP it resolved), or None when it
+    is a public address. Addresses embedded in IPv6 (mapped, 6to4, Teredo, NAT64) are
+    judged by the IPv4 address inside."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        for inner in _embedded(ip):
+            why = address_refusal(str(inner))
+            if why is not None:
+                return f"{why}, inside {ip}"
+    if ip.is_loopback:
+        return "a loopback address"
+    if ip.is_unspecified:
+        return "the unspecified address (this host)"
+    if ip.is_link_local:
+        return "a link-local address (where cloud metadata services answer)"
+    if ip.is_multicast:
+        return "a multicast address"
+    if ip.is_private:
+        return "a private address"
+    if not ip.is_global:
+        return "not a public address"
+    return None
+
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    inner: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        inner.append(ip.ipv4_mapped)
+    if ip.sixtofour is not None:
+        inner.append(ip.sixtofour)
+    if ip.teredo is not None:
+        inner.append(ip.teredo[1])
+    if ip in _NAT64 or ip in _NAT64_LOCAL or (int(ip) >> 32 == 0 and int(ip) > 1):  # NAT64, ::a.b.c.d
+        inner.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return inner

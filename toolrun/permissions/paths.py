@@ -15,6 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from toolrun.errors import ToolError
+from toolrun.permissions.tilde import expand_tilde, tilde_prefix
+
 Behavior = Literal["allow", "ask", "deny"]
 
 PROTECTED_DIRS = frozenset(
@@ -67,6 +70,62 @@ def absolute(path: str, base: str, home: str) -> str:
     return normalise(path)
 
 
+class PathInputError(ToolError):
+    """A tool's path input that names no file toolrun can decide on (NUL, ``~user``)."""
+
+
+def tool_path(given: str, *, base: str, home: str, field: str = "path") -> str:
+    """The absolute path a tool's path input names: what the engine decides on and the
+    tool opens (both call this, so they cannot disagree).
+
+    Relative paths are taken from ``base`` (the workspace); ``..`` is folded on the
+    string, and the tool opens that folded string, so a symlink before a ``..`` cannot
+    lead the open elsewhere. ``~`` and ``~/...`` are the home directory (through the
+    one tilde expander). ``~user``, ``~+``, ``~-`` and ``~N`` are refused rather than
+    guessed, as in permission rules: ``./~name`` names a file called ``~name``.
+    """
+    if "\0" in given:
+        raise PathInputError(f"{field}: the path contains a NUL byte")
+    if not given:
+        raise PathInputError(f"{field}: the path is empty")
+    split = tilde_prefix(given)
+    if split is not None:
+        if split[0]:
+            raise PathInputError(
+                f"{field}: {given!r}: only '~' and '~/' (the home directory) are expanded in "
+                f"a tool's path, not '~{split[0]}'; write './{given}' for a file of that name"
+            )
+        given = expand_tilde(given, home=home)
+    if not given.startswith("/"):
+        given = base.rstrip("/") + "/" + given
+    return normalise(given)
+
+
+def glob_base(pattern: str, *, root: str, home: str) -> tuple[str, str]:
+    """``(directory, rest)``: the folder a Glob pattern walks and the pattern below it.
+
+    The leading segments without wildcards are a path (taken from ``root``, through
+    :func:`tool_path`); the rest must stay below that folder, so ``..`` after a wildcard
+    is refused.
+    """
+    if not pattern:
+        return root, ""
+    segments = pattern.split("/")
+    fixed = 0
+    while fixed < len(segments) and not any(c in segments[fixed] for c in "*?["):
+        fixed += 1
+    if ".." in segments[fixed:]:
+        raise PathInputError(f"pattern: {pattern!r}: '..' after a wildcard")
+    prefix = "/".join(segments[:fixed])
+    if pattern.startswith("/") and not prefix:
+        prefix = "/"
+    directory = tool_path(prefix, base=root, home=home, field="pattern") if prefix else root
+    rest = "/".join(s for s in segments[fixed:] if s)
+    if fixed == len(segments):  # no wildcard: the pattern names one path
+        directory, rest = posixpath.dirname(directory), posixpath.basename(directory)
+    return directory, rest
+
+
 @dataclass(frozen=True, slots=True)
 class ResolvedPath:
     """A path as written, absolute (``link``) and with symlinks resolved (``target``)."""
@@ -87,6 +146,12 @@ class ResolvedPath:
 def resolve(path: str, base: str, home: str) -> ResolvedPath:
     link = absolute(path, base, home)
     return ResolvedPath(path, link, realpath(link))
+
+
+def resolve_tool_path(given: str, *, base: str, home: str, field: str = "path") -> ResolvedPath:
+    """:func:`tool_path` and where it leads now (:class:`PathInputError` if it names none)."""
+    link = tool_path(given, base=base, home=home, field=field)
+    return ResolvedPath(given, link, realpath(link))
 
 
 #: Directories whose resolved form is known (the workspace and additionalDirectories of

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolrun.config.models import Config, PermissionRule
-from toolrun.errors import ConfigError, Location, Problem
+from toolrun.errors import ConfigError, Location, Problem, ToolError
 from toolrun.permissions.bash import SimpleCommand, Word, analyse
 from toolrun.permissions.decision import (
     BoundaryCheck,
@@ -39,18 +39,21 @@ from toolrun.permissions.decision import (
     SubcommandVerdict,
     TargetVerdict,
 )
-from toolrun.permissions.domains import url_host
+from toolrun.permissions.domains import exact_host, url_host
 from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 from toolrun.permissions.modes import MODES, Behavior, DecidedKind, Effect, Step, apply_mode
 from toolrun.permissions.paths import (
     EXEMPT_WRITE_TARGETS,
     Boundary,
+    PathInputError,
     ResolvedPath,
     absolute,
     critical_reason,
+    glob_base,
     normalise,
     protected_reason,
     resolve,
+    resolve_tool_path,
     variants,
 )
 from toolrun.permissions.readonly import ReadOnly, check_command
@@ -90,9 +93,6 @@ _RM = frozenset({"rm", "rmdir"})
 _EFFECTS: dict[str, Effect] = {"read": "read", "write": "write", "network": "network"}
 #: How many read vetoes one engine remembers (keyed by path *and* symlink target).
 READ_VETO_CACHE = 4096
-_PATCH_HEADER = re.compile(
-    r"^\*\*\* (?:Add File|Delete File|Update File|Move to): (.+?)\s*$", re.MULTILINE
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +107,13 @@ class Verdict:
 
 
 _NEUTRAL = Verdict("allow", "default", None, "")
+
+
+@dataclass(frozen=True, slots=True)
+class _Unknown:
+    """A path input that cannot be known (the patch does not parse, ...), and why."""
+
+    problem: str
 
 
 def _decided_by(verdict: Verdict) -> DecidedBy:
@@ -211,6 +218,18 @@ class PermissionEngine:
         cwd_s = absolute(str(cwd), self.workspace, self.home) if cwd else self.workspace
         call = _Call(self, tool, input, cwd_s, mode_name)
         return call.decision(mode_source)
+
+    def private_hosts(self) -> frozenset[str]:
+        """Hosts a ``WebFetch(domain:...)`` allow rule names exactly (no wildcard): WebFetch
+        may reach these even on a loopback, private or link-local address."""
+        hosts: set[str] = set()
+        for rule in self.rules.rules:
+            parsed = rule.parsed
+            if rule.behavior == "allow" and parsed.kind == "domain" and parsed.content:
+                host = exact_host(parsed.content[len("domain:") :])
+                if host is not None:
+                    hosts.add(host)
+        return frozenset(hosts)
 
     def read_veto(self, path: Path) -> str | None:
         """Why the rules keep ``path`` (absolute) out of Grep/Glob/LS results; None if not.
@@ -421,12 +440,19 @@ class _Call:
         if tool in PATH_FIELDS or tool == "ApplyPatch":
             for field_name, family, raw in self._tool_paths():
                 effect: Effect = "read" if family == "read" else "write"
-                if raw is None:
+                if not isinstance(raw, str):
                     s = Subject("problem", tool, field_name, effect, what="input")
-                    add(s, self.verdict(s, analysable=False, problem=f"{field_name} is missing or "
-                                        "not a non-empty string"))
+                    problem = raw.problem if raw is not None else (
+                        f"{field_name} is missing or not a non-empty string")
+                    add(s, self.verdict(s, analysable=False, problem=problem))
                     continue
-                path = resolve(raw, self.engine.workspace, self.engine.home)
+                try:
+                    path = resolve_tool_path(raw, base=self.engine.workspace,
+                                             home=self.engine.home, field=field_name)
+                except PathInputError as exc:
+                    s = Subject("problem", tool, field_name, effect, what="input")
+                    add(s, self.verdict(s, analysable=False, problem=str(exc)))
+                    continue
                 s = Subject("path", tool, path.link, effect, path=path, family=family,
                             what=field_name, params=self.input)
                 inside = self._check_boundary(field_name, path)
@@ -448,32 +474,42 @@ class _Call:
                 add(s, self.verdict(s, **kw), s.path, where if isinstance(where, bool) else None)
         return tuple(targets), _combine(verdicts)
 
-    def _tool_paths(self) -> list[tuple[str, Family, str | None]]:
+    def _tool_paths(self) -> list[tuple[str, Family, str | _Unknown | None]]:
+        """Each path the call touches, as the tool will read it (the tool's own parsers)."""
         tool = self.tool
         if tool == "ApplyPatch":
-            patch = self.input.get("patch")
+            from toolrun.tools.builtins._patch import PatchSyntaxError, parse_patch
+
+            patch = self.input.get("patch", self.input.get("input"))
             if not isinstance(patch, str):
                 return [("patch", "edit", None)]
-            files = list(dict.fromkeys(m.group(1) for m in _PATCH_HEADER.finditer(patch)))
-            if not files:
-                return [("patch", "edit", None)]
+            try:
+                files = list(dict.fromkeys(parse_patch(patch).paths()))
+            except PatchSyntaxError as exc:
+                return [("patch", "edit", _Unknown(str(exc)))]
             return [("patch file", "edit", f) for f in files]
         field_name, family, required = PATH_FIELDS[tool]
         value = self.input.get(field_name)
+        out: list[tuple[str, Family, str | _Unknown | None]]
         if value is None and not required:
-            out: list[tuple[str, Family, str | None]] = [(field_name, family, self.cwd)]
+            out = [(field_name, family, self.engine.workspace)]
         elif isinstance(value, str) and value:
             out = [(field_name, family, value)]
         else:
             out = [(field_name, family, None)]
         if tool == "Glob":
             pattern = self.input.get("pattern")
-            if isinstance(pattern, str) and (pattern.startswith(("/", "~")) or ".." in pattern):
-                base = out[0][2] or self.engine.workspace
-                directory = glob_directory(Word(pattern, pattern, True, pattern.startswith("~")),
-                                           absolute(base, self.engine.workspace, self.engine.home),
-                                           self.engine.home)
-                out.append(("pattern", family, directory.link if directory else None))
+            root = out[0][2]
+            if isinstance(pattern, str) and isinstance(root, str):
+                engine = self.engine
+                try:
+                    base = resolve_tool_path(root, base=engine.workspace, home=engine.home)
+                    directory, _rest = glob_base(pattern, root=base.link, home=engine.home)
+                except PathInputError as exc:
+                    out.append(("pattern", family, _Unknown(str(exc))))
+                else:
+                    if directory != base.link:
+                        out.append(("pattern", family, directory))
         return out
 
     def _registry_subjects(self) -> list[tuple[Subject, dict[str, Any]]]:
@@ -490,7 +526,7 @@ class _Call:
             validated = registered.input_model.model_validate(dict(self.input))
             context = ToolContext(workspace=Path(self.engine.workspace), cwd=Path(self.cwd))
             paths = tuple(registered.affected_paths(validated, context))
-        except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, OSError, ToolError) as exc:
             s = Subject("problem", tool, tool, effect, what="input")
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             problem = f"the input does not validate: {message}"

@@ -43,6 +43,13 @@ class ToolContext:
     ``read_veto`` (set by the executor from the permission engine) says why reading an
     absolute path is not allowed by the rules, or None when it is: tools that list or
     search many files (Grep, Glob, LS) leave such paths out of their results.
+
+    ``roots`` are the workspace and ``additionalDirectories`` (resolved): listings and
+    searches never show a path that leads outside them (or their decided search root).
+    ``decided`` maps each absolute path the permission engine decided on to where it
+    led at that moment (symlinks resolved); a write that would land anywhere else is
+    refused. ``private_hosts`` are the hosts a ``WebFetch(domain:...)`` allow rule
+    names exactly: only those may resolve to loopback or private addresses.
     """
 
     workspace: Path
@@ -50,6 +57,10 @@ class ToolContext:
     env: Mapping[str, str] | None = None
     run_id: str = ""
     read_veto: Callable[[Path], str | None] | None = None
+    roots: tuple[Path, ...] = ()
+    decided: Mapping[str, str] | None = None
+    private_hosts: frozenset[str] = frozenset()
+    home: str | None = None
 
     @classmethod
     def for_workspace(cls, workspace: Path | str) -> ToolContext:
@@ -60,18 +71,25 @@ class ToolContext:
         """Whether the rules keep ``path`` (absolute) out of search and listing results."""
         return self.read_veto is not None and self.read_veto(Path(path)) is not None
 
-    def resolve(self, path: str | Path) -> Path:
-        """An input path made absolute against the workspace, ``~`` expanded, ``..`` folded.
+    def resolve(self, path: str | Path, field: str = "path") -> Path:
+        """An input path made absolute against the workspace, ``~`` expanded, ``..`` folded:
+        the permission engine's own resolver, so the tool opens what was decided.
 
         Symlinks are *not* resolved: permission checks need the link itself too.
         """
-        # String operations: this runs for every file call, and pathlib is slow at it.
+        from toolrun.permissions.paths import tool_path
+
         text = os.fspath(path)
-        if text.startswith("~"):
-            text = os.path.expanduser(text)
-        if not text.startswith("/"):
-            text = os.path.join(self.workspace, text)
-        return Path(os.path.normpath(text))
+        home = self.home or (os.path.expanduser("~") if text.startswith("~") else "")
+        return Path(tool_path(text, base=str(self.workspace), home=home, field=field))
+
+    def decided_target(self, path: Path) -> str | None:
+        """Where ``path`` (from :meth:`resolve`) led when the call was decided, if known."""
+        return self.decided.get(str(path)) if self.decided is not None else None
+
+    @property
+    def boundary(self) -> tuple[Path, ...]:
+        return self.roots or (self.workspace,)
 
 
 @dataclass(frozen=True, slots=True)

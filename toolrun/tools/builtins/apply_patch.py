@@ -9,7 +9,7 @@ from pydantic import AliasChoices, Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
-from toolrun.tools.builtins._files import read_text, require_file, write_text
+from toolrun.tools.builtins._files import Target, delete, read_text, require_file, write_text
 from toolrun.tools.builtins._patch import (
     AddFile,
     DeleteFile,
@@ -53,7 +53,7 @@ class ApplyPatchTool(BaseTool[ApplyPatchInput]):
             patch = parse_patch(input.patch)
         except PatchSyntaxError as e:
             raise ValueError(str(e)) from e
-        return tuple(dict.fromkeys(ctx.resolve(p) for p in patch.paths()))
+        return tuple(dict.fromkeys(ctx.resolve(p, "patch file") for p in patch.paths()))
 
     async def run(self, input: ApplyPatchInput, ctx: ToolContext) -> ToolOutput:
         patch = parse_patch(input.patch)
@@ -64,52 +64,58 @@ def _apply(patch: Patch, ctx: ToolContext) -> ToolOutput:
     """Compute every new file in memory, then write; nothing is written if any check fails."""
     seen: dict[Path, str] = {}
     for given in patch.paths():
-        path = ctx.resolve(given)
+        path = ctx.resolve(given, "patch file")
         if path in seen:
             raise ToolError(f"{given}: the patch changes this file more than once")
         seen[path] = given
-    writes: list[tuple[Path, str, str]] = []  # path, text, newline
-    deletes: list[Path] = []
+    writes: list[tuple[Target, str, str]] = []  # target, text, newline
+    deletes: list[Target] = []
     summary: list[str] = []
     for change in patch.changes:
-        path = ctx.resolve(change.path)
+        target = Target.of(ctx.resolve(change.path, "patch file"), ctx)
         try:
             if isinstance(change, AddFile):
-                if path.is_dir():
+                if target.is_dir():
                     raise ToolError("is a directory")
-                writes.append((path, change.content, "\n"))
+                writes.append((target, change.content, "\n"))
                 summary.append(f"A {change.path}")
             elif isinstance(change, DeleteFile):
-                require_file(path)
-                deletes.append(path)
+                require_file(target)
+                deletes.append(target)
                 summary.append(f"D {change.path}")
             else:
-                writes.append(_update(change, path, ctx))
+                writes.append(_update(change, target, ctx))
                 if change.move_to is not None:
-                    deletes.append(path)
+                    deletes.append(target)
                 summary.append(f"M {change.move_to or change.path}")
         except HunkError as e:
             raise ToolError(f"{change.path}: {e}; no file was changed") from None
         except ToolError as e:
-            message = str(e).replace(str(path), change.path)
+            message = str(e).replace(str(target.path), change.path)
             raise ToolError(f"{change.path}: {message}; no file was changed") from None
-    for path, text, newline in writes:
-        write_text(path, text, newline)
-    for path in deletes:
-        path.unlink()
+    # Every target still leads where it was decided before the first is written, so a
+    # change found later cannot leave the patch half applied in the common case.
+    for target in [t for t, _, _ in writes] + deletes:
+        target.check()
+    for target, text, newline in writes:
+        write_text(target, text, newline)
+    for target in deletes:
+        delete(target)
     return ToolOutput(
         "Success. Updated the following files:\n" + "\n".join(summary),
         metadata={
-            "written": [str(p) for p, _, _ in writes],
-            "deleted": [str(p) for p in deletes],
+            "written": [str(t.path) for t, _, _ in writes],
+            "deleted": [str(t.path) for t in deletes],
         },
     )
 
 
-def _update(change: UpdateFile, path: Path, ctx: ToolContext) -> tuple[Path, str, str]:
-    current = read_text(path)
+def _update(change: UpdateFile, source: Target, ctx: ToolContext) -> tuple[Target, str, str]:
+    current = read_text(source)
     text = apply_hunks(current.text, change.hunks)
-    target = ctx.resolve(change.move_to) if change.move_to is not None else path
+    if change.move_to is None:
+        return source, text, current.newline
+    target = Target.of(ctx.resolve(change.move_to, "patch file"), ctx)
     if target.is_dir():
         raise ToolError(f"cannot move to {change.move_to}: it is a directory")
     return target, text, current.newline

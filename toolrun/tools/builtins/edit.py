@@ -9,7 +9,7 @@ from pydantic import Field
 
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
 from toolrun.tools.builtins._edits import replace
-from toolrun.tools.builtins._files import read_text, write_text
+from toolrun.tools.builtins._files import Target, read_text, write_text
 
 
 class EditInput(ToolInput):
@@ -35,19 +35,22 @@ class EditTool(BaseTool[EditInput]):
     input_model = EditInput
 
     def affected_paths(self, input: EditInput, ctx: ToolContext) -> tuple[Path, ...]:
-        return (ctx.resolve(input.file_path),)
+        return (ctx.resolve(input.file_path, "file_path"),)
 
     async def run(self, input: EditInput, ctx: ToolContext) -> ToolOutput:
-        path = ctx.resolve(input.file_path)
-        return await anyio.to_thread.run_sync(_edit, path, input)
+        target = Target.of(ctx.resolve(input.file_path, "file_path"), ctx)
+        return await anyio.to_thread.run_sync(_edit, target, input)
 
 
-def _edit(path: Path, input: EditInput) -> ToolOutput:
+def _edit(target: Target, input: EditInput) -> ToolOutput:
+    # Runs under the file's locks (in-process and cross-process), so the text read here
+    # is the text the write replaces: no other writer's edit is lost in between.
+    path = target.path
     meta = {"path": str(path)}
-    if input.old_string == "" and not path.exists() and not path.is_symlink():
-        write_text(path, input.new_string)
+    if input.old_string == "" and not target.exists():
+        write_text(target, input.new_string)
         return ToolOutput(f"Created {path}", metadata={**meta, "created": True, "replacements": 0})
-    current = read_text(path)
+    current = read_text(target)
     if input.old_string == "" and current.text == "" and input.new_string:
         new_text, count = input.new_string, 1
     else:
@@ -58,7 +61,7 @@ def _edit(path: Path, input: EditInput) -> ToolOutput:
             replace_all=input.replace_all,
             path=path,
         )
-    write_text(path, new_text, current.newline)
+    write_text(target, new_text, current.newline)
     noun = "replacement" if count == 1 else "replacements"
     return ToolOutput(
         f"Edited {path} ({count} {noun})",

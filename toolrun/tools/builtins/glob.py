@@ -12,7 +12,7 @@ from pydantic import Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
-from toolrun.tools.builtins._hidden import Hide, with_note
+from toolrun.tools.builtins._hidden import Hide, hider, with_note
 
 MAX_RESULTS = 100
 
@@ -45,9 +45,11 @@ class GlobTool(BaseTool[GlobInput]):
         return (_root(input, ctx),)
 
     async def run(self, input: GlobInput, ctx: ToolContext) -> ToolOutput:
-        hide = ctx.hidden if ctx.read_veto is not None else None
+        root = _root(input, ctx)
+        base, relative = _split(root, input.pattern, ctx)
+        hide = hider(ctx, root, base)
         return await anyio.to_thread.run_sync(
-            partial(_glob, _root(input, ctx), input.pattern, hide)
+            partial(_glob, root, input.pattern, hide, (base, relative))
         )
 
 
@@ -55,23 +57,23 @@ def _root(input: GlobInput, ctx: ToolContext) -> Path:
     return ctx.resolve(input.path) if input.path else ctx.workspace
 
 
-def _split(root: Path, pattern: str) -> tuple[Path, str]:
-    """The folder to walk and the pattern relative to it (absolute patterns allowed)."""
-    if not os.path.isabs(pattern):
-        return root, pattern
-    parts = Path(pattern).parts
-    fixed = 1
-    while fixed < len(parts) and not any(c in parts[fixed] for c in "*?["):
-        fixed += 1
-    return Path(*parts[:fixed]), "/".join(parts[fixed:])
+def _split(root: Path, pattern: str, ctx: ToolContext | None = None) -> tuple[Path, str]:
+    """The folder to walk and the pattern below it: the permission engine's own split."""
+    from toolrun.permissions.paths import glob_base
+
+    home = ctx.home if ctx is not None and ctx.home is not None else os.path.expanduser("~")
+    directory, rest = glob_base(pattern, root=str(root), home=home)
+    return Path(directory), rest
 
 
-def _glob(root: Path, pattern: str, hide: Hide | None = None) -> ToolOutput:
+def _glob(
+    root: Path, pattern: str, hide: Hide | None = None, split: tuple[Path, str] | None = None
+) -> ToolOutput:
     """Files matching ``pattern``, newest first; those ``hide`` covers are left out."""
     if not root.is_dir():
         what = "is not a directory" if root.exists() else "does not exist"
         raise ToolError(f"{root} {what}")
-    base, relative = _split(root, pattern)
+    base, relative = split if split is not None else _split(root, pattern)
     found: list[tuple[float, str]] = []
     hidden = 0
     try:

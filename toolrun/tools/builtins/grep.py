@@ -13,7 +13,7 @@ from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
 from toolrun.tools.builtins import _grep_py, _grep_rg
 from toolrun.tools.builtins._grep_core import OutputMode, Query, check_pattern, format_hits
-from toolrun.tools.builtins._hidden import with_note
+from toolrun.tools.builtins._hidden import hider, with_note
 
 
 class GrepInput(ToolInput):
@@ -94,8 +94,9 @@ class GrepTool(BaseTool[GrepInput]):
             after=_pick(input.after, input.context) if content else 0,
             first_match_only=input.output_mode == "files_with_matches",
         )
-        # Files the permission rules keep from being read are neither shown nor counted.
-        hide = ctx.hidden if ctx.read_veto is not None else None
+        # Files the permission rules keep from being read, or outside the boundary, are
+        # neither shown nor counted.
+        hide = hider(ctx, root)
         rg = shutil.which("rg") if self.use_ripgrep else None
         if rg is not None:
             hits, hidden = await _grep_rg.search(rg, query, hide)

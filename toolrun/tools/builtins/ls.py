@@ -11,7 +11,7 @@ from pydantic import Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
-from toolrun.tools.builtins._hidden import Hide, note
+from toolrun.tools.builtins._hidden import Hide, hider, note
 
 MAX_ENTRIES = 1000
 
@@ -43,7 +43,7 @@ class LSTool(BaseTool[LSInput]):
 
     async def run(self, input: LSInput, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(input.path)
-        hide = ctx.hidden if ctx.read_veto is not None else None
+        hide = hider(ctx, path)
         return await anyio.to_thread.run_sync(partial(_list, path, tuple(input.ignore), hide))
 
 

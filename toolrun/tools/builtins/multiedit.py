@@ -10,7 +10,7 @@ from pydantic import Field
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
 from toolrun.tools.builtins._edits import replace
-from toolrun.tools.builtins._files import TextFile, read_text, write_text
+from toolrun.tools.builtins._files import Target, TextFile, read_text, write_text
 
 
 class EditSpec(ToolInput):
@@ -44,16 +44,18 @@ class MultiEditTool(BaseTool[MultiEditInput]):
     input_model = MultiEditInput
 
     def affected_paths(self, input: MultiEditInput, ctx: ToolContext) -> tuple[Path, ...]:
-        return (ctx.resolve(input.file_path),)
+        return (ctx.resolve(input.file_path, "file_path"),)
 
     async def run(self, input: MultiEditInput, ctx: ToolContext) -> ToolOutput:
-        path = ctx.resolve(input.file_path)
-        return await anyio.to_thread.run_sync(_multi_edit, path, input.edits)
+        target = Target.of(ctx.resolve(input.file_path, "file_path"), ctx)
+        return await anyio.to_thread.run_sync(_multi_edit, target, input.edits)
 
 
-def _multi_edit(path: Path, edits: list[EditSpec]) -> ToolOutput:
-    creating = not path.exists() and not path.is_symlink()
-    current = TextFile("") if creating else read_text(path)
+def _multi_edit(target: Target, edits: list[EditSpec]) -> ToolOutput:
+    # Read under the file's locks: the edits apply to what no other writer can change.
+    path = target.path
+    creating = not target.exists()
+    current = TextFile("") if creating else read_text(target)
     text = current.text
     total = 0
     for index, edit in enumerate(edits):
@@ -69,7 +71,7 @@ def _multi_edit(path: Path, edits: list[EditSpec]) -> ToolOutput:
         except ToolError as e:
             raise ToolError(f"edits[{index}]: {e}; no edit was applied") from None
         total += count
-    write_text(path, text, current.newline)
+    write_text(target, text, current.newline)
     return ToolOutput(
         f"Applied {len(edits)} edits to {path} ({total} replacements)",
         metadata={

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._files import TargetChangedError, decided_real, opened_elsewhere
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -50,7 +51,8 @@ class ReadTool(BaseTool[ReadInput]):
         return (ctx.resolve(input.file_path),)
 
     async def run(self, input: ReadInput, ctx: ToolContext) -> ToolOutput:
-        path = ctx.resolve(input.file_path)
+        path = ctx.resolve(input.file_path, "file_path")
+        decided = decided_real(path, ctx)
         start = max(input.offset or 1, 1)
         limit = input.limit or DEFAULT_LIMIT
         try:
@@ -59,17 +61,27 @@ class ReadTool(BaseTool[ReadInput]):
             small = False  # _read turns the error into a clear message
         if small:
             # A small local file reads faster than a hop to a worker thread.
-            return _read_small(path, start, limit)
-        return await anyio.to_thread.run_sync(_read, path, start, limit)
+            return _read_small(path, start, limit, decided)
+        return await anyio.to_thread.run_sync(_read, path, start, limit, decided)
 
 
-def _read_small(path: Path, start: int, limit: int) -> ToolOutput:
+def _check(path: Path, fd: int, decided: str | None) -> None:
+    """The file opened must be the file decided on (no symlink swapped in since)."""
+    actual = opened_elsewhere(fd, decided)
+    if actual is not None:
+        raise TargetChangedError(
+            f"{path}: target changed after the decision (it led to {decided}, now to {actual})"
+        )
+
+
+def _read_small(path: Path, start: int, limit: int, decided: str | None = None) -> ToolOutput:
     """_read for a file small enough to take in one read(); the same output."""
     try:
         with open(path, "rb") as f:
+            _check(path, f.fileno(), decided)
             data = f.read()
     except (FileNotFoundError, IsADirectoryError):
-        return _read(path, start, limit)  # the slow path words the error
+        return _read(path, start, limit, decided)  # the slow path words the error
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{path} is a binary file; Read shows text files only")
     raw_lines = data.split(b"\n")
@@ -104,7 +116,7 @@ def _output(
     )
 
 
-def _read(path: Path, start: int, limit: int) -> ToolOutput:
+def _read(path: Path, start: int, limit: int, decided: str | None = None) -> ToolOutput:
     if path.is_dir():
         raise ToolError(f"{path} is a directory, use LS to list it")
     try:
@@ -116,6 +128,7 @@ def _read(path: Path, start: int, limit: int) -> ToolOutput:
     more = False
     seen = 0
     with f:
+        _check(path, f.fileno(), decided)
         if b"\0" in f.read(BINARY_SNIFF_BYTES):
             raise ToolError(f"{path} is a binary file; Read shows text files only")
         f.seek(0)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import http.client
+import socket
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
 from functools import partial
@@ -57,7 +59,7 @@ class WebFetchTool(BaseTool[WebFetchInput]):
                 f"unsupported URL scheme {scheme!r} in {input.url}; WebFetch fetches http(s) URLs"
             )
         page = await anyio.to_thread.run_sync(
-            partial(fetch, input.url, TIMEOUT_S), abandon_on_cancel=True
+            partial(fetch, input.url, TIMEOUT_S, ctx.private_hosts), abandon_on_cancel=True
         )
         meta = {
             "url": page.url,
@@ -112,9 +114,85 @@ class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def fetch(url: str, timeout: float) -> Page:
+class AddressRefused(OSError):
+    """The host resolved to an address WebFetch does not reach."""
+
+
+def guarded_connection(
+    private_hosts: frozenset[str],
+) -> Callable[..., socket.socket]:
+    """``socket.create_connection`` that resolves the host once, refuses it if any of
+    its addresses is loopback, private, link-local, ... (unless ``private_hosts`` names
+    the host), then connects to an address it checked: never a second lookup that a
+    rebinding DNS server could answer differently."""
+
+    from toolrun.permissions.domains import address_refusal, connect_host
+
+    def connect(
+        address: tuple[str, int],
+        timeout: float | None = None,
+        source_address: tuple[str, int] | None = None,
+    ) -> socket.socket:
+        host, port = address
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        if connect_host(host) not in private_hosts:
+            for info in infos:
+                ip = str(info[4][0])
+                why = address_refusal(ip)
+                if why is not None:
+                    shown = host if host == ip else f"{ip}, the address of {host}"
+                    raise AddressRefused(
+                        f"refused to connect to {shown}: {why}; WebFetch reaches loopback, "
+                        "link-local, private and metadata addresses only for a host that a "
+                        f"WebFetch(domain:{connect_host(host)}) allow rule names"
+                    )
+        error: OSError | None = None
+        for family, kind, proto, _name, sockaddr in infos:
+            sock = socket.socket(family, kind, proto)
+            try:
+                if timeout is not None:
+                    sock.settimeout(timeout)
+                if source_address is not None:
+                    sock.bind(source_address)
+                sock.connect(sockaddr)
+                return sock
+            except OSError as exc:
+                sock.close()
+                error = exc
+        raise error if error is not None else OSError(f"{host} has no address")
+
+    return connect
+
+
+def _handlers(private_hosts: frozenset[str]) -> list[urllib.request.BaseHandler]:
+    connect = guarded_connection(private_hosts)
+
+    class _HTTP(http.client.HTTPConnection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._create_connection = connect
+
+    class _HTTPS(http.client.HTTPSConnection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._create_connection = connect
+
+    class _HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(_HTTP, req)
+
+    class _HTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(_HTTPS, req, context=self._context)  # type: ignore[attr-defined]
+
+    # No proxy from the environment: the address checked must be the address reached.
+    return [urllib.request.ProxyHandler({}), _HTTPHandler(), _HTTPSHandler(),
+            _SameHostRedirects()]
+
+
+def fetch(url: str, timeout: float, private_hosts: frozenset[str] = frozenset()) -> Page:
     """GET ``url`` (blocking). Expected failures are :class:`ToolError`."""
-    opener = urllib.request.build_opener(_SameHostRedirects())
+    opener = urllib.request.build_opener(*_handlers(private_hosts))
     request = urllib.request.Request(
         url,
         headers={
@@ -132,6 +210,8 @@ def fetch(url: str, timeout: float) -> Page:
         e.close()
         raise ToolError(f"HTTP {e.code} {e.reason} for {url}") from None
     except urllib.error.URLError as e:
+        if isinstance(e.reason, AddressRefused):
+            raise ToolError(f"cannot fetch {url}: {e.reason}") from None
         if isinstance(e.reason, TimeoutError):
             raise ToolTimeoutError(f"fetching {url} timed out after {timeout:g} s") from None
         raise ToolError(f"cannot fetch {url}: {_reason(e.reason)}") from None

@@ -8,7 +8,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
-from toolrun.tools.builtins._files import write_text
+from toolrun.tools.builtins._files import Target, write_text
 
 
 class WriteInput(ToolInput):
@@ -29,16 +29,17 @@ class WriteTool(BaseTool[WriteInput]):
     input_model = WriteInput
 
     def affected_paths(self, input: WriteInput, ctx: ToolContext) -> tuple[Path, ...]:
-        return (ctx.resolve(input.file_path),)
+        return (ctx.resolve(input.file_path, "file_path"),)
 
     async def run(self, input: WriteInput, ctx: ToolContext) -> ToolOutput:
-        path = ctx.resolve(input.file_path)
-        return await anyio.to_thread.run_sync(_write, path, input.content)
+        target = Target.of(ctx.resolve(input.file_path, "file_path"), ctx)
+        return await anyio.to_thread.run_sync(_write, target, input.content)
 
 
-def _write(path: Path, content: str) -> ToolOutput:
-    created = not path.exists()
-    size = write_text(path, content)
+def _write(target: Target, content: str) -> ToolOutput:
+    path = target.path
+    created = not target.exists()
+    size = write_text(target, content)
     verb = "Created" if created else "Updated"
     return ToolOutput(
         f"{verb} {path} ({size} bytes)",
