@@ -1,0 +1,72 @@
+"""Processes a test can find in the real process table: ``sleep`` run under a unique name.
+
+``Marked(folder)`` links ``sleep`` to a path holding a fresh marker; every process started
+through that path carries the marker in ``/proc/PID/cmdline`` until it exits, whatever
+session, group or parent it ends up in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import time
+import uuid
+from pathlib import Path
+
+
+class Marked:
+    def __init__(self, folder: Path) -> None:
+        self.marker = f"toolrun-marked-{uuid.uuid4().hex[:12]}"
+        self.path = folder / self.marker
+        sleep = shutil.which("sleep")
+        assert sleep is not None
+        os.symlink(sleep, self.path)
+
+    @property
+    def sleep(self) -> str:
+        """The command word for the shell: ``{marked.sleep} 99`` sleeps 99 s, marked."""
+        return shlex.quote(str(self.path))
+
+    def running(self) -> list[int]:
+        """Living (not zombie) processes started through the marked path."""
+        found = []
+        needle = str(self.path).encode()
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+                stat = Path(f"/proc/{name}/stat").read_bytes()
+            except OSError:
+                continue
+            if cmdline.startswith(needle) and stat.rpartition(b")")[2].split()[0] != b"Z":
+                found.append(int(name))
+        return found
+
+    @property
+    def pgrep(self) -> str:
+        """A shell test that is true while a marked process runs (the shell itself is not)."""
+        return f"pgrep -f {shlex.quote('^' + str(self.path))} >/dev/null"
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[int]:
+        """Poll until ``count`` marked processes run (bounded); return them."""
+        deadline = time.monotonic() + timeout
+        while len(pids := self.running()) < count:
+            assert time.monotonic() < deadline, f"only {pids} of {count} marked processes started"
+            time.sleep(0.01)
+        return pids
+
+    def survivors(self, timeout: float = 10.0) -> list[int]:
+        """Poll until no marked process runs (bounded); return those still running."""
+        deadline = time.monotonic() + timeout
+        while (pids := self.running()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return pids
+
+    def kill_all(self) -> None:
+        for pid in self.running():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

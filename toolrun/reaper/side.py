@@ -1,0 +1,379 @@
+"""The reaper side process: it starts every Bash and hook command and kills what they leave.
+
+toolrun starts it once (``python -I -S side.py FD``, where FD is its end of the control
+socket) and asks it for each command. It uses the standard library only and imports nothing
+from toolrun, so that it starts without site-packages in about 10 ms.
+
+Why a process of its own:
+
+- It is a child subreaper, and so is every command it starts (the attribute survives
+  ``execve``): an orphan stays under its call's shell while the shell runs, and comes to
+  this process when the shell exits. So every child of this process that is not a running
+  command is a leftover of a finished call, whatever it did to hide (``setsid``, a double
+  fork, closed descriptors, a cleared environment), and no scan has to guess whose it is.
+- Each command gets ``PR_SET_PDEATHSIG(SIGKILL)`` and the subreaper bit between its fork
+  and exec. Here that fork is cheap; toolrun itself would have to fork its large address
+  space (a ``preexec_fn``), which cost several milliseconds a call, and is unsafe with
+  threads.
+- It learns that toolrun is gone from the end of the control socket, even after SIGKILL,
+  and then kills every process under it before it exits. It runs in a session of its own,
+  so a signal to toolrun's process group does not take it along.
+
+Protocol. Control socket (stream), toolrun to here: an 8-byte header (the payload length)
+carrying the descriptors ``[call socket, stdin, stdout, stderr, *extra]`` as SCM_RIGHTS,
+then the payload, ``marshal.dumps((argv, cwd, env, extra_targets))``. Call socket
+(seqpacket), here to toolrun: ``pid N`` or ``error ERRNO TEXT``, then ``exit STATUS`` (a raw
+wait status) with `` leftovers`` appended when something of a finished call is still
+running. toolrun to here: ``done`` (kill the leftovers; answered ``swept``) or closing the
+socket, which abandons the call: its whole tree is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import marshal
+import os
+import select
+import selectors
+import signal
+import socket
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+HEADER = 8
+MAX_FDS = 64
+#: How long a kill waits for its processes to die (one in the D state may never).
+KILL_WAIT_S = 2.0
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+class Call:
+    """One running command and the socket toolrun waits on."""
+
+    __slots__ = ("pid", "sock", "status")
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.status: int | None = None
+
+
+class Reaper:
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
+        self.me = os.getpid()
+        self.calls: dict[int, Call] = {}  # by pid
+        self.by_fd: dict[int, Call] = {}  # by call socket
+        self.selector = selectors.DefaultSelector()
+        self.wakeup_r, wakeup_w = os.pipe()
+        os.set_blocking(self.wakeup_r, False)
+        os.set_blocking(wakeup_w, False)
+        signal.set_wakeup_fd(wakeup_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.selector.register(control, selectors.EVENT_READ)
+        self.selector.register(self.wakeup_r, selectors.EVENT_READ)
+
+    # ------------------------------------------------------------------ main loop
+
+    def serve(self) -> None:
+        while True:
+            for key, _ in self.selector.select():
+                if key.fileobj is self.control:
+                    if not self.accept():
+                        self.calls.clear()  # every command is now a leftover
+                        self.sweep()
+                        return
+                elif key.fileobj == self.wakeup_r:
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(self.wakeup_r, 4096)
+                    self.reap()
+                else:
+                    self.from_toolrun(self.by_fd[key.fd])
+
+    def accept(self) -> bool:
+        """Start the command of one request; False once toolrun has gone."""
+        try:
+            header, fds = _recv_fds(self.control)
+        except OSError:
+            return False
+        if not header:
+            return False
+        header += _recv_exact(self.control, HEADER - len(header))
+        payload = _recv_exact(self.control, int.from_bytes(header, "big"))
+        sock = socket.socket(fileno=fds[0])
+        try:
+            argv, cwd, env, targets = marshal.loads(payload)
+            pid = self.fork_exec(argv, cwd, env, fds[1:4], list(zip(fds[4:], targets, strict=True)))
+        except OSError as exc:
+            _send(sock, f"error {exc.errno or 0} {exc.strerror or exc}".encode())
+            sock.close()
+            return True
+        finally:
+            for fd in fds[1:]:
+                os.close(fd)
+        call = Call(pid, sock)
+        self.calls[pid] = call
+        self.by_fd[sock.fileno()] = call
+        self.selector.register(sock, selectors.EVENT_READ)
+        _send(sock, b"pid %d" % pid)
+        return True
+
+    def fork_exec(
+        self,
+        argv: list[str],
+        cwd: str,
+        env: dict[str, str],
+        stdio: list[int],
+        extra: list[tuple[int, int]],
+    ) -> int:
+        """fork, set up the child, exec; raise the child's OSError if the exec failed."""
+        err_r, err_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: no return from here
+            try:
+                _become(argv, cwd, env, stdio, extra, self.me)
+            except OSError as exc:
+                _report(err_w, exc.errno or 0, exc.strerror or str(exc))
+            except ValueError as exc:  # a NUL byte in an argument
+                _report(err_w, 0, str(exc))
+            finally:
+                os._exit(127)
+        os.close(err_w)
+        with os.fdopen(err_r, "rb") as errors:
+            failure = errors.read()
+        if failure:
+            os.waitpid(pid, 0)
+            errno, _, text = failure.decode(errors="replace").partition(" ")
+            raise OSError(int(errno), text)
+        return pid
+
+    def from_toolrun(self, call: Call) -> None:
+        try:
+            message = call.sock.recv(64)
+        except OSError:
+            message = b""
+        if call.status is None:  # still running: abandoned, kill its whole tree
+            self.kill_trees({call.pid})
+        self.sweep()
+        if message == b"done":
+            _send(call.sock, b"swept")
+        self.forget(call)
+
+    def forget(self, call: Call) -> None:
+        self.by_fd.pop(call.sock.fileno(), None)
+        self.selector.unregister(call.sock)
+        call.sock.close()
+        if self.calls.get(call.pid) is call and call.status is not None:
+            del self.calls[call.pid]
+
+    # ------------------------------------------------------------------ processes
+
+    def reap(self) -> set[int]:
+        """Collect every child that has exited; tell toolrun about its commands."""
+        reaped: set[int] = set()
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            reaped.add(pid)
+            call = self.calls.get(pid)
+            if call is None:
+                continue
+            call.status = status
+            if call.sock.fileno() < 0:  # already forgotten
+                del self.calls[pid]
+                continue
+            tail = b" leftovers" if self.leftovers() else b""
+            _send(call.sock, b"exit %d%s" % (status, tail))
+        return reaped
+
+    def children(self) -> list[int]:
+        try:
+            with open(f"/proc/{self.me}/task/{self.me}/children", "rb") as f:
+                return [int(p) for p in f.read().split()]
+        except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN
+            return [pid for pid, ppid in _parents().items() if ppid == self.me]
+
+    def leftovers(self) -> set[int]:
+        """Children that are not running commands: what finished calls left behind."""
+        running = {pid for pid, call in self.calls.items() if call.status is None}
+        return set(self.children()) - running
+
+    def sweep(self) -> None:
+        """Kill every leftover; again while killing one hands us its orphans."""
+        for _ in range(100):
+            left = self.leftovers()
+            if not left:
+                return
+            self.kill_trees(left)
+
+    def kill_trees(self, roots: set[int]) -> None:
+        """Kill ``roots`` and everything under them, then reap what was ours.
+
+        The trees are frozen top-down with SIGSTOP, again until nothing new appears, so
+        that nothing can fork its way out; then everything gets SIGKILL. Each process is
+        pinned by a pidfd and checked to still be in the tree before it is signalled, so
+        a recycled pid is never hit.
+        """
+        if not roots:
+            return
+        pinned: dict[int, int] = {}
+        try:
+            for _ in range(1000):
+                fresh = [pid for pid in _tree(roots) if pid not in pinned]
+                if not fresh:
+                    break
+                for pid in fresh:
+                    fd = _pin(pid, roots, pinned)
+                    if fd is not None:
+                        pinned[pid] = fd
+                        _signal(fd, signal.SIGSTOP)
+            for fd in pinned.values():
+                _signal(fd, signal.SIGKILL)
+            deadline = time.monotonic() + KILL_WAIT_S
+            for fd in pinned.values():
+                select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        finally:
+            for fd in pinned.values():
+                os.close(fd)
+        self.reap()
+
+
+def _become(
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    stdio: list[int],
+    extra: list[tuple[int, int]],
+    parent: int,
+) -> None:
+    """In the forked child: a new session, the two prctl bits, the descriptors, exec."""
+    os.setsid()
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the side process died before the prctl took effect
+        os._exit(127)
+    signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    os.chdir(cwd)
+    sources = [*stdio, *(fd for fd, _ in extra)]
+    # Move the sources above every target first, so no dup2 overwrites a later source.
+    floor = max([*sources, *(t for _, t in extra), 2]) + 1
+    moved = [_dup_above(fd, floor) for fd in sources]
+    for target, fd in enumerate(moved[:3]):
+        os.dup2(fd, target)
+    for fd, (_, target) in zip(moved[3:], extra, strict=True):
+        os.dup2(fd, target)
+    os.execvpe(argv[0], argv, env)
+
+
+def _report(err_w: int, errno: int, text: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(err_w, f"{errno} {text}".encode(errors="replace"))
+
+
+def _dup_above(fd: int, floor: int) -> int:
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor)
+
+
+def _parents() -> dict[int, int]:
+    """pid -> ppid of every process."""
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            ppid = _ppid(int(name))
+            if ppid is not None:
+                parents[int(name)] = ppid
+    return parents
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # the command name may hold spaces and parentheses: parse after the last ')'
+    return int(stat.rpartition(b")")[2].split()[1])
+
+
+def _tree(roots: set[int]) -> list[int]:
+    """``roots`` and their living descendants, parents before children."""
+    below: dict[int, list[int]] = {}
+    for pid, ppid in _parents().items():
+        below.setdefault(ppid, []).append(pid)
+    order = [pid for pid in roots if os.path.exists(f"/proc/{pid}")]
+    for pid in order:  # grows as it goes: a breadth-first walk
+        order.extend(below.get(pid, ()))
+    return order
+
+
+def _pin(pid: int, roots: set[int], pinned: dict[int, int]) -> int | None:
+    """A pidfd for ``pid`` if it is still a root or a child of a pinned process."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    if pid in roots or _ppid(pid) in pinned:
+        return fd
+    os.close(fd)
+    return None
+
+
+def _signal(pidfd: int, sig: int) -> None:
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, sig)
+
+
+def _send(sock: socket.socket, message: bytes) -> None:
+    with contextlib.suppress(OSError):
+        sock.send(message)
+
+
+def _recv_fds(sock: socket.socket) -> tuple[bytes, list[int]]:
+    data, ancillary, _, _ = sock.recvmsg(
+        HEADER, socket.CMSG_SPACE(MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC
+    )
+    fds: list[int] = []
+    for level, kind, raw in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(raw) - len(raw) % 4
+            fds.extend(int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, usable, 4))
+    return data, fds
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
+    chunks = []
+    while size > 0:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            raise ConnectionError("toolrun closed the control socket mid-request")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    control.set_inheritable(False)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    Reaper(control).serve()
+
+
+if __name__ == "__main__":
+    main()
