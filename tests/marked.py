@@ -14,7 +14,23 @@ import shutil
 import signal
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+
+def processes() -> Iterator[tuple[int, int, bytes, bytes]]:
+    """``(pid, ppid, state, cmdline)`` of every process still there when read."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: parse after the last ')'
+        state, ppid = stat.rpartition(b")")[2].split()[:2]
+        yield int(name), int(ppid), state, cmdline
 
 
 class Marked:
@@ -32,19 +48,12 @@ class Marked:
 
     def running(self) -> list[int]:
         """Living (not zombie) processes started through the marked path."""
-        found = []
         needle = str(self.path).encode()
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-                stat = Path(f"/proc/{name}/stat").read_bytes()
-            except OSError:
-                continue
-            if cmdline.startswith(needle) and stat.rpartition(b")")[2].split()[0] != b"Z":
-                found.append(int(name))
-        return found
+        return [
+            pid
+            for pid, _, state, cmdline in processes()
+            if cmdline.startswith(needle) and state != b"Z"
+        ]
 
     @property
     def pgrep(self) -> str:

@@ -121,8 +121,8 @@ class Command:
                 status, _, tail = message[5:].partition(b" ")
                 self._leftovers = tail == b"leftovers"
                 self.returncode = os.waitstatus_to_exitcode(int(status))
-            elif not message:
-                # The side process died; its death signal killed the command.
+            elif not message:  # the side process died: take the command down ourselves
+                self.signal_group(signal.SIGKILL)
                 self.returncode = -signal.SIGKILL
         return self.returncode
 

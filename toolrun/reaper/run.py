@@ -34,11 +34,13 @@ async def run_command(
     stdout: Sink,
     stderr: Sink | None = None,
     stdin: bytes | None = None,
+    pass_fds: Mapping[int, int] | None = None,
 ) -> int | None:
     """Run ``argv``; return its return code (``-N`` for signal N), or None on timeout.
 
     With ``stderr=None`` both streams go, merged in order, to ``stdout``. Without ``stdin``
-    the command reads /dev/null. Raises :class:`OSError` when it cannot start.
+    the command reads /dev/null. ``pass_fds`` is as for :func:`~toolrun.reaper.link.start`.
+    Raises :class:`OSError` when it cannot start.
     """
     pipes: list[tuple[int, Sink]] = []  # our read ends
     theirs: list[int] = []
@@ -57,7 +59,9 @@ async def run_command(
             err_r, err_w = os.pipe()
             pipes.append((err_r, stderr))
             theirs.append(err_w)
-        command = await start(argv, cwd=cwd, env=env, stdin=stdin_fd, stdout=out_w, stderr=err_w)
+        command = await start(
+            argv, cwd=cwd, env=env, stdin=stdin_fd, stdout=out_w, stderr=err_w, pass_fds=pass_fds
+        )
     except BaseException:
         for fd in [fd for fd, _ in pipes] + ([feed[0]] if feed else []):
             os.close(fd)

@@ -6,18 +6,22 @@ from toolrun, so that it starts without site-packages in about 10 ms.
 
 Why a process of its own:
 
-- It is a child subreaper, and so is every command it starts (the attribute survives
-  ``execve``): an orphan stays under its call's shell while the shell runs, and comes to
-  this process when the shell exits. So every child of this process that is not a running
-  command is a leftover of a finished call, whatever it did to hide (``setsid``, a double
-  fork, closed descriptors, a cleared environment), and no scan has to guess whose it is.
-- Each command gets ``PR_SET_PDEATHSIG(SIGKILL)`` and the subreaper bit between its fork
-  and exec. Here that fork is cheap; toolrun itself would have to fork its large address
-  space (a ``preexec_fn``), which cost several milliseconds a call, and is unsafe with
-  threads.
+- It is a child subreaper: whatever a command leaves running, however it detached
+  (``setsid``, a double fork, closed descriptors, a cleared environment), comes to this
+  process when its parent exits. Its only children are the commands and such orphans, so
+  nothing of toolrun's own (MCP servers, ``rg``) can be mistaken for one.
+- An orphan whose session or process group is still that of a running command belongs to
+  that command's call and is left alone until the call ends. Every other orphan belongs to
+  a call that has ended and is killed when any call ends. (One that left its session
+  while its call still runs cannot be told apart: it is killed early rather than late.)
 - It learns that toolrun is gone from the end of the control socket, even after SIGKILL,
-  and then kills every process under it before it exits. It runs in a session of its own,
-  so a signal to toolrun's process group does not take it along.
+  and then kills every process under it before it exits (also on SIGTERM, SIGHUP, SIGINT).
+  It runs in a session of its own, so a signal to toolrun's process group does not take it
+  along. (A parent-death signal on each command would not do: it would kill the shell, not
+  what the shell detached.)
+- Commands are started with ``posix_spawn`` (a vfork), as cheap as toolrun's own Popen.
+  Forking this Python process per call, to set ``prctl`` bits in the child, cost 1-3 ms a
+  call.
 
 Protocol. Control socket (stream), toolrun to here: an 8-byte header (the payload length)
 carrying the descriptors ``[call socket, stdin, stdout, stderr, *extra]`` as SCM_RIGHTS,
@@ -42,12 +46,15 @@ import socket
 import sys
 import time
 
-PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 HEADER = 8
 MAX_FDS = 64
 #: How long a kill waits for its processes to die (one in the D state may never).
 KILL_WAIT_S = 2.0
+#: Signals that end the side process, after it has killed every process under it.
+STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+#: Ignored here (by Python) and so by a spawned child: put back to the default for it.
+RESET_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -61,12 +68,13 @@ def prctl(option: int, value: int) -> None:
 class Call:
     """One running command and the socket toolrun waits on."""
 
-    __slots__ = ("pid", "sock", "status")
+    __slots__ = ("ended", "pid", "sock", "status")
 
     def __init__(self, pid: int, sock: socket.socket) -> None:
         self.pid = pid
         self.sock = sock
-        self.status: int | None = None
+        self.status: int | None = None  # the wait status once it has exited
+        self.ended = False  # toolrun is done with it (or abandoned it)
 
 
 class Reaper:
@@ -80,7 +88,8 @@ class Reaper:
         os.set_blocking(self.wakeup_r, False)
         os.set_blocking(wakeup_w, False)
         signal.set_wakeup_fd(wakeup_w)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
+        for sig in (signal.SIGCHLD, *STOP_SIGNALS):
+            signal.signal(sig, lambda *_: None)  # handled in the loop, through the wakeup fd
         self.selector.register(control, selectors.EVENT_READ)
         self.selector.register(self.wakeup_r, selectors.EVENT_READ)
 
@@ -95,8 +104,14 @@ class Reaper:
                         self.sweep()
                         return
                 elif key.fileobj == self.wakeup_r:
-                    with contextlib.suppress(BlockingIOError):
-                        os.read(self.wakeup_r, 4096)
+                    try:
+                        signals = set(os.read(self.wakeup_r, 4096))
+                    except BlockingIOError:
+                        signals = set()
+                    if signals & STOP_SIGNALS:  # asked to stop: take everything along
+                        self.calls.clear()
+                        self.sweep()
+                        return
                     self.reap()
                 else:
                     self.from_toolrun(self.by_fd[key.fd])
@@ -114,9 +129,11 @@ class Reaper:
         sock = socket.socket(fileno=fds[0])
         try:
             argv, cwd, env, targets = marshal.loads(payload)
-            pid = self.fork_exec(argv, cwd, env, fds[1:4], list(zip(fds[4:], targets, strict=True)))
-        except OSError as exc:
-            _send(sock, f"error {exc.errno or 0} {exc.strerror or exc}".encode())
+            pid = self.spawn(argv, cwd, env, fds[1:4], list(zip(fds[4:], targets, strict=True)))
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+            errno = exc.errno if isinstance(exc, OSError) else 0
+            text = exc.strerror if isinstance(exc, OSError) else None
+            _send(sock, f"error {errno or 0} {text or exc}".encode())
             sock.close()
             return True
         finally:
@@ -129,7 +146,7 @@ class Reaper:
         _send(sock, b"pid %d" % pid)
         return True
 
-    def fork_exec(
+    def spawn(
         self,
         argv: list[str],
         cwd: str,
@@ -137,35 +154,40 @@ class Reaper:
         stdio: list[int],
         extra: list[tuple[int, int]],
     ) -> int:
-        """fork, set up the child, exec; raise the child's OSError if the exec failed."""
-        err_r, err_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: no return from here
-            try:
-                _become(argv, cwd, env, stdio, extra, self.me)
-            except OSError as exc:
-                _report(err_w, exc.errno or 0, exc.strerror or str(exc))
-            except ValueError as exc:  # a NUL byte in an argument
-                _report(err_w, 0, str(exc))
-            finally:
-                os._exit(127)
-        os.close(err_w)
-        with os.fdopen(err_r, "rb") as errors:
-            failure = errors.read()
-        if failure:
-            os.waitpid(pid, 0)
-            errno, _, text = failure.decode(errors="replace").partition(" ")
-            raise OSError(int(errno), text)
-        return pid
+        """posix_spawn (a vfork: as cheap as toolrun's own Popen) in a new session."""
+        program = _which(argv[0], env)
+        os.chdir(cwd)  # the child inherits it; this process never uses relative paths
+        pairs = list(zip(stdio, (0, 1, 2), strict=True)) + extra
+        # A source numbered like a later target would be overwritten first: move it up.
+        floor = max([fd for pair in pairs for fd in pair] + [2]) + 1
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor) for fd, _ in pairs]
+        try:
+            return os.posix_spawn(
+                program,
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, fd, target)
+                    for fd, (_, target) in zip(moved, pairs, strict=True)
+                ],
+                setsid=True,
+                setsigdef=RESET_SIGNALS,
+            )
+        finally:
+            for fd in moved:
+                os.close(fd)
 
     def from_toolrun(self, call: Call) -> None:
         try:
             message = call.sock.recv(64)
         except OSError:
             message = b""
+        call.ended = True
         if call.status is None:  # still running: abandoned, kill its whole tree
             self.kill_trees({call.pid})
-        self.sweep()
+            self.sweep()
+        elif message == b"done":  # it reported leftovers when it exited
+            self.sweep()
         if message == b"done":
             _send(call.sock, b"swept")
         self.forget(call)
@@ -209,9 +231,17 @@ class Reaper:
             return [pid for pid, ppid in _parents().items() if ppid == self.me]
 
     def leftovers(self) -> set[int]:
-        """Children that are not running commands: what finished calls left behind."""
-        running = {pid for pid, call in self.calls.items() if call.status is None}
-        return set(self.children()) - running
+        """Children that are neither running commands nor orphans of one: ended calls' rest."""
+        running = {p for p, call in self.calls.items() if call.status is None and not call.ended}
+        left = set()
+        for pid in self.children():
+            if pid in running:
+                continue
+            ids = _group_and_session(pid)
+            if ids is not None and not running.isdisjoint(ids):
+                continue  # detached from a call that still runs: its own until it ends
+            left.add(pid)
+        return left
 
     def sweep(self) -> None:
         """Kill every leftover; again while killing one hands us its orphans."""
@@ -253,42 +283,15 @@ class Reaper:
         self.reap()
 
 
-def _become(
-    argv: list[str],
-    cwd: str,
-    env: dict[str, str],
-    stdio: list[int],
-    extra: list[tuple[int, int]],
-    parent: int,
-) -> None:
-    """In the forked child: a new session, the two prctl bits, the descriptors, exec."""
-    os.setsid()
-    prctl(PR_SET_CHILD_SUBREAPER, 1)
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the side process died before the prctl took effect
-        os._exit(127)
-    signal.set_wakeup_fd(-1)
-    for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_DFL)
-    os.chdir(cwd)
-    sources = [*stdio, *(fd for fd, _ in extra)]
-    # Move the sources above every target first, so no dup2 overwrites a later source.
-    floor = max([*sources, *(t for _, t in extra), 2]) + 1
-    moved = [_dup_above(fd, floor) for fd in sources]
-    for target, fd in enumerate(moved[:3]):
-        os.dup2(fd, target)
-    for fd, (_, target) in zip(moved[3:], extra, strict=True):
-        os.dup2(fd, target)
-    os.execvpe(argv[0], argv, env)
-
-
-def _report(err_w: int, errno: int, text: str) -> None:
-    with contextlib.suppress(OSError):
-        os.write(err_w, f"{errno} {text}".encode(errors="replace"))
-
-
-def _dup_above(fd: int, floor: int) -> int:
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor)
+def _which(program: str, env: dict[str, str]) -> str:
+    """``program`` found as ``execvpe`` would find it, on the command's own PATH."""
+    if "/" in program:
+        return program
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", program)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    raise FileNotFoundError(2, f"No such file or directory: {program!r}")
 
 
 def _parents() -> dict[int, int]:
@@ -302,14 +305,25 @@ def _parents() -> dict[int, int]:
     return parents
 
 
-def _ppid(pid: int) -> int | None:
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat from the state on (state, ppid, pgrp, session, ...)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
         return None
     # the command name may hold spaces and parentheses: parse after the last ')'
-    return int(stat.rpartition(b")")[2].split()[1])
+    return stat.rpartition(b")")[2].split()
+
+
+def _ppid(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[1]) if fields is not None else None
+
+
+def _group_and_session(pid: int) -> tuple[int, int] | None:
+    fields = _stat(pid)
+    return (int(fields[2]), int(fields[3])) if fields is not None else None
 
 
 def _tree(roots: set[int]) -> list[int]:
