@@ -95,41 +95,64 @@ _side = _SideProcess()
 
 
 class Command:
-    """A command started by the side process."""
+    """A command handed to the side process; its messages are read as they are needed."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, program: str) -> None:
         self._sock = sock
+        self._program = program
         self.pid = 0
         #: As in :mod:`subprocess`: the exit code, or ``-N`` when killed by signal N.
         self.returncode: int | None = None
+        #: Why it could not start (then ``returncode`` is 127).
+        self.error: OSError | None = None
         self._leftovers = False
 
     async def _receive(self) -> bytes:
         """The next message from the side process; ``b""`` once it has gone."""
         while True:
             try:
-                return self._sock.recv(256)
+                return self._sock.recv(4096)
             except BlockingIOError:
                 await anyio.wait_readable(self._sock)
             except OSError:
                 return b""
 
+    async def _next(self) -> None:
+        message = await self._receive()
+        if message.startswith(b"pid "):
+            self.pid = int(message[4:])
+        elif message.startswith(b"exit "):
+            status, _, tail = message[5:].partition(b" ")
+            self._leftovers = tail == b"leftovers"
+            self.returncode = os.waitstatus_to_exitcode(int(status))
+        elif message.startswith(b"error "):
+            errno, _, text = message[6:].decode(errors="replace").partition(" ")
+            self.error, self.returncode = OSError(int(errno), text), 127
+        elif self.returncode is None:  # the side process died: take the command down
+            self.signal_group(signal.SIGKILL)
+            if not self.pid:
+                self.error = OSError(f"the reaper side process ended before {self._program!r}")
+            self.returncode = -signal.SIGKILL
+
+    async def started(self) -> int:
+        """The pid, once the command runs; raises :class:`OSError` if it could not start."""
+        while not self.pid and self.returncode is None:
+            await self._next()
+        if self.error is not None:
+            raise self.error
+        return self.pid
+
     async def wait(self) -> int:
+        """The return code once it has exited (127 if it could not start: see ``error``)."""
         while self.returncode is None:
-            message = await self._receive()
-            if message.startswith(b"exit "):
-                status, _, tail = message[5:].partition(b" ")
-                self._leftovers = tail == b"leftovers"
-                self.returncode = os.waitstatus_to_exitcode(int(status))
-            elif not message:  # the side process died: take the command down ourselves
-                self.signal_group(signal.SIGKILL)
-                self.returncode = -signal.SIGKILL
+            await self._next()
         return self.returncode
 
     def signal_group(self, sig: signal.Signals) -> None:
         """Signal the command's process group (its session: it is the leader)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
+        if self.pid > 0:  # never killpg(0): that is our own group
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, sig)
 
     async def finish(self) -> None:
         """Kill whatever the command left running, then let go of it.
@@ -148,7 +171,7 @@ class Command:
         self._sock.close()
 
 
-async def start(
+def launch(
     argv: Sequence[str],
     *,
     cwd: str | os.PathLike[str],
@@ -158,12 +181,13 @@ async def start(
     stderr: int | None = None,
     pass_fds: Mapping[int, int] | None = None,
 ) -> Command:
-    """Start ``argv`` in a new session under the side process.
+    """Hand ``argv`` to the side process, to run in a new session; do not wait for it.
 
     ``stdin``/``stdout``/``stderr`` are descriptors for the child (``None``: /dev/null);
     ``pass_fds`` maps more of ours to the numbers the child sees them as. The caller keeps
-    (and closes) its descriptors. Raises :class:`OSError` as :class:`subprocess.Popen`
-    would (a missing program, a missing working directory).
+    (and closes) its descriptors. Whether it started shows in :meth:`Command.started`
+    (or in ``error`` after :meth:`Command.wait`): not waiting for that here saves a
+    round trip per call.
     """
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     extra = dict(pass_fds or {})
@@ -178,17 +202,26 @@ async def start(
     finally:
         theirs.close()
     ours.setblocking(False)
-    command = Command(ours)
+    return Command(ours, argv[0])
+
+
+async def start(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str],
+    stdin: int | None = None,
+    stdout: int | None = None,
+    stderr: int | None = None,
+    pass_fds: Mapping[int, int] | None = None,
+) -> Command:
+    """:func:`launch`, then wait until it runs; raises :class:`OSError` as Popen would."""
+    command = launch(
+        argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=pass_fds
+    )
     try:
-        reply = await command._receive()
+        await command.started()
     except BaseException:
         command.close()  # cancelled: the side process kills it if it started
         raise
-    if reply.startswith(b"pid "):
-        command.pid = int(reply[4:])
-        return command
-    command.close()
-    if reply.startswith(b"error "):
-        errno, _, text = reply[6:].decode(errors="replace").partition(" ")
-        raise OSError(int(errno), text)
-    raise OSError(f"the reaper side process ended before starting {argv[0]!r}")
+    return command

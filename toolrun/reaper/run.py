@@ -9,13 +9,14 @@ what escaped the group (``setsid``, a daemon).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 
-from toolrun.reaper.link import Command, start
+from toolrun.reaper.link import Command, launch
 
 #: After the command exits, how long what it left may keep its output pipes open.
 OUTPUT_GRACE_S = 0.25
@@ -59,7 +60,7 @@ async def run_command(
             err_r, err_w = os.pipe()
             pipes.append((err_r, stderr))
             theirs.append(err_w)
-        command = await start(
+        command = launch(
             argv, cwd=cwd, env=env, stdin=stdin_fd, stdout=out_w, stderr=err_w, pass_fds=pass_fds
         )
     except BaseException:
@@ -85,6 +86,8 @@ async def run_command(
             await command.finish()
             for fd, _ in pipes:
                 os.close(fd)
+    if command.error is not None:
+        raise command.error
     return command.returncode if finished else None
 
 
@@ -119,6 +122,8 @@ async def _communicate(
 
 async def _stop(command: Command) -> None:
     """SIGTERM the process group, then SIGKILL what is left of it."""
+    with contextlib.suppress(OSError):  # it never started: nothing to stop
+        await command.started()
     if command.returncode is not None:
         return
     command.signal_group(signal.SIGTERM)
