@@ -1,4 +1,4 @@
-"""Starting commands through the side process: what a caller of ``start`` can count on."""
+"""Starting commands through the side process: what a caller of ``launch`` can count on."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.marked import Marked
-from toolrun.reaper.link import start
+from toolrun.reaper.link import launch
 from toolrun.reaper.run import run_command
 
 pytestmark = pytest.mark.anyio
@@ -45,17 +45,19 @@ async def test_exit_codes_and_signals_are_reported_as_subprocess_does(tmp_path: 
 
 async def test_a_missing_program_or_directory_raises_as_popen_does(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
-        await start([str(tmp_path / "nope")], cwd=tmp_path, env={})
+        await launch([str(tmp_path / "nope")], cwd=tmp_path, env={}).started()
     with pytest.raises(FileNotFoundError):
-        await start(["true"], cwd=tmp_path / "gone", env=dict(os.environ))
+        await launch(["true"], cwd=tmp_path / "gone", env=dict(os.environ)).started()
     with pytest.raises(OSError, match="null"):
-        await start(["echo", "a\0b"], cwd=tmp_path, env=dict(os.environ))
+        await launch(["echo", "a\0b"], cwd=tmp_path, env=dict(os.environ)).started()
+    with pytest.raises(FileNotFoundError):  # run_command raises it too, after its clean-up
+        await output_of(["no-such-program-here"], tmp_path, PATH=os.environ["PATH"])
 
 
 async def test_extra_descriptors_arrive_under_the_numbers_asked_for(tmp_path: Path) -> None:
     read_end, write_end = os.pipe()
     try:
-        command = await start(
+        command = launch(
             [sys.executable, "-c", "import os; os.write(5, b'via five')"],
             cwd=tmp_path,
             env=dict(os.environ),

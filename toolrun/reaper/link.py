@@ -128,6 +128,7 @@ class Command:
         elif message.startswith(b"error "):
             errno, _, text = message[6:].decode(errors="replace").partition(" ")
             self.error, self.returncode = OSError(int(errno), text), 127
+            self.close()  # nothing more will come
         elif self.returncode is None:  # the side process died: take the command down
             self.signal_group(signal.SIGKILL)
             if not self.pid:
@@ -203,25 +204,3 @@ def launch(
         theirs.close()
     ours.setblocking(False)
     return Command(ours, argv[0])
-
-
-async def start(
-    argv: Sequence[str],
-    *,
-    cwd: str | os.PathLike[str],
-    env: Mapping[str, str],
-    stdin: int | None = None,
-    stdout: int | None = None,
-    stderr: int | None = None,
-    pass_fds: Mapping[int, int] | None = None,
-) -> Command:
-    """:func:`launch`, then wait until it runs; raises :class:`OSError` as Popen would."""
-    command = launch(
-        argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=pass_fds
-    )
-    try:
-        await command.started()
-    except BaseException:
-        command.close()  # cancelled: the side process kills it if it started
-        raise
-    return command

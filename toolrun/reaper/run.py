@@ -40,7 +40,7 @@ async def run_command(
     """Run ``argv``; return its return code (``-N`` for signal N), or None on timeout.
 
     With ``stderr=None`` both streams go, merged in order, to ``stdout``. Without ``stdin``
-    the command reads /dev/null. ``pass_fds`` is as for :func:`~toolrun.reaper.link.start`.
+    the command reads /dev/null. ``pass_fds`` is as for :func:`~toolrun.reaper.link.launch`.
     Raises :class:`OSError` when it cannot start.
     """
     pipes: list[tuple[int, Sink]] = []  # our read ends
