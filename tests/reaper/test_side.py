@@ -119,3 +119,24 @@ def test_sigkill_of_the_side_process_kills_the_running_commands(tmp_path: Path) 
         toolrun.kill()
         toolrun.communicate()
         marked.kill_all()
+
+
+def test_a_side_process_told_to_stop_takes_every_process_along(tmp_path: Path) -> None:
+    marked = Marked(tmp_path)
+    (tmp_path / "toolrun.yaml").write_text("permissions: {allow: [Bash]}\n")
+    command = f"setsid {marked.sleep} 99 >/dev/null 2>&1 & {marked.sleep} 98"
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"calls": [{"tool": "Bash", "input": {"command": command}}]}))
+    toolrun = toolrun_exec(tmp_path, plan)
+    try:
+        marked.wait_for(2)
+        (side,) = side_processes_of(toolrun.pid)
+
+        os.kill(side, signal.SIGTERM)
+
+        assert marked.survivors() == []
+        assert gone(side)
+    finally:
+        toolrun.kill()
+        toolrun.communicate()
+        marked.kill_all()

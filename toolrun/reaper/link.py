@@ -48,8 +48,9 @@ class _SideProcess:
             for attempt in (1, 2):
                 control = self._control if self._control is not None else self._start()
                 try:
-                    control.sendmsg([header], rights)
-                    control.sendall(payload)
+                    # MSG_NOSIGNAL: a dead side process must not SIGPIPE toolrun
+                    control.sendmsg([header], rights, socket.MSG_NOSIGNAL)
+                    control.sendall(payload, socket.MSG_NOSIGNAL)
                     return
                 except (BrokenPipeError, ConnectionResetError):
                     self._lost()
@@ -66,9 +67,9 @@ class _SideProcess:
                 python,
                 [python, "-I", "-S", script, str(theirs.fileno())],
                 os.environ,
+                # not even stderr: whoever reads toolrun's output must see it end with toolrun
                 file_actions=[
-                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                    (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)
                 ],
                 setsid=True,  # a signal to toolrun's process group must not reach it
             )
@@ -162,7 +163,7 @@ class Command:
         """
         if self._leftovers and self._sock.fileno() >= 0:
             with contextlib.suppress(OSError):
-                self._sock.send(b"done")
+                self._sock.send(b"done", socket.MSG_NOSIGNAL)
                 with anyio.move_on_after(SWEEP_WAIT_S):
                     await self._receive()
         self.close()

@@ -356,7 +356,7 @@ def _signal(pidfd: int, sig: int) -> None:
 
 def _send(sock: socket.socket, message: bytes) -> None:
     with contextlib.suppress(OSError):
-        sock.send(message)
+        sock.send(message, socket.MSG_NOSIGNAL)
 
 
 def _recv_fds(sock: socket.socket) -> tuple[bytes, list[int]]:
