@@ -297,7 +297,11 @@ def _which(program: str, env: dict[str, str]) -> str:
 def _parents() -> dict[int, int]:
     """pid -> ppid of every process."""
     parents: dict[int, int] = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except FileNotFoundError:  # not Linux
+        return parents
+    for name in names:
         if name.isdigit():
             ppid = _ppid(int(name))
             if ppid is not None:
@@ -385,7 +389,9 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     control.set_inheritable(False)
-    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    # Not Linux: orphans go to init and only process groups are killed; the rest works.
+    with contextlib.suppress(AttributeError, OSError):
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
     Reaper(control).serve()
 
 
