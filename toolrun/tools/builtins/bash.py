@@ -217,9 +217,10 @@ async def _run(
 
     What the command leaves running is killed when it ends (:mod:`toolrun.reaper`).
     """
+    argv = [bash, "-c", command]
     output = _Output()
     code = await run_command(
-        [bash, "-c", command], cwd=cwd, env=env, time_limit=timeout_ms / 1000, stdout=output.add
+        argv, cwd=cwd, env=env, time_limit=timeout_ms / 1000, stdout=output.add
     )
     if code is None:
         partial = output.text()[-TIMEOUT_OUTPUT_CHARS:]
