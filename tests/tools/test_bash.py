@@ -252,8 +252,9 @@ async def test_setsid_in_a_call_that_timed_out_is_killed(ws: Path, ctx: ToolCont
 async def test_a_concurrent_call_ending_leaves_the_other_calls_processes_alone(
     ws: Path, ctx: ToolContext
 ) -> None:
-    """What a running call started (orphaned too, in its session) is its own until it ends."""
-    marked = Marked(ws)
+    """What a running call started (orphaned too, in its session) is its own until it ends;
+    what the ended call left dies at once."""
+    marked, second = Marked(ws), Marked(ws)
     first = (
         f"( {marked.sleep} 99 >/dev/null 2>&1 & ); touch started; "
         "until [ -e second-done ]; do sleep 0.01; done; "
@@ -268,12 +269,15 @@ async def test_a_concurrent_call_ending_leaves_the_other_calls_processes_alone(
 
             tg.start_soon(run_first)
             await anyio.to_thread.run_sync(wait_for_file, ws / "started")
-            await bash.run(BashInput(command="true"), ctx)
+            leave = f"setsid {second.sleep} 99 >/dev/null 2>&1 & until {second.pgrep}; do :; done"
+            await bash.run(BashInput(command=leave), ctx)
+            assert second.survivors() == []
             (ws / "second-done").touch()
 
         assert marked.survivors() == []
     finally:
         marked.kill_all()
+        second.kill_all()
 
 
 async def test_a_missing_working_directory(ws: Path) -> None:
