@@ -93,6 +93,17 @@ async def test_cdpath_does_not_take_cd_out_of_the_workspace(ws: Path) -> None:
     assert result.metadata["cwd"] == str(ws)
 
 
+async def test_an_inherited_pwd_through_a_symlink_does_not_steer_cd_dot_dot(ws: Path) -> None:
+    elsewhere = ws.parent / f"{ws.name}-elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "link").symlink_to(ws)
+    ctx = context(ws, PWD=str(elsewhere / "link"))
+
+    result = await bash.run(BashInput(command="cd .. && pwd"), ctx)
+
+    assert result.output == f"{ws.parent}\n"
+
+
 def test_cdpath_in_a_real_exec_run_leaves_the_workspace_alone(tmp_path: Path) -> None:
     ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
     (elsewhere / "outside").mkdir(parents=True)

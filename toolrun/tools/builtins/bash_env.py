@@ -11,7 +11,9 @@ command does not show, or read the command differently from the permission engin
 - options imported at start-up: ``SHELLOPTS``, ``BASHOPTS``, ``POSIXLY_CORRECT``,
   ``BASH_COMPAT``;
 - where words and paths lead: ``CDPATH`` (``cd outside`` could leave the workspace),
-  ``OLDPWD`` (``cd -``), ``IFS``, ``GLOBIGNORE``, ``EXECIGNORE``, ``BASH_LOADABLES_PATH``;
+  ``OLDPWD`` (``cd -``), ``PWD`` (bash keeps an inherited ``PWD`` that reaches the working
+  directory through a symlink, and ``cd ..`` then climbs the symlink's parents), ``IFS``,
+  ``GLOBIGNORE``, ``EXECIGNORE``, ``BASH_LOADABLES_PATH``;
 - the rest that changes what a command does or prints: ``BASH_XTRACEFD``, ``TMOUT``,
   ``TIMEFORMAT``, ``HISTFILE``, ``INPUTRC``.
 
@@ -39,6 +41,7 @@ DROPPED = frozenset(
         "BASH_COMPAT",
         "CDPATH",
         "OLDPWD",
+        "PWD",
         "IFS",
         "GLOBIGNORE",
         "EXECIGNORE",
