@@ -12,6 +12,7 @@ import os
 import shlex
 import shutil
 import signal
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,6 +34,18 @@ def processes() -> Iterator[tuple[int, int, bytes, bytes]]:
         yield int(name), int(ppid), state, cmdline
 
 
+DAEMON = """\
+import os, sys
+if os.fork():
+    sys.exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+os.closerange(0, 1024)  # a daemon keeps nothing of its caller, the output pipe included
+os.execv(sys.argv[1], [sys.argv[1], "99"])
+"""
+
+
 class Marked:
     def __init__(self, folder: Path) -> None:
         self.marker = f"toolrun-marked-{uuid.uuid4().hex[:12]}"
@@ -40,6 +53,8 @@ class Marked:
         sleep = shutil.which("sleep")
         assert sleep is not None
         os.symlink(sleep, self.path)
+        self._daemon = self.path.with_name(f"{self.marker}-daemon.py")
+        self._daemon.write_text(DAEMON)
 
     @property
     def sleep(self) -> str:
@@ -54,6 +69,11 @@ class Marked:
             for pid, _, state, cmdline in processes()
             if cmdline.startswith(needle) and state != b"Z"
         ]
+
+    @property
+    def daemon(self) -> str:
+        """A command that starts the marked sleep as a classic daemon and returns at once."""
+        return f"{shlex.quote(sys.executable)} {shlex.quote(str(self._daemon))} {self.sleep}"
 
     @property
     def pgrep(self) -> str:

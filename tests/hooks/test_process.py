@@ -20,13 +20,14 @@ LEAKS = {
     "setsid --fork": "setsid -f {s} 99 >/dev/null 2>&1",
     "nohup, double fork": "( nohup {s} 99 >/dev/null 2>&1 & )",
     "empty environment": "env -i setsid -f {s} 99 >/dev/null 2>&1 </dev/null",
+    "daemon closing its fds": "{daemon}",
 }
 
 
 @pytest.mark.parametrize("command", LEAKS.values(), ids=LEAKS.keys())
 async def test_nothing_a_hook_started_outlives_it(tmp_path: Path, command: str) -> None:
     marked = Marked(tmp_path)
-    line = command.format(s=marked.sleep)
+    line = command.format(s=marked.sleep, daemon=marked.daemon)
     try:
         result = await run_command(
             f"{line}\nuntil {marked.pgrep}; do sleep 0.01; done; echo left",

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -191,24 +190,13 @@ async def test_a_background_child_holding_the_output_is_killed(ws: Path, ctx: To
     assert wait_until_dead(int((ws / "child.pid").read_text()))
 
 
-DAEMON = """\
-import os, sys
-if os.fork():
-    sys.exit(0)
-os.setsid()
-if os.fork():
-    os._exit(0)
-os.closerange(0, 1024)  # a daemon keeps nothing of its caller, the output pipe included
-os.execv(sys.argv[1], [sys.argv[1], "99"])
-"""
-
 #: Ways to leave a process running after the command ends; {s} is the marked sleep.
 LEAKS = {
     "& with a redirect": "{s} 99 >/dev/null 2>&1 &",
     "setsid &": "setsid {s} 99 >/dev/null 2>&1 &",
     "nohup & disown": "nohup {s} 99 >/dev/null 2>&1 & disown",
     "double fork": "( {s} 99 >/dev/null 2>&1 & )",
-    "daemon closing its fds": "{py} daemon.py {s}",
+    "daemon closing its fds": "{daemon}",
     # other spellings of the same escape
     "setsid --fork, empty environment": "env -i setsid -f {s} 99 >/dev/null 2>&1",
     "nested shell": "bash -c '{s} 99 >/dev/null 2>&1 &'",
@@ -225,8 +213,7 @@ async def test_nothing_the_command_started_outlives_it(
     ws: Path, ctx: ToolContext, command: str
 ) -> None:
     marked = Marked(ws)
-    (ws / "daemon.py").write_text(DAEMON)
-    line = command.format(s=marked.sleep, py=shlex.quote(sys.executable))
+    line = command.format(s=marked.sleep, daemon=marked.daemon)
     # the command itself waits until what it left runs, so the check below is not vacuous
     probe = f"until {marked.pgrep}; do sleep 0.01; done"
     try:
