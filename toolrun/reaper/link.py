@@ -49,8 +49,10 @@ class _SideProcess:
                 control = self._control if self._control is not None else self._start()
                 try:
                     # MSG_NOSIGNAL: a dead side process must not SIGPIPE toolrun
-                    control.sendmsg([header], rights, socket.MSG_NOSIGNAL)
-                    control.sendall(payload, socket.MSG_NOSIGNAL)
+                    sent = control.sendmsg([header, payload], rights, socket.MSG_NOSIGNAL)
+                    if sent < len(header) + len(payload):  # a payload larger than the buffer
+                        rest = (header + payload)[sent:]
+                        control.sendall(rest, socket.MSG_NOSIGNAL)
                     return
                 except (BrokenPipeError, ConnectionResetError):
                     self._lost()

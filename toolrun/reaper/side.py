@@ -28,8 +28,9 @@ carrying the descriptors ``[call socket, stdin, stdout, stderr, *extra]`` as SCM
 then the payload, ``marshal.dumps((argv, cwd, env, extra_targets))``. Call socket
 (seqpacket), here to toolrun: ``pid N`` or ``error ERRNO TEXT``, then ``exit STATUS`` (a raw
 wait status) with `` leftovers`` appended when something of a finished call is still
-running. toolrun to here: ``done`` (kill the leftovers; answered ``swept``) or closing the
-socket, which abandons the call: its whole tree is killed.
+running (else the socket closes after it). toolrun to here: ``done`` (kill the leftovers;
+answered ``swept``) or closing the socket, which abandons a running call: its whole tree is
+killed.
 """
 
 from __future__ import annotations
@@ -193,17 +194,17 @@ class Reaper:
         self.forget(call)
 
     def forget(self, call: Call) -> None:
-        self.by_fd.pop(call.sock.fileno(), None)
-        self.selector.unregister(call.sock)
-        call.sock.close()
+        if call.sock.fileno() >= 0:
+            self.by_fd.pop(call.sock.fileno(), None)
+            self.selector.unregister(call.sock)
+            call.sock.close()
         if self.calls.get(call.pid) is call and call.status is not None:
             del self.calls[call.pid]
 
     # ------------------------------------------------------------------ processes
 
-    def reap(self) -> set[int]:
+    def reap(self) -> None:
         """Collect every child that has exited; tell toolrun about its commands."""
-        reaped: set[int] = set()
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -211,17 +212,19 @@ class Reaper:
                 break
             if pid == 0:
                 break
-            reaped.add(pid)
             call = self.calls.get(pid)
             if call is None:
                 continue
             call.status = status
-            if call.sock.fileno() < 0:  # already forgotten
-                del self.calls[pid]
-                continue
-            tail = b" leftovers" if self.leftovers() else b""
-            _send(call.sock, b"exit %d%s" % (status, tail))
-        return reaped
+            if call.ended:  # toolrun let go of it (abandoned): nothing to tell
+                if call.sock.fileno() < 0:
+                    del self.calls[pid]
+            elif self.leftovers():
+                _send(call.sock, b"exit %d leftovers" % status)  # toolrun answers "done"
+            else:
+                _send(call.sock, b"exit %d" % status)
+                call.ended = True
+                self.forget(call)  # nothing to sweep: spares a wake-up when toolrun lets go
 
     def children(self) -> list[int]:
         try:
