@@ -1,8 +1,8 @@
 """toolrun's end of the reaper side process: start a command there, wait for it, sweep after it.
 
-The side process is started on first use and serves the whole toolrun process (any thread,
-any event loop). If it has died, the next request starts a new one. See
-:mod:`toolrun.reaper.side` for the protocol.
+The side process is started on first use (or by :func:`prestart`) and serves the whole
+toolrun process (any thread, any event loop). If it has died, the next request starts a
+new one. See :mod:`toolrun.reaper.side` for the protocol.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 toolrun starts it once (``python -I -S side.py FD``, where FD is its end of the control
 socket) and asks it for each command. It uses the standard library only and imports nothing
-from toolrun, so that it starts without site-packages in about 10 ms.
+from toolrun, so that it starts without site-packages in about 20 ms (``exec`` starts it
+while it loads the plans).
 
 Why a process of its own:
 
@@ -18,7 +19,8 @@ Why a process of its own:
   and then kills every process under it before it exits (also on SIGTERM, SIGHUP, SIGINT).
   It runs in a session of its own, so a signal to toolrun's process group does not take it
   along. (A parent-death signal on each command would not do: it would kill the shell, not
-  what the shell detached.)
+  what the shell detached.) If the side process itself is killed, toolrun kills the
+  running commands' process groups; what they detached survives that one case.
 - Commands are started with ``posix_spawn`` (a vfork), as cheap as toolrun's own Popen.
   Forking this Python process per call, to set ``prctl`` bits in the child, cost 1-3 ms a
   call.
