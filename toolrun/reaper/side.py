@@ -38,7 +38,6 @@ killed.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import marshal
 import os
@@ -59,11 +58,11 @@ STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
 #: Ignored here (by Python) and so by a spawned child: put back to the default for it.
 RESET_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
 
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
 def prctl(option: int, value: int) -> None:
-    if _libc.prctl(option, value, 0, 0, 0) != 0:
+    import ctypes  # here: toolrun imports this module for its constants
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, os.strerror(errno))
 
