@@ -83,3 +83,14 @@ async def test_a_leftover_that_keeps_forking_is_killed_whole(tmp_path: Path) -> 
         assert marked.survivors() == []
     finally:
         marked.kill_all()
+
+
+async def test_a_relative_working_directory_is_ours_not_the_side_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+
+    code, out = await output_of(["pwd"], Path("sub"), PATH=os.environ["PATH"])
+
+    assert (code, out) == (0, f"{tmp_path / 'sub'}\n")

@@ -208,7 +208,9 @@ def launch(
     extra = dict(pass_fds or {})
     null = _side.devnull()
     fds = [theirs.fileno(), *(fd if fd is not None else null for fd in (stdin, stdout, stderr))]
-    payload = marshal.dumps((list(argv), os.fspath(cwd), dict(env), list(extra.values())))
+    # absolute: the side process has a working directory of its own
+    where = os.path.abspath(cwd)
+    payload = marshal.dumps((list(argv), where, dict(env), list(extra.values())))
     try:
         _side.send([*fds, *extra], payload)
     except BaseException:

@@ -58,6 +58,7 @@ STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
 #: Ignored here (by Python) and so by a spawned child: put back to the default for it.
 RESET_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
 
+
 def prctl(option: int, value: int) -> None:
     import ctypes  # here: toolrun imports this module for its constants
 
