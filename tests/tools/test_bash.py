@@ -12,6 +12,7 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
+from tests.marked import Marked
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.tools.base import ToolContext
 from toolrun.tools.builtins.bash import BashInput, BashTool
@@ -37,6 +38,13 @@ def wait_until_dead(pid: int, timeout: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def wait_for_file(path: Path, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} was not created"
+        time.sleep(0.01)
 
 
 def wait_for_content(path: Path, timeout: float = 5.0) -> None:
@@ -182,15 +190,81 @@ async def test_a_background_child_holding_the_output_is_killed(ws: Path, ctx: To
     assert wait_until_dead(int((ws / "child.pid").read_text()))
 
 
-async def test_a_detached_background_job_keeps_running(ws: Path, ctx: ToolContext) -> None:
-    """Like an interactive shell: a job with its output redirected outlives the call."""
-    command = "sleep 30 >/dev/null 2>&1 & echo $! > child.pid"
-    await bash.run(BashInput(command=command), ctx)
-    child = int((ws / "child.pid").read_text())
+#: Ways to leave a process running after the command ends; {s} is the marked sleep.
+LEAKS = {
+    "& with a redirect": "{s} 99 >/dev/null 2>&1 &",
+    "setsid &": "setsid {s} 99 >/dev/null 2>&1 &",
+    "nohup & disown": "nohup {s} 99 >/dev/null 2>&1 & disown",
+    "double fork": "( {s} 99 >/dev/null 2>&1 & )",
+    "daemon closing its fds": "{daemon}",
+    # other spellings of the same escape
+    "setsid --fork, empty environment": "env -i setsid -f {s} 99 >/dev/null 2>&1",
+    "nested shell": "bash -c '{s} 99 >/dev/null 2>&1 &'",
+    "exec into setsid": "exec setsid -f {s} 99 >/dev/null 2>&1",
+    "coproc": "coproc {s} 99",
+    "holding the output": "{s} 99 &",
+    "process substitution": "cat <(setsid {s} 99 >/dev/null 2>&1 & echo) >/dev/null",
+    "many at once": "for i in 1 2 3 4 5 6 7 8; do setsid {s} 99 >/dev/null 2>&1 & done",
+}
+
+
+@pytest.mark.parametrize("command", LEAKS.values(), ids=LEAKS.keys())
+async def test_nothing_the_command_started_outlives_it(
+    ws: Path, ctx: ToolContext, command: str
+) -> None:
+    marked = Marked(ws)
+    line = command.format(s=marked.sleep, daemon=marked.daemon)
+    # the command itself waits until what it left runs, so the check below is not vacuous
+    probe = f"until {marked.pgrep}; do sleep 0.01; done"
     try:
-        assert alive(child)
+        await bash.run(BashInput(command=f"{line}\n{probe}"), ctx)
+
+        assert marked.survivors() == []
     finally:
-        os.kill(child, 9)
+        marked.kill_all()
+
+
+async def test_setsid_in_a_call_that_timed_out_is_killed(ws: Path, ctx: ToolContext) -> None:
+    marked = Marked(ws)
+    command = f"setsid {marked.sleep} 99 >/dev/null 2>&1 & {marked.sleep} 98"
+    try:
+        with pytest.raises(ToolTimeoutError):
+            await bash.run(BashInput(command=command, timeout=500), ctx)
+
+        assert marked.survivors() == []
+    finally:
+        marked.kill_all()
+
+
+async def test_a_concurrent_call_ending_leaves_the_other_calls_processes_alone(
+    ws: Path, ctx: ToolContext
+) -> None:
+    """What a running call started (orphaned too, in its session) is its own until it ends;
+    what the ended call left dies at once."""
+    marked, second = Marked(ws), Marked(ws)
+    first = (
+        f"( {marked.sleep} 99 >/dev/null 2>&1 & ); touch started; "
+        "until [ -e second-done ]; do sleep 0.01; done; "
+        f"{marked.pgrep} && echo still-running"
+    )
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def run_first() -> None:
+                result = await bash.run(BashInput(command=first, timeout=20_000), ctx)
+                assert result.output == "still-running\n"
+
+            tg.start_soon(run_first)
+            await anyio.to_thread.run_sync(wait_for_file, ws / "started")
+            leave = f"setsid {second.sleep} 99 >/dev/null 2>&1 & until {second.pgrep}; do :; done"
+            await bash.run(BashInput(command=leave), ctx)
+            assert second.survivors() == []
+            (ws / "second-done").touch()
+
+        assert marked.survivors() == []
+    finally:
+        marked.kill_all()
+        second.kill_all()
 
 
 async def test_a_missing_working_directory(ws: Path) -> None:

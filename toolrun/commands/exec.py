@@ -103,8 +103,11 @@ def execute(
     """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans."""
     from toolrun.config import load_config
     from toolrun.errors import UsageError
+    from toolrun.reaper.link import prestart
     from toolrun.tools import default_registry
 
+    if not request.dry_run:
+        prestart()  # the reaper side process starts while the config and plans load
     config = load_config(
         workspace=request.workspace,
         config_file=request.config_file,

@@ -1,13 +1,16 @@
-"""Bash: run a shell command in its own process group, tracking the working directory.
+"""Bash: run a shell command in its own session, tracking the working directory.
+
+The shell starts with a cleaned environment (:mod:`toolrun.tools.builtins.bash_env`), and
+nothing it starts outlives the call (:mod:`toolrun.reaper`).
 
 How the working directory is tracked: bash reads the file named by ``BASH_ENV``
 before it runs a ``-c`` command. One init file per toolrun process (in a private
 temporary folder) unsets ``BASH_ENV`` (so child shells do not run it) and sets
 an EXIT trap writing ``pwd -P`` to the file named by the call's
 ``TOOLRUN_CWD_FILE``, which it also unsets. Sharing the init file keeps the cost
-of a call to the fork and exec: a folder per call cost more than the shell. The command string itself is passed unchanged, so
-its output, exit code, line numbers and syntax-error messages are exactly those
-of ``bash -c COMMAND``. Bash keeps the exit status across an EXIT trap, and
+of a call to the fork and exec: a folder per call cost more than the shell. The
+command string itself is passed unchanged, so its output, exit code, line numbers
+and syntax-error messages are exactly those of ``bash -c COMMAND``. Bash keeps the exit status across an EXIT trap, and
 subshells do not inherit the trap. When the file stays empty (``exec``, a
 command that replaces the EXIT trap, a deleted directory) the working directory
 is reported unchanged.
@@ -23,26 +26,20 @@ import os
 import re
 import shlex
 import shutil
-import signal
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import anyio
-import anyio.abc
 from pydantic import Field
 
 from toolrun.errors import ToolError, ToolTimeoutError
+from toolrun.reaper.run import run_command
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins.bash_env import shell_environment
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-#: After the shell exits, how long background children may keep the output open.
-OUTPUT_GRACE_S = 0.25
-#: Between SIGTERM and SIGKILL when a command is stopped.
-KILL_GRACE_S = 0.5
 #: Output kept: this many bytes from the start and this many from the end.
 KEEP_HEAD_BYTES = KEEP_TAIL_BYTES = 512 * 1024
 #: The end of the output that a timeout error message quotes.
@@ -95,7 +92,7 @@ class BashTool(BaseTool[BashInput]):
         if not ctx.cwd.is_dir():
             raise ToolError(f"working directory {ctx.cwd} does not exist")
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
-        env = ctx.env if ctx.env is not None else os.environ
+        env = shell_environment(ctx.env if ctx.env is not None else os.environ)
         if not may_change_directory(input.command, env):
             # No way for it to move the shell: skip the probe, which costs the shell
             # about as much again as a short command does.
@@ -142,12 +139,6 @@ _ON_EXIT = '{ set +x; } 2>/dev/null; pwd -P >| "$__toolrun_cwd_file" 2>/dev/null
 _INIT = f"""\
 __toolrun_cwd_file=$TOOLRUN_CWD_FILE
 unset TOOLRUN_CWD_FILE BASH_ENV
-if [ -n "${{TOOLRUN_USER_BASH_ENV-}}" ]; then
-    # A user BASH_ENV still applies, to this shell and its children.
-    export BASH_ENV=$TOOLRUN_USER_BASH_ENV
-    unset TOOLRUN_USER_BASH_ENV
-    . "$BASH_ENV"
-fi
 trap {shlex.quote(_ON_EXIT)} EXIT
 """
 
@@ -175,9 +166,6 @@ class _CwdProbe:
             _probe_folder.cache_clear()
             folder = _probe_folder()
         env = dict(base_env)
-        original = env.pop("BASH_ENV", None)
-        if original:
-            env["TOOLRUN_USER_BASH_ENV"] = original
         cwd_file = folder / f"cwd-{next(_call_numbers)}"
         env["TOOLRUN_CWD_FILE"] = str(cwd_file)
         env["BASH_ENV"] = str(folder / "init.sh")
@@ -227,126 +215,15 @@ async def _run(
 ) -> tuple[str, int]:
     """Run the command; return its merged output and exit code (128+N for signal N).
 
-    The shell is started with a plain ``Popen`` on one pipe and watched through the
-    event loop (the pipe, and a pidfd for its exit): asyncio's subprocess transport
-    and child-watcher thread cost more per call than the shell itself.
+    What the command leaves running is killed when it ends (:mod:`toolrun.reaper`).
     """
-    read_end, write_end = os.pipe()
-    try:
-        # Popen blocks only until the child has exec'd (vfork), as asyncio's would.
-        popen = subprocess.Popen(  # noqa: ASYNC220
-            [bash, "-c", command],
-            stdin=subprocess.DEVNULL,
-            stdout=write_end,
-            stderr=write_end,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
-    except BaseException:
-        os.close(read_end)
-        raise
-    finally:
-        os.close(write_end)
-    os.set_blocking(read_end, False)
-    child = _Child(popen)
+    argv = [bash, "-c", command]
     output = _Output()
-    finished = False
-    try:
-        with anyio.move_on_after(timeout_ms / 1000):
-            await _communicate(read_end, child, output)
-            finished = True
-    finally:
-        with anyio.CancelScope(shield=True):
-            if not finished:
-                await _stop(child)
-            child.close()
-            os.close(read_end)
-    if not finished:
+    code = await run_command(
+        argv, cwd=cwd, env=env, time_limit=timeout_ms / 1000, stdout=output.add
+    )
+    if code is None:
         partial = output.text()[-TIMEOUT_OUTPUT_CHARS:]
         message = f"command timed out after {timeout_ms} ms"
         raise ToolTimeoutError(f"{message}; output so far:\n{partial}" if partial else message)
-    code = child.returncode
-    assert code is not None
     return output.text(), code if code >= 0 else 128 - code
-
-
-class _Child:
-    """The shell process: waited for through a pidfd (polled where there is none)."""
-
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
-        self.popen = popen
-        self.pid = popen.pid
-        try:
-            self._pidfd: int | None = os.pidfd_open(popen.pid)
-        except (AttributeError, OSError):  # not Linux >= 5.3
-            self._pidfd = None
-
-    @property
-    def returncode(self) -> int | None:
-        return self.popen.returncode
-
-    async def wait(self) -> int:
-        while self.popen.returncode is None:
-            if self._pidfd is not None:
-                await anyio.wait_readable(self._pidfd)
-            else:
-                await anyio.sleep(0.005)
-            # Reaps the child without blocking (Popen then forgets it cleanly).
-            self.popen.poll()
-        return self.popen.returncode
-
-    def close(self) -> None:
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
-
-
-async def _communicate(read_end: int, child: _Child, output: _Output) -> None:
-    """Collect output until the shell exits and the pipe closes.
-
-    Background children that keep the pipe open longer than the grace period are
-    killed with the rest of the process group.
-    """
-    closed = anyio.Event()
-
-    async def pump() -> None:
-        try:
-            while True:
-                await anyio.wait_readable(read_end)
-                try:
-                    chunk = os.read(read_end, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    break
-                output.add(chunk)
-        finally:
-            closed.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(pump)
-        await child.wait()
-        with anyio.move_on_after(OUTPUT_GRACE_S):
-            await closed.wait()
-        if not closed.is_set():
-            _signal_group(child.pid, signal.SIGKILL)
-            with anyio.move_on_after(OUTPUT_GRACE_S):
-                await closed.wait()
-            tg.cancel_scope.cancel()
-
-
-async def _stop(child: _Child) -> None:
-    """SIGTERM the whole process group, then SIGKILL whatever is left."""
-    _signal_group(child.pid, signal.SIGTERM)
-    with anyio.move_on_after(KILL_GRACE_S):
-        await child.wait()
-    _signal_group(child.pid, signal.SIGKILL)
-    await child.wait()
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass

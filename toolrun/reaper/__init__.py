@@ -1,0 +1,9 @@
+"""Process supervision: no process outlives the call that started it.
+
+Bash and hook commands are started by a small side process (:mod:`toolrun.reaper.side`),
+a child subreaper, so that whatever a command leaves running (a background job, a
+``setsid`` daemon, a double fork) comes to it and is killed when the call ends, and
+everything is killed when toolrun itself dies, even by SIGKILL. :mod:`toolrun.reaper.link`
+talks to that process; :mod:`toolrun.reaper.run` runs one command to its end with its
+output, timeout and clean-up.
+"""

@@ -1,0 +1,404 @@
+"""The reaper side process: it starts every Bash and hook command and kills what they leave.
+
+toolrun starts it once (``python -I -S side.py FD``, where FD is its end of the control
+socket) and asks it for each command. It uses the standard library only and imports nothing
+from toolrun, so that it starts without site-packages in about 20 ms (``exec`` starts it
+while it loads the plans).
+
+Why a process of its own:
+
+- It is a child subreaper: whatever a command leaves running, however it detached
+  (``setsid``, a double fork, closed descriptors, a cleared environment), comes to this
+  process when its parent exits. Its only children are the commands and such orphans, so
+  nothing of toolrun's own (MCP servers, ``rg``) can be mistaken for one.
+- An orphan whose session or process group is still that of a running command belongs to
+  that command's call and is left alone until the call ends. Every other orphan belongs to
+  a call that has ended and is killed when any call ends. (One that left its session
+  while its call still runs cannot be told apart: it is killed early rather than late.)
+- It learns that toolrun is gone from the end of the control socket, even after SIGKILL,
+  and then kills every process under it before it exits (also on SIGTERM, SIGHUP, SIGINT).
+  It runs in a session of its own, so a signal to toolrun's process group does not take it
+  along. (A parent-death signal on each command would not do: it would kill the shell, not
+  what the shell detached.) If the side process itself is killed, toolrun kills the
+  running commands' process groups; what they detached survives that one case.
+- Commands are started with ``posix_spawn`` (a vfork), as cheap as toolrun's own Popen.
+  Forking this Python process per call, to set ``prctl`` bits in the child, cost 1-3 ms a
+  call.
+
+Protocol. Control socket (stream), toolrun to here: an 8-byte header (the payload length)
+carrying the descriptors ``[call socket, stdin, stdout, stderr, *extra]`` as SCM_RIGHTS,
+then the payload, ``marshal.dumps((argv, cwd, env, extra_targets))``. Call socket
+(seqpacket), here to toolrun: ``pid N`` or ``error ERRNO TEXT``, then ``exit STATUS`` (a raw
+wait status) with `` leftovers`` appended when something of a finished call is still
+running (else the socket closes after it). toolrun to here: ``done`` (kill the leftovers;
+answered ``swept``) or closing the socket, which abandons a running call: its whole tree is
+killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import marshal
+import os
+import select
+import selectors
+import signal
+import socket
+import sys
+import time
+
+PR_SET_CHILD_SUBREAPER = 36
+HEADER = 8
+MAX_FDS = 64
+#: How long a kill waits for its processes to die (one in the D state may never).
+KILL_WAIT_S = 2.0
+#: Signals that end the side process, after it has killed every process under it.
+STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+#: Ignored here (by Python) and so by a spawned child: put back to the default for it.
+RESET_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
+
+
+def prctl(option: int, value: int) -> None:
+    import ctypes  # here: toolrun imports this module for its constants
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+class Call:
+    """One running command and the socket toolrun waits on."""
+
+    __slots__ = ("ended", "pid", "sock", "status")
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.status: int | None = None  # the wait status once it has exited
+        self.ended = False  # toolrun is done with it (or abandoned it)
+
+
+class Reaper:
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
+        self.me = os.getpid()
+        self.calls: dict[int, Call] = {}  # by pid
+        self.by_fd: dict[int, Call] = {}  # by call socket
+        self.selector = selectors.DefaultSelector()
+        self.wakeup_r, wakeup_w = os.pipe()
+        os.set_blocking(self.wakeup_r, False)
+        os.set_blocking(wakeup_w, False)
+        signal.set_wakeup_fd(wakeup_w)
+        for sig in (signal.SIGCHLD, *STOP_SIGNALS):
+            signal.signal(sig, lambda *_: None)  # handled in the loop, through the wakeup fd
+        self.selector.register(control, selectors.EVENT_READ)
+        self.selector.register(self.wakeup_r, selectors.EVENT_READ)
+
+    # ------------------------------------------------------------------ main loop
+
+    def serve(self) -> None:
+        while True:
+            for key, _ in self.selector.select():
+                if key.fileobj is self.control:
+                    if not self.accept():
+                        self.calls.clear()  # every command is now a leftover
+                        self.sweep()
+                        return
+                elif key.fileobj == self.wakeup_r:
+                    try:
+                        signals = set(os.read(self.wakeup_r, 4096))
+                    except BlockingIOError:
+                        signals = set()
+                    if signals & STOP_SIGNALS:  # asked to stop: take everything along
+                        self.calls.clear()
+                        self.sweep()
+                        return
+                    self.reap()
+                else:
+                    self.from_toolrun(self.by_fd[key.fd])
+
+    def accept(self) -> bool:
+        """Start the command of one request; False once toolrun has gone."""
+        try:
+            header, fds = _recv_fds(self.control)
+        except OSError:
+            return False
+        if not header:
+            return False
+        header += _recv_exact(self.control, HEADER - len(header))
+        payload = _recv_exact(self.control, int.from_bytes(header, "big"))
+        sock = socket.socket(fileno=fds[0])
+        try:
+            argv, cwd, env, targets = marshal.loads(payload)
+            pid = self.spawn(argv, cwd, env, fds[1:4], list(zip(fds[4:], targets, strict=True)))
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+            errno = exc.errno if isinstance(exc, OSError) else 0
+            text = exc.strerror if isinstance(exc, OSError) else None
+            _send(sock, f"error {errno or 0} {text or exc}".encode())
+            sock.close()
+            return True
+        finally:
+            for fd in fds[1:]:
+                os.close(fd)
+        call = Call(pid, sock)
+        self.calls[pid] = call
+        self.by_fd[sock.fileno()] = call
+        self.selector.register(sock, selectors.EVENT_READ)
+        _send(sock, b"pid %d" % pid)
+        return True
+
+    def spawn(
+        self,
+        argv: list[str],
+        cwd: str,
+        env: dict[str, str],
+        stdio: list[int],
+        extra: list[tuple[int, int]],
+    ) -> int:
+        """posix_spawn (a vfork: as cheap as toolrun's own Popen) in a new session."""
+        program = _which(argv[0], env)
+        os.chdir(cwd)  # the child inherits it; this process never uses relative paths
+        pairs = list(zip(stdio, (0, 1, 2), strict=True)) + extra
+        # A source numbered like a later target would be overwritten first: move it up.
+        floor = max([fd for pair in pairs for fd in pair] + [2]) + 1
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor) for fd, _ in pairs]
+        try:
+            return os.posix_spawn(
+                program,
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, fd, target)
+                    for fd, (_, target) in zip(moved, pairs, strict=True)
+                ],
+                setsid=True,
+                setsigdef=RESET_SIGNALS,
+            )
+        finally:
+            for fd in moved:
+                os.close(fd)
+
+    def from_toolrun(self, call: Call) -> None:
+        try:
+            message = call.sock.recv(64)
+        except OSError:
+            message = b""
+        call.ended = True
+        if call.status is None:  # still running: abandoned, kill its whole tree
+            self.kill_trees({call.pid})
+            self.sweep()
+        elif message == b"done":  # it reported leftovers when it exited
+            self.sweep()
+        if message == b"done":
+            _send(call.sock, b"swept")
+        self.forget(call)
+
+    def forget(self, call: Call) -> None:
+        if call.sock.fileno() >= 0:
+            self.by_fd.pop(call.sock.fileno(), None)
+            self.selector.unregister(call.sock)
+            call.sock.close()
+        if self.calls.get(call.pid) is call and call.status is not None:
+            del self.calls[call.pid]
+
+    # ------------------------------------------------------------------ processes
+
+    def reap(self) -> None:
+        """Collect every child that has exited; tell toolrun about its commands."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            call = self.calls.get(pid)
+            if call is None:
+                continue
+            call.status = status
+            if call.ended:  # toolrun let go of it (abandoned): nothing to tell
+                if call.sock.fileno() < 0:
+                    del self.calls[pid]
+            elif self.leftovers():
+                _send(call.sock, b"exit %d leftovers" % status)  # toolrun answers "done"
+            else:
+                _send(call.sock, b"exit %d" % status)
+                call.ended = True
+                self.forget(call)  # nothing to sweep: spares a wake-up when toolrun lets go
+
+    def children(self) -> list[int]:
+        try:
+            with open(f"/proc/{self.me}/task/{self.me}/children", "rb") as f:
+                return [int(p) for p in f.read().split()]
+        except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN
+            return [pid for pid, ppid in _parents().items() if ppid == self.me]
+
+    def leftovers(self) -> set[int]:
+        """Children that are neither running commands nor orphans of one: ended calls' rest."""
+        running = {p for p, call in self.calls.items() if call.status is None and not call.ended}
+        left = set()
+        for pid in self.children():
+            if pid in running:
+                continue
+            ids = _group_and_session(pid)
+            if ids is not None and not running.isdisjoint(ids):
+                continue  # detached from a call that still runs: its own until it ends
+            left.add(pid)
+        return left
+
+    def sweep(self) -> None:
+        """Kill every leftover; again while killing one hands us its orphans."""
+        for _ in range(100):
+            left = self.leftovers()
+            if not left:
+                return
+            self.kill_trees(left)
+
+    def kill_trees(self, roots: set[int]) -> None:
+        """Kill ``roots`` and everything under them, then reap what was ours.
+
+        The trees are frozen top-down with SIGSTOP, again until nothing new appears, so
+        that nothing can fork its way out; then everything gets SIGKILL. Each process is
+        pinned by a pidfd and checked to still be in the tree before it is signalled, so
+        a recycled pid is never hit.
+        """
+        if not roots:
+            return
+        pinned: dict[int, int] = {}
+        try:
+            for _ in range(1000):
+                fresh = [pid for pid in _tree(roots) if pid not in pinned]
+                if not fresh:
+                    break
+                for pid in fresh:
+                    fd = _pin(pid, roots, pinned)
+                    if fd is not None:
+                        pinned[pid] = fd
+                        _signal(fd, signal.SIGSTOP)
+            for fd in pinned.values():
+                _signal(fd, signal.SIGKILL)
+            deadline = time.monotonic() + KILL_WAIT_S
+            for fd in pinned.values():
+                select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        finally:
+            for fd in pinned.values():
+                os.close(fd)
+        self.reap()
+
+
+def _which(program: str, env: dict[str, str]) -> str:
+    """``program`` found as ``execvpe`` would find it, on the command's own PATH."""
+    if "/" in program:
+        return program
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", program)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    raise FileNotFoundError(2, f"No such file or directory: {program!r}")
+
+
+def _parents() -> dict[int, int]:
+    """pid -> ppid of every process."""
+    parents: dict[int, int] = {}
+    try:
+        names = os.listdir("/proc")
+    except FileNotFoundError:  # not Linux
+        return parents
+    for name in names:
+        if name.isdigit():
+            ppid = _ppid(int(name))
+            if ppid is not None:
+                parents[int(name)] = ppid
+    return parents
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat from the state on (state, ppid, pgrp, session, ...)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # the command name may hold spaces and parentheses: parse after the last ')'
+    return stat.rpartition(b")")[2].split()
+
+
+def _ppid(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[1]) if fields is not None else None
+
+
+def _group_and_session(pid: int) -> tuple[int, int] | None:
+    fields = _stat(pid)
+    return (int(fields[2]), int(fields[3])) if fields is not None else None
+
+
+def _tree(roots: set[int]) -> list[int]:
+    """``roots`` and their living descendants, parents before children."""
+    below: dict[int, list[int]] = {}
+    for pid, ppid in _parents().items():
+        below.setdefault(ppid, []).append(pid)
+    order = [pid for pid in roots if os.path.exists(f"/proc/{pid}")]
+    for pid in order:  # grows as it goes: a breadth-first walk
+        order.extend(below.get(pid, ()))
+    return order
+
+
+def _pin(pid: int, roots: set[int], pinned: dict[int, int]) -> int | None:
+    """A pidfd for ``pid`` if it is still a root or a child of a pinned process."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    if pid in roots or _ppid(pid) in pinned:
+        return fd
+    os.close(fd)
+    return None
+
+
+def _signal(pidfd: int, sig: int) -> None:
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, sig)
+
+
+def _send(sock: socket.socket, message: bytes) -> None:
+    with contextlib.suppress(OSError):
+        sock.send(message, socket.MSG_NOSIGNAL)
+
+
+def _recv_fds(sock: socket.socket) -> tuple[bytes, list[int]]:
+    data, ancillary, _, _ = sock.recvmsg(
+        HEADER, socket.CMSG_SPACE(MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC
+    )
+    fds: list[int] = []
+    for level, kind, raw in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(raw) - len(raw) % 4
+            fds.extend(int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, usable, 4))
+    return data, fds
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
+    chunks = []
+    while size > 0:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            raise ConnectionError("toolrun closed the control socket mid-request")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    control.set_inheritable(False)
+    # Not Linux: orphans go to init and only process groups are killed; the rest works.
+    with contextlib.suppress(AttributeError, OSError):
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+    Reaper(control).serve()
+
+
+if __name__ == "__main__":
+    main()
