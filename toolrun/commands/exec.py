@@ -344,8 +344,12 @@ class _Session:
 def _kill_child_groups() -> None:
     """SIGKILL the process group of every child of toolrun that leads one (Bash calls,
     hooks and MCP servers each start in a session of their own), so leaving at once
-    leaves nothing running. Linux: children are found in /proc."""
-    me = str(os.getpid())
+    leaves nothing running. Linux: children are found in /proc. The reaper's side process
+    is spared: when toolrun exits it sees its control socket close and kills everything it
+    started, which it alone can find once a command has detached."""
+    from toolrun.reaper.link import side_pid
+
+    me, spared = str(os.getpid()), side_pid()
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
@@ -357,6 +361,6 @@ def _kill_child_groups() -> None:
             except OSError:
                 continue
             pid, ppid, pgrp = int(entry.name), fields[1].decode(), int(fields[2])
-            if ppid == me and pgrp == pid:
+            if ppid == me and pgrp == pid and pid != spared:
                 with contextlib.suppress(OSError):
                     os.killpg(pgrp, signal.SIGKILL)

@@ -102,6 +102,12 @@ class _SideProcess:
 _side = _SideProcess()
 
 
+def side_pid() -> int:
+    """The side process's pid (0 when none runs): a forced exit must leave it to sweep
+    what runs under it, since killing it first would orphan exactly those processes."""
+    return _side._pid
+
+
 def prestart() -> None:
     """Start the side process now (without waiting for it), so that it is ready by the
     first command: its own start-up (about 20 ms) then overlaps with toolrun's."""
