@@ -338,7 +338,7 @@ def test_unreadable_inputs_say_why(tmp_path: Path, source_format: str | None) ->
     latin.write_bytes(b'{"tool": "Read", "input": {"file_path": "caf\xe9"}}\n')
     with pytest.raises(PlanError) as err:
         load(latin, source_format)
-    assert [str(p) for p in err.value.problems] == ["latin.jsonl:1:1: not UTF-8 text (byte 44)"]
+    assert [str(p) for p in err.value.problems] == ["latin.jsonl:1:45: not UTF-8 text (byte 44)"]
 
 
 def test_a_transcripts_own_tools_are_decided_not_rejected(

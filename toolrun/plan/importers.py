@@ -36,9 +36,9 @@ from toolrun.yamlfile import (
     DocumentError,
     PathPart,
     format_path,
-    load_document,
     parse_json,
     parse_text,
+    read_text,
 )
 
 FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
@@ -118,14 +118,9 @@ def load_input(
 def _read(path: Path, file: str) -> str:
     """The file's text, or PlanError saying (as the plan loader does) why it cannot be read."""
     try:
-        return path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        pass
-    try:
-        load_document(path, display=file)
+        return read_text(path, file)
     except DocumentError as exc:
         raise PlanError([exc.problem]) from None
-    raise PlanError([Problem(None, "", f"{file}: cannot be read")])  # pragma: no cover
 
 
 def _first_object_lines(text: str, count: int) -> list[dict[str, Any]] | None:
@@ -141,7 +136,7 @@ def _first_object_lines(text: str, count: int) -> list[dict[str, Any]] | None:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # the real parse says what is wrong
             return None
         if not isinstance(value, dict):
             return None
@@ -532,13 +527,16 @@ def _openai_function(
         tool_input: Any = arguments
     elif isinstance(arguments, str):
         try:
-            tool_input = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            builder.problem(
-                where,
-                args_path,
-                f"not valid JSON: {exc.msg} (at character {exc.pos + 1} of the string)",
-            )
+            # parsed as a JSON file is, with its limits (depth, surrogates)
+            tool_input = parse_json(arguments, "").data if arguments.strip() else {}
+        except DocumentError as exc:
+            loc = exc.problem.location
+            message = exc.problem.message.removeprefix("invalid JSON: ")
+            if loc is not None:
+                before = arguments.split("\n")[: loc.line - 1]
+                message += f" (at character {sum(map(len, before)) + len(before) + loc.column}"
+                message += " of the string)"
+            builder.problem(where, args_path, f"not valid JSON: {message}")
             return
     else:
         builder.problem(where, args_path, f"must be a JSON string, not {_kind(arguments)}")
@@ -592,7 +590,7 @@ class _JsonLines:
         for line in self.text.split("\n"):
             try:
                 value = json.loads(line) if line.strip() else None
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             kind = _event_kind(value) if isinstance(value, dict) else None
             if kind is not None:
