@@ -198,8 +198,7 @@ def test_an_alias_cannot_add_depth_beyond_the_limit() -> None:
 
 def test_a_billion_laughs_is_refused_before_anything_expands_it() -> None:
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    for i in range(1, 10):
-        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
     message = _problem("\n".join(lines) + "\n")
     assert "aliases expand to more than" in message
     assert message.startswith("t.yaml:")

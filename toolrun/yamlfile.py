@@ -62,6 +62,8 @@ class Document:
     root: yaml.Node | None
     problems: tuple[Problem, ...] = ()
     json_marks: _JsonMarks | None = None
+    # False when no string can hold a NUL (no escape writes one): callers skip looking
+    nul_possible: bool = True
 
     def _nodes(self) -> yaml.Node | None:
         if self.root is None and self.json_marks is not None:
@@ -428,6 +430,14 @@ _LONE_SURROGATE = re.compile(
     r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
+# how JSON and YAML write a NUL (neither lets one stand in a file as it is)
+_NUL_ESCAPE = re.compile(r"\\(?:0|x00|u0000|U00000000)")
+
+
+def _may_hold_nul(text: str) -> bool:
+    return "\\" in text and _NUL_ESCAPE.search(text) is not None
+
+
 _LONG_NUMBER = re.compile(r"\d{4301,}")  # longer than int() converts by default
 
 
@@ -492,7 +502,7 @@ def parse_json(text: str, file: str) -> Document:
     _check_json_strings(text, file)
     marks = _JsonMarks(text, file)
     data, _ = marks.walk(0, ())
-    return Document(file, data, None, tuple(marks.problems), marks)
+    return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
 
 
 class _YamlMarks(_JsonMarks):
@@ -649,7 +659,7 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
         raise DocumentError(_syntax_problem(file, exc)) from None
     finally:
         raw.dispose()
-    return Document(file, data, None, tuple(marks.problems), marks)
+    return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
 
 
 def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
@@ -670,7 +680,7 @@ def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
         raise DocumentError(_syntax_problem(file, exc)) from None
     finally:
         loader.dispose()
-    return Document(file, data, root, tuple(builder.problems))
+    return Document(file, data, root, tuple(builder.problems), None, _may_hold_nul(text))
 
 
 _BOMS = (

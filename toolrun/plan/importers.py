@@ -28,7 +28,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolrun.errors import Location, PlanError, Problem
-from toolrun.plan.models import Call, Plan, Turn
+from toolrun.plan.models import MAX_CALLS_PER_TURN, Call, Plan, Turn, turn_limit_message
 from toolrun.tools.registry import ToolRegistry
 from toolrun.validation import problems_from_validation
 from toolrun.yamlfile import (
@@ -62,7 +62,7 @@ def load_input(
     *,
     display: str | None = None,
     source_format: str | None = None,
-    max_calls_per_turn: int = 64,
+    max_calls_per_turn: int = MAX_CALLS_PER_TURN,
 ) -> Imported:
     """Load a plan, transcript or call stream (``source_format``: one of FORMATS, or detect).
 
@@ -82,7 +82,9 @@ def load_input(
         lines = _JsonLines(text, file)
         if source_format is None:
             kind = lines.detect()
-        builder = _Builder(file, registry, foreign_tools=kind == "claude-code")
+        builder = _Builder(
+            file, registry, foreign_tools=kind == "claude-code", per_turn=max_calls_per_turn
+        )
         if kind == "claude-code":
             _claude_code(lines, builder)
         else:
@@ -103,8 +105,9 @@ def load_input(
             max_calls_per_turn=max_calls_per_turn,
         )
     if kind == "toolrun":
-        return Imported(plan_from_document(doc, registry), "toolrun")
-    builder = _Builder(file, registry, foreign_tools=True)
+        plan = plan_from_document(doc, registry, max_calls_per_turn=max_calls_per_turn)
+        return Imported(plan, "toolrun")
+    builder = _Builder(file, registry, foreign_tools=True, per_turn=max_calls_per_turn)
     if kind == "anthropic":
         _anthropic(doc, builder)
     else:
@@ -252,6 +255,7 @@ class _Builder:
     # Transcripts name the agent's own tools (TodoWrite, Task, WebSearch, ...): toolrun
     # cannot run those, but rules can still decide them, so they are not invalid input.
     foreign_tools: bool = False
+    per_turn: int = MAX_CALLS_PER_TURN
 
     def problem(
         self,
@@ -271,6 +275,11 @@ class _Builder:
         self.problem(where, (*parent, key), f"missing required key {key!r}", at=parent)
 
     def end_turn(self) -> None:
+        if len(self.calls) > self.per_turn:
+            over = self.calls[self.per_turn]
+            self.problems.append(
+                Problem(over.location, "", turn_limit_message(len(self.calls), self.per_turn))
+            )
         if self.turn_location is not None and self.calls:
             self.turns.append(Turn(len(self.turns), tuple(self.calls), self.turn_location))
         self.calls = []
@@ -290,6 +299,8 @@ class _Builder:
         timeout: float | None = None,
     ) -> None:
         """One call at ``path``: its tool must exist and its input must fit the tool."""
+        from toolrun.plan.loader import NUL_MESSAGE, nul_paths
+
         index = self.index
         self.index += 1
         location = where.value(path)
@@ -302,6 +313,12 @@ class _Builder:
             )
         else:
             self.seen[name] = location
+        if where.doc.nul_possible:
+            nul = list(nul_paths(tool_input, tuple(input_path)))
+            for nul_path in nul:
+                self.problem(where, nul_path, NUL_MESSAGE)
+            if nul:
+                return
         found = self.registry.get(tool)
         if found is None and self.foreign_tools:
             self.add(
