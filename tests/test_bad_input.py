@@ -40,7 +40,7 @@ BAD: dict[str, tuple[str, bytes, str]] = {
     ),
     "deep block YAML": (
         "p.yaml",
-        f"calls:\n  - {TOUCH}\n".encode() + "".join(" " * i + "a:\n" for i in range(300)).encode(),
+        f"calls:\n  - {TOUCH}\n".encode() + "".join(" " * i + "a:\n" for i in range(600)).encode(),
         "p.yaml:",
     ),
     "tag int": (
