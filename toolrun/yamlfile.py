@@ -13,7 +13,7 @@ import json.decoder
 import os
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -292,6 +292,25 @@ def _too_many_aliased(file: str, mark: Any) -> DocumentError:
             f"aliases expand to more than {MAX_ALIASED:,} values",
         )
     )
+
+
+NUL_MESSAGE = "holds a NUL character (\\u0000), which no path, command or argument can"
+
+
+def nul_paths(value: object, path: tuple[PathPart, ...] = ()) -> Iterator[tuple[PathPart, ...]]:
+    """Where strings (keys included) hold a NUL: a path, command or argument with one cannot be
+    resolved or run, so a call or a config that has one is refused when it is loaded."""
+    if isinstance(value, str):
+        if "\0" in value:
+            yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and "\0" in key:
+                yield (*path, key)
+            yield from nul_paths(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from nul_paths(item, (*path, i))
 
 
 def _loc(file: str, node: yaml.Node) -> Location:

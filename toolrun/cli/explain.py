@@ -53,8 +53,7 @@ def parse_call(
     import json
 
     from toolrun.errors import UsageError
-    from toolrun.plan.loader import NUL_MESSAGE, nul_paths
-    from toolrun.yamlfile import DocumentError, format_path, parse_json
+    from toolrun.yamlfile import NUL_MESSAGE, DocumentError, format_path, nul_paths, parse_json
 
     def json_arg(text: str, name: str) -> Any:
         # read as a plan's JSON is, with its limits (depth, lone surrogates, long numbers)

@@ -32,10 +32,12 @@ from toolrun.plan.models import MAX_CALLS_PER_TURN, Call, Plan, Turn, turn_limit
 from toolrun.tools.registry import ToolRegistry
 from toolrun.validation import problems_from_validation
 from toolrun.yamlfile import (
+    NUL_MESSAGE,
     Document,
     DocumentError,
     PathPart,
     format_path,
+    nul_paths,
     parse_json,
     parse_text,
     read_text,
@@ -299,8 +301,6 @@ class _Builder:
         timeout: float | None = None,
     ) -> None:
         """One call at ``path``: its tool must exist and its input must fit the tool."""
-        from toolrun.plan.loader import NUL_MESSAGE, nul_paths
-
         index = self.index
         self.index += 1
         location = where.value(path)

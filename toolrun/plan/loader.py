@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,11 +15,13 @@ from toolrun.plan.schema import CallSpec, PlanFile, PlanHeader, TurnHeader, Turn
 from toolrun.tools.registry import ToolRegistry
 from toolrun.validation import problems_from_validation
 from toolrun.yamlfile import (
+    NUL_MESSAGE,
     Document,
     DocumentError,
     PathPart,
     format_path,
     load_document,
+    nul_paths,
     parse_json,
 )
 
@@ -214,25 +216,6 @@ def _build_call(
         return None
     raw: dict[str, Any] = dict(spec.input)
     return Call(index, turn, call_id, spec.tool, raw, params, spec.timeout, location)
-
-
-NUL_MESSAGE = "holds a NUL character (\\u0000), which no path, command or argument can"
-
-
-def nul_paths(value: object, path: tuple[PathPart, ...] = ()) -> Iterator[tuple[PathPart, ...]]:
-    """Where strings (keys included) in a tool input hold a NUL: a path or a command with one
-    cannot be resolved or run, so such a call is refused when it is loaded."""
-    if isinstance(value, str):
-        if "\0" in value:
-            yield path
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and "\0" in key:
-                yield (*path, key)
-            yield from nul_paths(item, (*path, str(key)))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from nul_paths(item, (*path, i))
 
 
 def call_from_json_line(
