@@ -200,3 +200,21 @@ def test_explain_permission_refuses_arguments_that_are_not_utf8(ws: Path) -> Non
     assert done.returncode == 2, done.stderr
     assert "not UTF-8 text" in done.stderr
     assert not (ws / "hook-ran").exists()
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "missing", "device"])
+def test_what_is_not_a_file_gets_one_answer(runner: CliRunner, ws: Path, kind: str) -> None:
+    name = {"directory": "plans", "fifo": "plan.yaml", "missing": "gone.yaml"}.get(
+        kind, "/dev/null"
+    )
+    if kind == "directory":
+        (ws / name).mkdir()
+    elif kind == "fifo":
+        os.mkfifo(ws / name)  # no writer: reading it would block for ever
+    answers = set()
+    for command in COMMANDS:
+        result = runner.invoke(main, [*command, name])
+        assert result.exit_code == 3, (command, result.output)
+        answers.add(result.stderr.splitlines()[0])
+    assert len(answers) == 1
+    assert answers.pop().startswith(f"{name}: ")
