@@ -97,7 +97,7 @@ TOKENS: tuple[bytes, ...] = (
 
 # kind, position, size or token, value: one mutation, as hypothesis or random draws it
 Op = tuple[int, int, int, int]
-KINDS = 6
+KINDS = 8
 
 
 def seeds() -> list[tuple[str, bytes]]:
@@ -130,6 +130,19 @@ def mutate(data: bytes, ops: Sequence[Op]) -> bytes:
             data = data[:at] + bytes([value % 256]) + data[at + 1 :]
         elif kind == 4:  # a token many times over
             data = data[:at] + TOKENS[size % len(TOKENS)] * (value % 64) + data[at:]
+        elif kind == 6:  # a token inside the next quoted string: the file stays well-formed
+            quote = data.find(b'"', at)
+            if quote >= 0:
+                data = data[: quote + 1] + TOKENS[size % len(TOKENS)] + data[quote + 1 :]
+        elif kind == 7:  # the next value after ": " becomes a token
+            colon = data.find(b": ", at)
+            if colon >= 0:
+                start = colon + 2
+                end = min(
+                    (i for i in (data.find(b",", start), data.find(b"\n", start)) if i >= 0),
+                    default=len(data),
+                )
+                data = data[:start] + TOKENS[size % len(TOKENS)] + data[end:]
         else:  # replace a span with a token
             data = data[:at] + TOKENS[value % len(TOKENS)] + data[at + size % 16 :]
     return data

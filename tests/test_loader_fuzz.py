@@ -40,7 +40,7 @@ def test_there_are_seeds_of_every_kind() -> None:
 
 
 @settings(
-    max_examples=150,
+    max_examples=300,
     deadline=None,
     derandomize=True,
     database=None,
