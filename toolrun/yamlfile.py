@@ -406,8 +406,12 @@ class _JsonMarks:
             return _json_scan(text, index)
         if len(path) >= MARK_DEPTH:
             value, end = _json_scan(text, index)
-            # only a value with that many brackets in it can be too deep: look closer
-            if text.count("[", index, end) + text.count("{", index, end) + len(path) > MAX_DEPTH:
+            # only a value that long, with that many brackets in it, can be too deep
+            room = MAX_DEPTH - len(path)
+            if (
+                end - index > 2 * room
+                and text.count("[", index, end) + text.count("{", index, end) > room
+            ):
                 _check_json_depth(text, self.file, index, end, len(path))
             return value, end
         index = _skip_ws(text, index + 1)
@@ -483,6 +487,8 @@ def _check_json_depth(text: str, file: str, start: int, end: int, levels: int) -
 
 def _check_json_strings(text: str, file: str) -> None:
     """DocumentError at the first string whose escapes decode to a lone surrogate."""
+    if "\\ud" not in text and "\\uD" not in text:
+        return  # no surrogate escape at all (str.find: far cheaper than the regex)
     if _LONE_SURROGATE.search(text) is None:
         return
     for token in _JSON_TOKEN.finditer(text):
