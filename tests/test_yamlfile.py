@@ -298,3 +298,21 @@ def test_a_name_with_a_nul_cannot_be_read() -> None:
     with pytest.raises(DocumentError) as info:
         load_document(Path("a\0b.yaml"), display="a.yaml")
     assert str(info.value.problem).startswith("a.yaml: cannot read: ")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "character"),
+    [
+        ('a: "\x00"\n', "1:5", "#x0000"),
+        ("calls:\n  - x\x01\n", "2:6", "#x0001"),
+        ("a: b\n\x7f\n", "2:1", "#x007F"),
+    ],
+)
+def test_a_character_yaml_refuses_is_located_on_one_line(
+    text: str, where: str, character: str
+) -> None:
+    message = _problem(text)
+    assert message == (
+        f"t.yaml:{where}: invalid YAML: character {character} is not allowed: "
+        "control characters are not allowed"
+    )

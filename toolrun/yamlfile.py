@@ -317,7 +317,13 @@ def _loc(file: str, node: yaml.Node) -> Location:
     return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-def _syntax_problem(file: str, exc: yaml.YAMLError) -> Problem:
+def _syntax_problem(file: str, exc: yaml.YAMLError, text: str) -> Problem:
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+        at = max(0, min(int(exc.position), len(text)))
+        line = text.count("\n", 0, at)
+        column = at - (text.rfind("\n", 0, at) + 1)
+        message = f"invalid YAML: character #x{int(exc.character):04X} is not allowed: {exc.reason}"
+        return Problem(Location(file, line + 1, column + 1), "", message)
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
@@ -681,7 +687,7 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
     except _NeedNodes:
         return None
     except yaml.YAMLError as exc:
-        raise DocumentError(_syntax_problem(file, exc)) from None
+        raise DocumentError(_syntax_problem(file, exc, text)) from None
     finally:
         raw.dispose()
     return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
@@ -702,7 +708,7 @@ def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
         builder = _Builder(loader, file)
         data = builder.build(root, ())
     except yaml.YAMLError as exc:
-        raise DocumentError(_syntax_problem(file, exc)) from None
+        raise DocumentError(_syntax_problem(file, exc, text)) from None
     finally:
         loader.dispose()
     return Document(file, data, root, tuple(builder.problems), None, _may_hold_nul(text))
