@@ -316,3 +316,33 @@ def test_a_character_yaml_refuses_is_located_on_one_line(
         f"t.yaml:{where}: invalid YAML: character {character} is not allowed: "
         "control characters are not allowed"
     )
+
+
+MERGE = "m: {<<: {x: 1}}\n"  # a merge key: the whole file goes through the node builder
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (MERGE + "calls: &x\n  - *x\n", "an alias inside its own anchor"),
+        (MERGE + "deep: " + "[" * 150 + "]" * 150 + "\n", f"nested more than {MAX_DEPTH}"),
+        (
+            MERGE + f"a: &a {'[' * 60}{']' * 60}\nb: {'[' * 50}*a{']' * 50}\n",
+            f"nested more than {MAX_DEPTH}",
+        ),
+        (
+            MERGE
+            + "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 10)
+            ),
+            "aliases expand to more than",
+        ),
+        (MERGE + "a: !!int x\n", "cannot read 'x' as !!int"),
+        (MERGE + "a: !!binary aGk=\n", "!!binary values are not supported"),
+    ],
+)
+def test_the_node_builder_has_the_same_limits(text: str, message: str) -> None:
+    found = _problem(text)
+    assert found.startswith("t.yaml:")
+    assert message in found
