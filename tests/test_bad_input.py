@@ -202,15 +202,26 @@ def test_explain_permission_refuses_arguments_that_are_not_utf8(ws: Path) -> Non
     assert not (ws / "hook-ran").exists()
 
 
-@pytest.mark.parametrize("kind", ["directory", "fifo", "missing", "device"])
-def test_what_is_not_a_file_gets_one_answer(runner: CliRunner, ws: Path, kind: str) -> None:
-    name = {"directory": "plans", "fifo": "plan.yaml", "missing": "gone.yaml"}.get(
-        kind, "/dev/null"
-    )
+@pytest.mark.parametrize(
+    "kind", ["directory", "fifo", "missing", "device", "symlink loop", "read error"]
+)
+def test_what_is_not_a_readable_file_gets_one_answer(
+    runner: CliRunner, ws: Path, kind: str
+) -> None:
+    name = {
+        "directory": "plans",
+        "fifo": "plan.yaml",
+        "missing": "gone.yaml",
+        "device": "/dev/null",
+        "symlink loop": "loop.yaml",
+        "read error": "/proc/self/mem",  # a regular file whose read fails (EIO), even for root
+    }[kind]
     if kind == "directory":
         (ws / name).mkdir()
     elif kind == "fifo":
         os.mkfifo(ws / name)  # no writer: reading it would block for ever
+    elif kind == "symlink loop":
+        (ws / name).symlink_to(name)
     answers = set()
     for command in COMMANDS:
         result = runner.invoke(main, [*command, name])
