@@ -480,14 +480,14 @@ def _check_json_depth(text: str, file: str, start: int, end: int, levels: int) -
     """DocumentError at the first bracket of ``text[start:end]`` nested beyond MAX_DEPTH
     (``levels`` are already open around it)."""
     for token in _JSON_TOKEN.finditer(text, start, end):
-        ch = token.group()
-        if ch in "[{":
+        ch = token.group()  # a bracket, or a whole string (skipped)
+        if ch in ("[", "{"):
             levels += 1
             if levels > MAX_DEPTH:
                 raise _json_problem(
                     text, file, token.start(), f"nested more than {MAX_DEPTH} levels deep"
                 )
-        elif ch in "]}":
+        elif ch in ("]", "}"):
             levels -= 1
 
 
