@@ -60,7 +60,10 @@ def parse_call(
         try:
             return parse_json(text, name).data
         except DocumentError as exc:
-            raise UsageError(f"{name} is not valid JSON: {exc.problem}") from None
+            where = exc.problem.location
+            at = f" (line {where.line}, column {where.column})" if where else ""
+            message = exc.problem.message.removeprefix("invalid JSON: ")
+            raise UsageError(f"{name} is not valid JSON: {message}{at}") from None
 
     def checked(tool: str, tool_input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         for path in nul_paths(tool_input, ("input",)):
