@@ -69,6 +69,15 @@ def discover_config(workspace: Path) -> Path | None:
     return None
 
 
+def _is_rule(path: tuple[str | int, ...]) -> bool:
+    """A permission rule or a hook's ``if``: the rule grammar has its own words for a NUL."""
+    return (
+        path[:1] == ("permissions",)
+        and path[1:2] in (("allow",), ("ask",), ("deny",))
+        or (path[:1] == ("hooks",) and path[-1:] == ("if",))
+    )
+
+
 def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> _Loaded | None:
     try:
         doc = load_document(path, display=display_path(path))
@@ -97,15 +106,6 @@ def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> 
         problems.extend(problems_from_validation(exc, doc, model=ConfigFile))
         return None
     return _Loaded(kind, path, root, doc, spec)
-
-
-def _is_rule(path: tuple[str | int, ...]) -> bool:
-    """A permission rule or a hook's ``if``: the rule grammar has its own words for a NUL."""
-    return (
-        path[:1] == ("permissions",)
-        and path[1:2] in (("allow",), ("ask",), ("deny",))
-        or (path[:1] == ("hooks",) and path[-1:] == ("if",))
-    )
 
 
 def _check_rules(loaded: _Loaded, problems: list[Problem]) -> None:
