@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 import yaml
 
 from toolrun.errors import Location
-from toolrun.yamlfile import DocumentError, format_path, load_document, parse_text
+from toolrun.yamlfile import MAX_DEPTH, DocumentError, format_path, load_document, parse_text
 
 PLAN = """\
 turns:
@@ -81,7 +82,7 @@ def test_missing_file_and_directory_and_binary(tmp_path: Path) -> None:
         load_document(tmp_path, display="dir")
     binary = tmp_path / "b.yaml"
     binary.write_bytes(b"calls: \xff\xfe\n")
-    with pytest.raises(DocumentError, match=r"^b.yaml:1:1: not UTF-8 text \(byte 7\)$"):
+    with pytest.raises(DocumentError, match=r"^b.yaml:1:8: not UTF-8 text \(byte 7\)$"):
         load_document(binary, display="b.yaml")
 
 
@@ -130,3 +131,218 @@ def test_anchors_merge_keys_and_odd_tags_still_work() -> None:
         parse_text("a: !weird 1\n", "t.yaml")
     with pytest.raises(DocumentError, match=r"expected a single document"):
         parse_text("a: 1\n---\nb: 2\n", "m.yaml")
+
+
+# -- inputs that used to crash the loader: each is a located problem now (issue 12) ---------
+
+
+def _problem(text: str, file: str = "t.yaml") -> str:
+    with pytest.raises(DocumentError) as info:
+        parse_text(text, file, json_syntax=file.endswith(".json"))
+    return str(info.value.problem)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "calls: &x\n  - *x\n",
+        "a: &a {b: *a}\n",
+        "a: &a [[*a]]\n",
+        "- &a\n  - x: *a\n",
+    ],
+)
+def test_a_recursive_alias_is_a_located_problem(text: str) -> None:
+    assert "an alias inside its own anchor" in _problem(text)
+
+
+def test_a_mapping_merged_into_itself_stays_finite() -> None:
+    doc = parse_text("a: &a {<<: *a, b: 1}\n", "t.yaml")
+    assert doc.data == {"a": {"b": 1}}
+
+
+@pytest.mark.parametrize(
+    ("text", "file", "where"),
+    [
+        ("[" * 1000 + "]" * 1000, "t.json", "t.json:1:101: "),
+        ("[" * 101 + "]" * 101, "t.json", "t.json:1:101: "),  # valid JSON, just too deep
+        (
+            '{"calls": [{"tool": "Bash", "input": ' + '{"a": ' * 120 + "1" + "}" * 121 + "]}",
+            "t.json",
+            "t.json:1:",
+        ),
+        ("[" * 500 + "]" * 500, "t.yaml", "t.yaml:1:101: "),
+        ("".join(" " * i + "a:\n" for i in range(2000)), "t.yaml", "t.yaml:101:101: "),
+        ("".join(" " * i + "-\n" for i in range(2000)), "t.yaml", "t.yaml:101:101: "),
+    ],
+)
+def test_nesting_deeper_than_the_limit_is_a_located_problem(
+    text: str, file: str, where: str
+) -> None:
+    message = _problem(text, file)
+    assert message.startswith(where)
+    assert message.endswith(f"nested more than {MAX_DEPTH} levels deep")
+
+
+def test_nesting_up_to_the_limit_is_fine() -> None:
+    text = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert parse_text(text, "t.json", json_syntax=True).data is not None
+    assert parse_text(text, "t.yaml").data is not None
+
+
+def test_an_alias_cannot_add_depth_beyond_the_limit() -> None:
+    inner = "[" * 60 + "]" * 60
+    text = f"a: &a {inner}\nb: {'[' * 50}*a{']' * 50}\n"
+    assert _problem(text).endswith(f"nested more than {MAX_DEPTH} levels deep")
+    assert parse_text(f"a: &a {inner}\nb: [*a]\n", "t.yaml").data["b"][0] is not None
+
+
+def test_a_billion_laughs_is_refused_before_anything_expands_it() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
+    message = _problem("\n".join(lines) + "\n")
+    assert "aliases expand to more than" in message
+    assert message.startswith("t.yaml:")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("calls:\n  - tool: Bash\n    input:\n      command: !!int x\n", "4:16", "as !!int"),
+        ("calls: !!float abc\n", "1:8", "as !!float"),
+        ("a: !!bool maybe\n", "1:4", "as !!bool"),
+        ("a: !!binary aGk=\n", "1:4", "!!binary values are not supported"),
+        ("a: !!int " + "9" * 5000 + "\n", "1:4", "as !!int"),
+        ("a: " + "9" * 5000 + "\n", "1:4", "as !!int"),
+        ("a: !weird x\n", "1:4", "could not determine a constructor"),
+    ],
+)
+def test_a_tag_that_cannot_be_read_is_a_located_problem(
+    text: str, where: str, message: str
+) -> None:
+    found = _problem(text)
+    assert found.startswith(f"t.yaml:{where}: ")
+    assert message in found
+
+
+def test_dates_stay_the_text_written() -> None:
+    assert parse_text("when: 2026-11-29 10:00:00\n", "t.yaml").data == {
+        "when": "2026-11-29 10:00:00"
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"command": "echo \\ud800"}',
+        '{"command": "echo \\udfff x"}',
+        '{"\\uDBFF": 1}',
+        '{"a": ["ok", "\\ud83d\\ud83d\\ude00"]}',
+    ],
+)
+def test_a_lone_surrogate_in_json_is_a_located_problem(text: str) -> None:
+    message = _problem(text, "p.json")
+    assert message.startswith("p.json:1:")
+    assert "lone surrogate" in message
+
+
+def test_surrogate_pairs_and_escaped_backslashes_are_text() -> None:
+    data = parse_text('{"a": "\\ud83d\\ude00", "b": "\\\\ud800"}', "p.json", json_syntax=True).data
+    assert data == {"a": "\U0001f600", "b": "\\ud800"}
+
+
+def test_a_number_too_long_to_convert_is_a_located_problem() -> None:
+    assert _problem('{"a":\n  ' + "1" * 5000 + "}", "p.json").startswith("p.json:2:3: ")
+
+
+def test_json_that_yaml_cannot_read_is_located_at_the_nearest_parent() -> None:
+    # U+007F is fine in a JSON string and refused by the YAML reader used to locate deep keys
+    text = '{"turns": [{"calls": [\n {"tool": "Read", "input": {"file_path": 1, "x": "\x7f"}}]}]}'
+    doc = parse_text(text, "p.json", json_syntax=True)
+    where = doc.locate(("turns", 0, "calls", 0, "input", "file_path"))
+    assert where == Location("p.json", 2, 2)
+
+
+@pytest.mark.parametrize(
+    ("bom", "encoding"),
+    [(b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"), (b"\xff\xfe\x00\x00", "UTF-32")],
+)
+def test_utf16_and_utf32_files_are_named(tmp_path: Path, bom: bytes, encoding: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_bytes(bom + "calls: []\n".encode("utf-16-le"))
+    with pytest.raises(DocumentError) as info:
+        load_document(path, display="p.yaml")
+    assert str(info.value.problem) == f"p.yaml:1:1: {encoding} text; toolrun reads UTF-8 only"
+
+
+def test_a_utf8_bom_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_bytes(b'\xef\xbb\xbf{"calls": []}')
+    assert load_document(path).data == {"calls": []}
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "plan.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(DocumentError) as info:
+        load_document(fifo, display="plan.yaml")
+    assert str(info.value.problem) == "plan.yaml: is a FIFO, not a file"
+
+
+def test_a_device_is_refused() -> None:
+    with pytest.raises(DocumentError) as info:
+        load_document(Path("/dev/zero"), display="/dev/zero")
+    assert str(info.value.problem) == "/dev/zero: is a character device, not a file"
+
+
+def test_a_name_with_a_nul_cannot_be_read() -> None:
+    with pytest.raises(DocumentError) as info:
+        load_document(Path("a\0b.yaml"), display="a.yaml")
+    assert str(info.value.problem).startswith("a.yaml: cannot read: ")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "character"),
+    [
+        ('a: "\x00"\n', "1:5", "#x0000"),
+        ("calls:\n  - x\x01\n", "2:6", "#x0001"),
+        ("a: b\n\x7f\n", "2:1", "#x007F"),
+    ],
+)
+def test_a_character_yaml_refuses_is_located_on_one_line(
+    text: str, where: str, character: str
+) -> None:
+    message = _problem(text)
+    assert message == (
+        f"t.yaml:{where}: invalid YAML: character {character} is not allowed: "
+        "control characters are not allowed"
+    )
+
+
+MERGE = "m: {<<: {x: 1}}\n"  # a merge key: the whole file goes through the node builder
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (MERGE + "calls: &x\n  - *x\n", "an alias inside its own anchor"),
+        (MERGE + "deep: " + "[" * 150 + "]" * 150 + "\n", f"nested more than {MAX_DEPTH}"),
+        (
+            MERGE + f"a: &a {'[' * 60}{']' * 60}\nb: {'[' * 50}*a{']' * 50}\n",
+            f"nested more than {MAX_DEPTH}",
+        ),
+        (
+            MERGE
+            + "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 10)
+            ),
+            "aliases expand to more than",
+        ),
+        (MERGE + "a: !!int x\n", "cannot read 'x' as !!int"),
+        (MERGE + "a: !!binary aGk=\n", "!!binary values are not supported"),
+    ],
+)
+def test_the_node_builder_has_the_same_limits(text: str, message: str) -> None:
+    found = _problem(text)
+    assert found.startswith("t.yaml:")
+    assert message in found

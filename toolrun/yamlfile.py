@@ -10,8 +10,10 @@ from __future__ import annotations
 import bisect
 import json
 import json.decoder
+import os
 import re
-from collections.abc import Callable, Sequence
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -26,6 +28,14 @@ except AttributeError:  # pragma: no cover - PyYAML without libyaml
     _Loader = yaml.SafeLoader
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_STR_TAG = "tag:yaml.org,2002:str"
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+# Limits that give a file the same answer wherever it is read (validate, check, exec, hooks):
+# beyond them the file is a located problem at load time, never a RecursionError later on.
+MAX_DEPTH = 100  # mappings and lists nested in one another
+MAX_ALIASED = 1_000_000  # values that YAML aliases may add to a document ("billion laughs")
 
 PathPart = str | int
 
@@ -52,11 +62,19 @@ class Document:
     root: yaml.Node | None
     problems: tuple[Problem, ...] = ()
     json_marks: _JsonMarks | None = None
+    # False when no string can hold a NUL (no escape writes one): callers skip looking
+    nul_possible: bool = True
 
     def _nodes(self) -> yaml.Node | None:
         if self.root is None and self.json_marks is not None:
             return self.json_marks.yaml_root()
         return self.root
+
+    def _unlocated(self, path: Sequence[PathPart]) -> Location:
+        """Where to point when there is no node tree: the nearest recorded parent."""
+        if self.json_marks is not None:
+            return self.json_marks.nearest(tuple(path))
+        return Location(self.file, 1, 1)
 
     def locate(self, path: Sequence[PathPart]) -> Location:
         """Where ``path`` (keys and indexes) is written; the nearest existing parent otherwise.
@@ -71,7 +89,7 @@ class Document:
                 return found
         node = self._nodes()
         if node is None:
-            return Location(self.file, 1, 1)
+            return self._unlocated(path)
         mark = node.start_mark
         for part in path:
             if isinstance(node, yaml.MappingNode):
@@ -101,7 +119,7 @@ class Document:
                 return found
         node = self._nodes()
         if node is None:
-            return Location(self.file, 1, 1)
+            return self._unlocated(path)
         for part in path:
             child = _child(node, part)
             if child is None:
@@ -136,47 +154,176 @@ def format_path(path: Sequence[PathPart]) -> str:
 
 
 class _Builder:
-    """Builds Python data from nodes, noting duplicate keys (PyYAML silently keeps the last)."""
+    """Builds Python data from nodes, noting duplicate keys (PyYAML silently keeps the last).
+
+    Aliases share the value built for their anchor (so a "billion laughs" costs nothing to
+    build); the depth and size they add are counted, and an alias inside its own anchor
+    (a recursive structure) is a located problem.
+    """
 
     def __init__(self, loader: yaml.SafeLoader, file: str) -> None:
         self.loader = loader
         self.file = file
         self.problems: list[Problem] = []
+        self.built: dict[int, tuple[Any, int, int]] = {}  # id(node) -> value, height, size
+        self.open: set[int] = set()
+        self.aliased = 0
 
     def build(self, node: yaml.Node, path: tuple[PathPart, ...]) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            if any(k.tag == _MERGE_TAG for k, _ in node.value):
-                self.loader.flatten_mapping(node)
-            out: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
-                key = self.loader.construct_object(key_node, deep=True)
-                if not isinstance(key, (str, int, float, bool)) and key is not None:
-                    self.problems.append(
-                        Problem(
-                            _loc(self.file, key_node), format_path(path), "keys must be scalars"
-                        )
-                    )
-                    continue
-                if key in out:
-                    self.problems.append(
-                        Problem(
-                            _loc(self.file, key_node),
-                            format_path((*path, str(key))),
-                            f"duplicate key {key!r}",
-                        )
-                    )
-                out[key] = self.build(value_node, (*path, str(key)))
-            return out
+        return self._build(node, path)[0]
+
+    def _build(self, node: yaml.Node, path: tuple[PathPart, ...]) -> tuple[Any, int, int]:
+        """(value, container levels, values) of ``node``."""
+        key = id(node)
+        found = self.built.get(key)
+        if found is not None:  # an alias: the anchor's value again
+            _, height, size = found
+            _check_depth(self.file, node.start_mark, len(path) + height)
+            self.aliased += size
+            if self.aliased > MAX_ALIASED:
+                raise _too_many_aliased(self.file, node.start_mark)
+            return found
+        if key in self.open:
+            raise DocumentError(
+                Problem(
+                    _loc(self.file, node),
+                    format_path(path),
+                    "an alias inside its own anchor (a recursive structure) is not supported",
+                )
+            )
+        if isinstance(node, yaml.ScalarNode):
+            result: tuple[Any, int, int] = (_construct(self.loader, node, self.file), 0, 1)
+        else:
+            _check_depth(self.file, node.start_mark, len(path) + 1)
+            self.open.add(key)
+            try:
+                result = self._collection(node, path)
+            finally:
+                self.open.discard(key)
+        self.built[key] = result
+        return result
+
+    def _collection(self, node: yaml.Node, path: tuple[PathPart, ...]) -> tuple[Any, int, int]:
+        height = size = 0
         if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self.loader.construct_object(node, deep=True)
+            items: list[Any] = []
+            for i, item in enumerate(node.value):
+                value, h, n = self._build(item, (*path, i))
+                items.append(value)
+                height, size = max(height, h), size + n
+            return items, height + 1, size + 1
+        assert isinstance(node, yaml.MappingNode)
+        if any(k.tag == _MERGE_TAG for k, _ in node.value):
+            try:
+                self.loader.flatten_mapping(node)
+            except RecursionError:  # a mapping merged into itself
+                raise DocumentError(
+                    Problem(_loc(self.file, node), format_path(path), "a recursive merge (<<)")
+                ) from None
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.problems.append(
+                    Problem(_loc(self.file, key_node), format_path(path), "keys must be scalars")
+                )
+                continue
+            key = _construct(self.loader, key_node, self.file)
+            if key in out:
+                self.problems.append(
+                    Problem(
+                        _loc(self.file, key_node),
+                        format_path((*path, str(key))),
+                        f"duplicate key {key!r}",
+                    )
+                )
+            out[key], h, n = self._build(value_node, (*path, str(key)))
+            height, size = max(height, h), size + n
+        return out, height + 1, size + 1
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org") else tag
+
+
+def _construct(loader: yaml.SafeLoader, node: yaml.ScalarNode, file: str) -> Any:
+    """A scalar's value as JSON would hold it, or a located problem.
+
+    A tag's constructor may fail (``!!int x``); binary data, sets and the like are no JSON
+    value tools and hooks could receive; a date is kept as the text written.
+    """
+    tag = node.tag
+    if tag == _TIMESTAMP_TAG:
+        return node.value
+    constructor = loader.yaml_constructors.get(tag)
+    where = Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
+    if constructor is None:
+        message = f"invalid YAML: could not determine a constructor for the tag {tag!r}"
+        raise DocumentError(Problem(where, "", message))
+    try:
+        value = constructor(loader, node)
+    except (ValueError, TypeError, LookupError, ArithmeticError, yaml.YAMLError) as exc:
+        detail = getattr(exc, "problem", None) or str(exc)
+        raise DocumentError(
+            Problem(where, "", f"cannot read {node.value[:40]!r} as {_short_tag(tag)}: {detail}")
+        ) from None
+    if type(value) not in _JSON_SCALARS:
+        raise DocumentError(
+            Problem(where, "", f"{_short_tag(tag)} values are not supported: only JSON values are")
+        )
+    return value
+
+
+def _check_depth(file: str, mark: Any, levels: int) -> None:
+    if levels > MAX_DEPTH:
+        raise DocumentError(
+            Problem(
+                Location(file, int(mark.line) + 1, int(mark.column) + 1),
+                "",
+                f"nested more than {MAX_DEPTH} levels deep",
+            )
+        )
+
+
+def _too_many_aliased(file: str, mark: Any) -> DocumentError:
+    return DocumentError(
+        Problem(
+            Location(file, int(mark.line) + 1, int(mark.column) + 1),
+            "",
+            f"aliases expand to more than {MAX_ALIASED:,} values",
+        )
+    )
+
+
+NUL_MESSAGE = "holds a NUL character (\\u0000), which no path, command or argument can"
+
+
+def nul_paths(value: object, path: tuple[PathPart, ...] = ()) -> Iterator[tuple[PathPart, ...]]:
+    """Where strings (keys included) hold a NUL: a path, command or argument with one cannot be
+    resolved or run, so a call or a config that has one is refused when it is loaded."""
+    if isinstance(value, str):
+        if "\0" in value:
+            yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and "\0" in key:
+                yield (*path, key)
+            yield from nul_paths(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from nul_paths(item, (*path, i))
 
 
 def _loc(file: str, node: yaml.Node) -> Location:
     return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-def _syntax_problem(file: str, exc: yaml.YAMLError) -> Problem:
+def _syntax_problem(file: str, exc: yaml.YAMLError, text: str) -> Problem:
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+        at = max(0, min(int(exc.position), len(text)))
+        line = text.count("\n", 0, at)
+        column = at - (text.rfind("\n", 0, at) + 1)
+        message = f"invalid YAML: character #x{int(exc.character):04X} is not allowed: {exc.reason}"
+        return Problem(Location(file, line + 1, column + 1), "", message)
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
@@ -198,6 +345,8 @@ def _skip_ws(text: str, index: int) -> int:
         return index  # the usual case, without a regex call
     match = _WS.match(text, index)
     return match.end() if match else index
+
+
 # Positions are kept down to turns[i].calls[j] (and permissions.allow[i]); anything
 # deeper is located through the node tree, built only when an error needs it.
 MARK_DEPTH = 4
@@ -232,11 +381,23 @@ class _JsonMarks:
         index = self.values.get(path)
         return self._location(index) if index is not None else None
 
+    def nearest(self, path: tuple[PathPart, ...]) -> Location:
+        """The recorded value nearest to ``path``: itself or its closest parent."""
+        for end in range(len(path), -1, -1):
+            index = self.values.get(path[:end])
+            if index is not None:
+                return self._location(index)
+        return Location(self.file, 1, 1)
+
     def yaml_root(self) -> yaml.Node | None:
         if not self._yaml:
             loader = _Loader(self.text)
             try:
                 self._yaml.append(loader.get_single_node())
+            except yaml.YAMLError:
+                # valid JSON that YAML cannot read (some control characters in a string):
+                # problems are then located at the nearest recorded parent
+                self._yaml.append(None)
             finally:
                 loader.dispose()
         return self._yaml[0]
@@ -247,8 +408,18 @@ class _JsonMarks:
         index = _skip_ws(text, index)
         self.values[path] = index
         ch = text[index]
-        if len(path) >= MARK_DEPTH or ch not in "[{":
+        if ch not in "[{":
             return _json_scan(text, index)
+        if len(path) >= MARK_DEPTH:
+            value, end = _json_scan(text, index)
+            # only a value that long, with that many brackets in it, can be too deep
+            room = MAX_DEPTH - len(path)
+            if (
+                end - index > 2 * room
+                and text.count("[", index, end) + text.count("{", index, end) > room
+            ):
+                _check_json_depth(text, self.file, index, end, len(path))
+            return value, end
         index = _skip_ws(text, index + 1)
         if ch == "[":
             items: list[Any] = []
@@ -269,7 +440,9 @@ class _JsonMarks:
             key, index = _scanstring(text, index + 1)
             if key in out:
                 self.problems.append(
-                    Problem(self._location(key_at), format_path((*path, key)), f"duplicate key {key!r}")
+                    Problem(
+                        self._location(key_at), format_path((*path, key)), f"duplicate key {key!r}"
+                    )
                 )
             self.keys[(*path, key)] = key_at
             index = _skip_ws(text, index) + 1  # ":"
@@ -280,6 +453,67 @@ class _JsonMarks:
             index = _skip_ws(text, index + 1)  # ","
 
 
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+# \uD800-\uDBFF not followed by \uDC00-\uDFFF, or the latter alone: no Unicode text
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+# how JSON and YAML write a NUL (neither lets one stand in a file as it is)
+_NUL_ESCAPE = re.compile(r"\\(?:0|x00|u0000|U00000000)")
+
+
+def _may_hold_nul(text: str) -> bool:
+    return "\\" in text and _NUL_ESCAPE.search(text) is not None
+
+
+_LONG_NUMBER = re.compile(r"\d{4301,}")  # longer than int() converts by default
+
+
+def _json_problem(text: str, file: str, index: int, message: str) -> DocumentError:
+    line = text.count("\n", 0, index)
+    column = index - (text.rfind("\n", 0, index) + 1)
+    return DocumentError(Problem(Location(file, line + 1, column + 1), "", message))
+
+
+def _check_json_depth(text: str, file: str, start: int, end: int, levels: int) -> None:
+    """DocumentError at the first bracket of ``text[start:end]`` nested beyond MAX_DEPTH
+    (``levels`` are already open around it)."""
+    for token in _JSON_TOKEN.finditer(text, start, end):
+        ch = token.group()  # a bracket, or a whole string (skipped)
+        if ch in ("[", "{"):
+            levels += 1
+            if levels > MAX_DEPTH:
+                raise _json_problem(
+                    text, file, token.start(), f"nested more than {MAX_DEPTH} levels deep"
+                )
+        elif ch in ("]", "}"):
+            levels -= 1
+
+
+def _check_json_strings(text: str, file: str) -> None:
+    """DocumentError at the first string whose escapes decode to a lone surrogate."""
+    if "\\ud" not in text and "\\uD" not in text:
+        return  # no surrogate escape at all (str.find: far cheaper than the regex)
+    if _LONE_SURROGATE.search(text) is None:
+        return
+    for token in _JSON_TOKEN.finditer(text):
+        if token.group()[0] != '"' or _LONE_SURROGATE.search(token.group()) is None:
+            continue
+        value, _ = _scanstring(text, token.start() + 1)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = value[exc.start]
+            raise _json_problem(
+                text,
+                file,
+                token.start(),
+                f"a string holds a lone surrogate \\u{ord(bad):04x}, which is not text"
+                " (surrogates come in pairs)",
+            ) from None
+
+
 def parse_json(text: str, file: str) -> Document:
     """Parse JSON strictly, fast, with positions for its shallow levels."""
     try:
@@ -288,9 +522,18 @@ def parse_json(text: str, file: str) -> Document:
         raise DocumentError(
             Problem(Location(file, exc.lineno, exc.colno), "", f"invalid JSON: {exc.msg}")
         ) from None
+    except RecursionError:
+        _check_json_depth(text, file, 0, len(text), 0)
+        raise _json_problem(text, file, 0, f"nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:  # an integer too long to convert
+        found = _LONG_NUMBER.search(text)
+        raise _json_problem(
+            text, file, found.start() if found else 0, "a number with more than 4300 digits"
+        ) from None
+    _check_json_strings(text, file)
     marks = _JsonMarks(text, file)
     data, _ = marks.walk(0, ())
-    return Document(file, data, None, tuple(marks.problems), marks)
+    return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
 
 
 class _YamlMarks(_JsonMarks):
@@ -328,51 +571,77 @@ class _EventBuilder:
     Composing the node tree first would hold every node of a big plan in memory
     next to its data (over 500 MB for 100,000 calls); the tree is built later
     only if an error deeper than the recorded levels needs to be located.
+    Depth and alias expansion are bounded as in :class:`_Builder`.
     """
 
     def __init__(self, loader: yaml.SafeLoader, marks: _YamlMarks) -> None:
+        self.raw = loader
         self.loader = cast(_EventSource, loader)
         self.marks = marks
-        self.anchors: dict[str, Any] = {}
-        self.constructors = loader.yaml_constructors
+        self.anchors: dict[str, tuple[Any, int, int]] = {}  # value, height, size
+        self.deepest = 0  # container levels reached (within the current anchor)
+        self.nodes = 0
+        self.aliased = 0
 
     def build(self, path: tuple[PathPart, ...]) -> Any:
         loader = self.loader
         event = loader.get_event()
-        if len(path) <= MARK_DEPTH:
+        depth = len(path)
+        if depth <= MARK_DEPTH:
             self.marks.values[path] = _pos(event.start_mark)
+        self.nodes += 1
         if isinstance(event, yaml.AliasEvent):
-            if event.anchor not in self.anchors:
+            found = self.anchors.get(event.anchor or "")
+            if found is None:
                 raise _NeedNodes  # the node builder words the error
-            return self.anchors[event.anchor]
+            value, height, size = found
+            self._reach(event, depth + height)
+            self.aliased += size
+            if self.aliased > MAX_ALIASED:
+                raise _too_many_aliased(self.marks.file, event.start_mark)
+            return value
+        anchor = event.anchor
+        if anchor is not None:
+            outer, self.deepest = self.deepest, depth
+            first = self.nodes - 1 + self.aliased  # values so far, aliases expanded
         if isinstance(event, yaml.ScalarEvent):
             value = self._scalar(event)
         elif isinstance(event, yaml.SequenceStartEvent):
+            if depth >= self.deepest:
+                self._reach(event, depth + 1)
             items: list[Any] = []
             while not loader.check_event(yaml.SequenceEndEvent):
                 items.append(self.build((*path, len(items))))
             loader.get_event()
             value = items
         elif isinstance(event, yaml.MappingStartEvent):
+            if depth >= self.deepest:
+                self._reach(event, depth + 1)
             value = self._mapping(path, event)
         else:  # pragma: no cover - the parser guarantees one of the above
             raise _NeedNodes
-        anchor = getattr(event, "anchor", None)
         if anchor is not None:
-            self.anchors[anchor] = value
+            size = self.nodes + self.aliased - first
+            self.anchors[anchor] = (value, self.deepest - depth, size)
+            self.deepest = max(outer, self.deepest)
         return value
+
+    def _reach(self, event: Any, levels: int) -> None:
+        if levels > self.deepest:
+            _check_depth(self.marks.file, event.start_mark, levels)
+            self.deepest = levels
 
     def _scalar(self, event: yaml.ScalarEvent) -> Any:
         tag = event.tag
         if tag is None or tag == "!":
             tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
-        if tag == "tag:yaml.org,2002:merge":
+        if tag == _STR_TAG:
+            return event.value  # most scalars, without building a node
+        if tag == _MERGE_TAG:
             raise _NeedNodes
-        node = yaml.ScalarNode(tag, event.value, style=event.style)
-        constructor = self.constructors.get(tag)
-        if constructor is None:  # an unknown tag: the node builder reports it with its place
-            raise _NeedNodes
-        return constructor(self.loader, node)
+        start: Any = event.start_mark  # a C mark: line and column, as _construct needs
+        node = yaml.ScalarNode(tag, event.value, start, start, event.style)
+        return _construct(self.raw, node, self.marks.file)
 
     def _mapping(self, path: tuple[PathPart, ...], start: yaml.Event) -> dict[Any, Any]:
         loader = self.loader
@@ -418,10 +687,10 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
     except _NeedNodes:
         return None
     except yaml.YAMLError as exc:
-        raise DocumentError(_syntax_problem(file, exc)) from None
+        raise DocumentError(_syntax_problem(file, exc, text)) from None
     finally:
         raw.dispose()
-    return Document(file, data, None, tuple(marks.problems), marks)
+    return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
 
 
 def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
@@ -439,27 +708,75 @@ def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
         builder = _Builder(loader, file)
         data = builder.build(root, ())
     except yaml.YAMLError as exc:
-        raise DocumentError(_syntax_problem(file, exc)) from None
+        raise DocumentError(_syntax_problem(file, exc, text)) from None
     finally:
         loader.dispose()
-    return Document(file, data, root, tuple(builder.problems))
+    return Document(file, data, root, tuple(builder.problems), None, _may_hold_nul(text))
+
+
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def read_text(path: Path, file: str) -> str:
+    """A file's UTF-8 text (a UTF-8 BOM is dropped), or DocumentError saying why not.
+
+    Only regular files are read: a FIFO or a device would block or never end. The file is
+    opened without blocking and checked after opening, so what is read is what was checked.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise DocumentError(Problem(None, "", f"{file}: no such file")) from None
+    except IsADirectoryError:
+        raise DocumentError(Problem(None, "", f"{file}: is a directory, not a file")) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise DocumentError(Problem(None, "", f"{file}: cannot read: {reason}")) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        for test, kind in _FILE_KINDS:
+            if test(mode):
+                raise DocumentError(Problem(None, "", f"{file}: is {kind}, not a file"))
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise DocumentError(Problem(None, "", f"{file}: cannot read: {exc.strerror}")) from None
+    finally:
+        os.close(fd)
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            raise DocumentError(
+                Problem(Location(file, 1, 1), "", f"{encoding} text; toolrun reads UTF-8 only")
+            )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        head = raw[: exc.start]
+        line = head.count(b"\n")
+        column = len(head) - (head.rfind(b"\n") + 1)
+        raise DocumentError(
+            Problem(
+                Location(file, line + 1, column + 1),
+                "",
+                f"not UTF-8 text (byte {exc.start})",
+            )
+        ) from None
 
 
 def load_document(path: Path, *, display: str | None = None) -> Document:
     """Read and parse a YAML or JSON file (JSON by its ``.json`` suffix)."""
     file = display if display is not None else str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DocumentError(Problem(None, "", f"{file}: no such file")) from None
-    except IsADirectoryError:
-        raise DocumentError(Problem(None, "", f"{file}: is a directory, not a file")) from None
-    except OSError as exc:
-        raise DocumentError(Problem(None, "", f"{file}: cannot read: {exc.strerror}")) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DocumentError(
-            Problem(Location(file, 1, 1), "", f"not UTF-8 text (byte {exc.start})")
-        ) from None
+    text = read_text(path, file)
     return parse_text(text, file, json_syntax=path.suffix.lower() == ".json")

@@ -286,17 +286,19 @@ def test_nothing_is_executed(runner: CliRunner, ws: Path) -> None:
     assert not (ws / ".toolrun").exists()  # no journal either
 
 
-def test_calls_beyond_the_turn_limit_are_reported_as_not_admitted(
+def test_a_turn_over_the_limit_is_an_invalid_input_like_in_validate(
     runner: CliRunner, ws: Path
 ) -> None:
+    # issue 12: it used to be decided and exit 4 (calls "not admitted") while validate said ok
     write(ws / "toolrun.yaml", "toolrun: {maxCallsPerTurn: 2}\n")
     write(ws / "plan.yaml", "calls:\n" + "  - {tool: Read, input: {file_path: a}}\n" * 3)
-    code, out, _ = check(runner, "plan.yaml")
-    assert code == 4
-    assert out.splitlines()[3].startswith(
-        "plan.yaml:4:5: deny  call-3 Read(a) · turn 1 · not admitted — turn_limit: a turn "
-        "admits at most 2 calls"
+    code, out, err = check(runner, "plan.yaml")
+    assert code == 3
+    assert err.splitlines()[0] == (
+        "plan.yaml:4:5: calls[2]: a turn holds at most 2 calls (toolrun.maxCallsPerTurn) and "
+        "this one has 3: split it into several turns or raise the limit"
     )
+    assert "plan.yaml: invalid, not checked (1 problem)" in out
 
 
 HOOK = """\

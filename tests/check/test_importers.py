@@ -338,7 +338,7 @@ def test_unreadable_inputs_say_why(tmp_path: Path, source_format: str | None) ->
     latin.write_bytes(b'{"tool": "Read", "input": {"file_path": "caf\xe9"}}\n')
     with pytest.raises(PlanError) as err:
         load(latin, source_format)
-    assert [str(p) for p in err.value.problems] == ["latin.jsonl:1:1: not UTF-8 text (byte 44)"]
+    assert [str(p) for p in err.value.problems] == ["latin.jsonl:1:45: not UTF-8 text (byte 44)"]
 
 
 def test_a_transcripts_own_tools_are_decided_not_rejected(
@@ -364,3 +364,71 @@ def test_a_transcripts_own_tools_are_decided_not_rejected(
     report = json.loads(result.stdout)
     decisions = [(r["tool"], r["decision"]) for r in report["results"]]
     assert decisions == [("TodoWrite", "allow"), ("WebSearch", "deny")]
+
+
+# -- transcripts that used to crash the importers (issue 12) --------------------------------
+
+
+def _problems(path: Path, source_format: str | None = None) -> list[str]:
+    with pytest.raises(PlanError) as err:
+        load(path, source_format)
+    return [str(p) for p in err.value.problems]
+
+
+@pytest.mark.parametrize("source_format", [None, "jsonl", "claude-code"])
+def test_a_line_nested_too_deep_is_located_at_its_line(
+    tmp_path: Path, source_format: str | None
+) -> None:
+    path = write(
+        tmp_path / "t.jsonl",
+        '{"tool": "LS", "input": {"path": "."}}\n' + "[" * 1000 + "]" * 1000 + "\n",
+    )
+    found = _problems(path, source_format)
+    assert found[-1].startswith("t.jsonl:2:101: ")
+    assert "nested more than 100 levels deep" in found[-1]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (json.dumps({"command": "ls"})[:-1] + ', "x": "\\ud800"}', "lone surrogate"),
+        ("[" * 1000, "nested more than 100 levels deep"),
+        ('{"command": "ls", "n": ' + "7" * 5000 + "}", "more than 4300 digits"),
+        ('{"command": "ls \\u0000"}', "NUL character"),
+    ],
+)
+def test_openai_arguments_are_read_with_the_loaders_limits(
+    tmp_path: Path, arguments: str, message: str
+) -> None:
+    chat = [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "Bash", "arguments": arguments},
+                }
+            ],
+        }
+    ]
+    path = write(tmp_path / "chat.json", json.dumps(chat))
+    (found,) = _problems(path)
+    assert found.startswith("chat.json:1:")
+    assert message in found
+
+
+def test_a_claude_code_tool_use_with_a_nul_is_refused(tmp_path: Path) -> None:
+    event = {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a\0"}}
+            ],
+        },
+    }
+    path = write(tmp_path / "s.jsonl", json.dumps(event) + "\n")
+    (found,) = _problems(path)
+    assert found.startswith("s.jsonl:1:")
+    assert "message.content[0].input.file_path: holds a NUL character" in found

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,61 @@ def test_max_concurrency_env_sits_between_settings_and_toolrun_yaml(
     assert problems_of(workspace=tmp_path, env={"TOOLRUN_MAX_CONCURRENCY": "lots"}) == [
         "TOOLRUN_MAX_CONCURRENCY: must be a positive integer, not 'lots'"
     ]
+
+
+# -- config files that used to crash toolrun (issue 12) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "start"),
+    [
+        ("s.yaml", "permissions: &p\n  allow: [*p]\n", "s.yaml:1:14: permissions"),
+        ("s.yaml", "toolrun:\n  maxConcurrency: !!int x\n", "s.yaml:2:19: cannot read"),
+        ("s.yaml", "permissions:\n  allow: !!float abc\n", "s.yaml:2:10: cannot read"),
+        ("settings.json", "[" * 1000 + "]" * 1000, "settings.json:1:101: nested more than"),
+        ("settings.json", '{"permissions": {"allow": ["\\ud800"]}}', "settings.json:1:28: "),
+        (
+            "settings.json",
+            '{"toolrun": {"maxConcurrency": ' + "9" * 5000 + "}}",
+            "settings.json:1:32",
+        ),
+    ],
+)
+def test_a_config_the_loader_cannot_read_is_a_located_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str, start: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / name, text)
+    (found,) = problems_of(workspace=tmp_path, settings_files=[Path(name)])
+    assert found.startswith(start), found
+
+
+@pytest.mark.parametrize(
+    ("setting", "path"),
+    [
+        ('"permissions": {"additionalDirectories": ["../a\\u0000"]}', "additionalDirectories[0]"),
+        ('"mcpServers": {"s": {"command": "srv\\u0000"}}', "mcpServers.s.command"),
+        (
+            '"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a\\u0000"}]}]}',
+            "hooks.PreToolUse[0].hooks[0].command",
+        ),
+    ],
+)
+def test_a_nul_in_a_directory_or_command_is_refused_at_load_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, path: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "s.json", "{" + setting + "}")
+    (found,) = problems_of(workspace=tmp_path, settings_files=[Path("s.json")])
+    assert found.startswith("s.json:1:")
+    assert f"{path}: holds a NUL character" in found
+
+
+def test_a_config_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "toolrun.yaml"
+    os.mkfifo(fifo)
+    (found,) = problems_of(workspace=tmp_path, config_file=fifo)
+    assert found.endswith("toolrun.yaml: is a FIFO, not a file")
+    (utf16 := tmp_path / "s.json").write_bytes('{"permissions": {}}'.encode("utf-16"))
+    (found,) = problems_of(workspace=tmp_path, settings_files=[utf16])
+    assert found.endswith("s.json:1:1: UTF-16 text; toolrun reads UTF-8 only")

@@ -160,3 +160,80 @@ def test_load_plans_collects_problems_from_every_file(
         load_plans([good, bad1, bad2], registry)
     assert len(info.value.problems) == 2
     assert len(load_plans([good], registry)) == 1
+
+
+# -- issue 12: the turn limit and NUL characters are load-time problems ---------------------
+
+LS = "{tool: LS, input: {path: .}}"
+
+
+def test_a_turn_over_the_limit_is_located_at_its_first_call_over(
+    tmp_path: Path, registry: ToolRegistry
+) -> None:
+    turns = write(
+        tmp_path,
+        "t.yaml",
+        f"turns:\n  - calls: [{LS}]\n  - calls:\n" + f"      - {LS}\n" * 4,
+    )
+    with pytest.raises(PlanError) as info:
+        load_plan(turns, registry, display="t.yaml", max_calls_per_turn=3)
+    assert [str(p) for p in info.value.problems] == [
+        (
+            "t.yaml:7:9: turns[1].calls[3]: a turn holds at most 3 calls (toolrun.maxCallsPerTurn)"
+            " and this one has 4: split it into several turns or raise the limit"
+        )
+    ]
+    assert len(load_plan(turns, registry, max_calls_per_turn=4)) == 5
+
+
+def test_the_default_turn_limit_is_64(tmp_path: Path, registry: ToolRegistry) -> None:
+    ok = write(tmp_path, "ok.yaml", "calls:\n" + f"  - {LS}\n" * 64)
+    assert len(load_plan(ok, registry)) == 64
+    over = write(tmp_path, "over.yaml", "calls:\n" + f"  - {LS}\n" * 65)
+    (problem,) = problems_of(over, registry)
+    assert problem.startswith("over.yaml:66:5: calls[64]: a turn holds at most 64 calls")
+    with pytest.raises(PlanError) as info:
+        load_plans([ok, over], registry, display=lambda p: p.name)
+    assert [str(p) for p in info.value.problems] == [problem]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("p.yaml", 'calls:\n  - {tool: Bash, input: {command: "ls \\0"}}\n', "p.yaml:2:35"),
+        ("p.yaml", 'calls:\n  - {tool: Read, input: {file_path: "a\\x00"}}\n', "p.yaml:2:37"),
+        (
+            "p.json",
+            '{"calls": [{"tool": "Read", "input": {"file_path": "\\u0000"}}]}',
+            "p.json:1:52",
+        ),
+    ],
+)
+def test_a_nul_in_an_input_is_located(
+    tmp_path: Path, registry: ToolRegistry, name: str, text: str, where: str
+) -> None:
+    (problem,) = problems_of(write(tmp_path, name, text), registry)
+    assert problem.startswith(f"{where}: calls[0].input.")
+    assert problem.endswith(
+        "holds a NUL character (\\u0000), which no path, command or argument can"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"tool": "Read", "input": {"file_path": "a\\u0000"}}', "holds a NUL character"),
+        ('{"tool": "Bash", "input": {"command": "echo \\udc00"}}', "lone surrogate"),
+        ("[" * 500 + "]" * 500, "nested more than 100 levels deep"),
+    ],
+)
+def test_a_call_line_has_the_limits_of_a_plan(
+    registry: ToolRegistry, line: str, message: str
+) -> None:
+    from toolrun.plan.loader import call_from_json_line
+
+    with pytest.raises(PlanError) as info:
+        call_from_json_line(line, file="-", line=7, index=0, turn=0, registry=registry, seen_ids={})
+    (problem,) = info.value.problems
+    assert str(problem).startswith("-:7:")
+    assert message in str(problem)

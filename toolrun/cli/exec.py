@@ -27,7 +27,7 @@ FORMATS = ("text", "table", "json", "jsonl")
 
 
 @click.command(name="exec")
-@click.argument("plans", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("plans", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_options
 @click.option("--dry-run", is_flag=True, help="Partition and decide every call; execute nothing.")
 @format_option(FORMATS)

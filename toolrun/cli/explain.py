@@ -53,21 +53,38 @@ def parse_call(
     import json
 
     from toolrun.errors import UsageError
+    from toolrun.yamlfile import NUL_MESSAGE, DocumentError, format_path, nul_paths, parse_json
+
+    def json_arg(text: str, name: str) -> Any:
+        # read as a plan's JSON is, with its limits (depth, lone surrogates, long numbers)
+        try:
+            return parse_json(text, name).data
+        except DocumentError as exc:
+            where = exc.problem.location
+            at = f" (line {where.line}, column {where.column})" if where else ""
+            message = exc.problem.message.removeprefix("invalid JSON: ")
+            raise UsageError(f"{name} is not valid JSON: {message}{at}") from None
+
+    def checked(tool: str, tool_input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        for path in nul_paths(tool_input, ("input",)):
+            raise UsageError(f"{format_path(path)}: {NUL_MESSAGE}")
+        try:  # an argument with bytes that are not UTF-8 arrives with lone surrogates
+            json.dumps(tool_input, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError("the call is not UTF-8 text (an argument has other bytes)") from None
+        return tool, tool_input
 
     if call_json is not None:
         if words:
             raise UsageError("give either --call JSON or a call on the command line, not both")
-        try:
-            data = json.loads(call_json)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--call is not valid JSON: {exc}") from None
+        data = json_arg(call_json, "--call")
         if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
             raise UsageError('--call needs an object {"tool": NAME, "input": {...}}')
         call_input = data.get("input", {})
         if not isinstance(call_input, dict):
             raise UsageError("--call: input must be an object")
         check_tool(data["tool"])
-        return data["tool"], call_input
+        return checked(data["tool"], call_input)
     if not words:
         raise UsageError(
             "give a call: TOOL ARG (e.g. Bash 'git status'), 'Tool(arg)' or --call JSON"
@@ -83,22 +100,19 @@ def parse_call(
             raise UsageError(f"{tool}: give its input as one JSON object, or use --call")
         if not args:
             return tool, {}
-        try:
-            value = json.loads(args[0])
-        except json.JSONDecodeError:
-            value = None
+        value = json_arg(args[0], f"{tool}'s input") if args[0].lstrip().startswith("{") else None
         if not isinstance(value, dict):
             raise UsageError(f"{tool} is not a built-in tool: give its input as a JSON object")
-        return tool, value
+        return checked(tool, value)
     if not args:
         raise UsageError(f"{tool} needs its {fields[0]} (e.g. {tool} ARG)")
     if tool == "Bash":
-        return tool, {"command": " ".join(args)}
+        return checked(tool, {"command": " ".join(args)})
     if tool in ("Glob", "Grep") and rule_like is not None and len(args) == 1:
-        return tool, {"pattern": args[0]}
+        return checked(tool, {"pattern": args[0]})
     if len(args) > len(fields):
         raise UsageError(f"{tool} takes {' and '.join(fields)}; got {len(args)} arguments")
-    return tool, dict(zip(fields, args, strict=False))
+    return checked(tool, dict(zip(fields, args, strict=False)))
 
 
 @click.command(name="explain-permission")

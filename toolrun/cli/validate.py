@@ -10,7 +10,7 @@ from toolrun.cli.options import config_options
 
 
 @click.command()
-@click.argument("plans", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("plans", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_options
 def validate(
     plans: tuple[Path, ...],

@@ -375,7 +375,16 @@ def _batch_gc() -> Iterator[None]:
 
 def _check(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     with _batch_gc():
-        return _check_input(options, shown, path)
+        try:
+            return _check_input(options, shown, path)
+        except Exception as exc:  # noqa: BLE001 - one input must not end the check of the others
+            return _unchecked(shown, exc)
+
+
+def _unchecked(shown: str, exc: BaseException) -> PlanCheck:
+    """An input that toolrun failed on: reported as invalid (exit 3), never as decided."""
+    message = f"{shown}: could not be checked ({type(exc).__name__}: {exc}); please report it"
+    return PlanCheck(shown, problems=(Problem(None, "", message),))
 
 
 def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
@@ -539,5 +548,10 @@ def _check_in_processes(
             pool.submit(check_input, options, shown, str(path) if path is not None else None)
             for shown, path in inputs
         ]
-        for future in futures:  # input order, each as soon as the earlier ones are in
-            deliver(PlanCheck.from_json(future.result()))
+        for (shown, _), future in zip(inputs, futures, strict=True):
+            # input order, each as soon as the earlier ones are in
+            try:
+                plan = PlanCheck.from_json(future.result())
+            except Exception as exc:  # noqa: BLE001 - a worker that died: that input only
+                plan = _unchecked(shown, exc)
+            deliver(plan)

@@ -193,7 +193,12 @@ class _Session:
 
         request, config, registry = self.request, self.config, self.registry
         if not self.streaming:
-            self.plans = load_plans(request.plans, registry, display=display_path)
+            self.plans = load_plans(
+                request.plans,
+                registry,
+                display=display_path,
+                max_calls_per_turn=config.toolrun.max_calls_per_turn,
+            )
         engine = PermissionEngine(config, registry)
         settings = ExecSettings(
             max_concurrency=request.max_concurrency or config.toolrun.max_concurrency,

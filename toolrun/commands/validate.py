@@ -41,12 +41,14 @@ def validate_plans(
     """Validate the config and each plan; every problem of every file is collected."""
     from toolrun.config import load_config
     from toolrun.plan import load_plan
+    from toolrun.plan.models import MAX_CALLS_PER_TURN
     from toolrun.tools import default_registry
 
     problems: list[Problem] = []
     ok: list[str] = []
     invalid = 0
     registry = default_registry()
+    per_turn = MAX_CALLS_PER_TURN  # when the config is invalid, its problems are listed too
     try:
         config = load_config(
             workspace=workspace, config_file=config_file, settings_files=settings_files, mode=mode
@@ -55,13 +57,14 @@ def validate_plans(
             from toolrun.tools.mcp import register_mcp_tools
 
             register_mcp_tools(config, registry)  # so that mcp__server__tool calls validate
+        per_turn = config.toolrun.max_calls_per_turn
     except ConfigError as exc:
         problems.extend(exc.problems)
         invalid += len({p.location.file if p.location else p.path for p in exc.problems})
     for path in plans:
         shown = display_path(path)
         try:
-            plan = load_plan(path, registry, display=shown)
+            plan = load_plan(path, registry, display=shown, max_calls_per_turn=per_turn)
         except PlanError as exc:
             problems.extend(exc.problems)
             invalid += 1

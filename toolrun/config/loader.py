@@ -33,7 +33,14 @@ from toolrun.config.schema import ConfigFile
 from toolrun.errors import ConfigError, Problem
 from toolrun.paths import display_path
 from toolrun.validation import problems_from_validation
-from toolrun.yamlfile import Document, DocumentError, load_document
+from toolrun.yamlfile import (
+    NUL_MESSAGE,
+    Document,
+    DocumentError,
+    format_path,
+    load_document,
+    nul_paths,
+)
 
 CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
 MAX_CONCURRENCY_ENV = "TOOLRUN_MAX_CONCURRENCY"
@@ -62,6 +69,15 @@ def discover_config(workspace: Path) -> Path | None:
     return None
 
 
+def _is_rule(path: tuple[str | int, ...]) -> bool:
+    """A permission rule or a hook's ``if``: the rule grammar has its own words for a NUL."""
+    return (
+        path[:1] == ("permissions",)
+        and path[1:2] in (("allow",), ("ask",), ("deny",))
+        or (path[:1] == ("hooks",) and path[-1:] == ("if",))
+    )
+
+
 def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> _Loaded | None:
     try:
         doc = load_document(path, display=display_path(path))
@@ -75,6 +91,15 @@ def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> 
             Problem(doc.value_location(()), "", "a config file must be a mapping of settings")
         )
         return None
+    if doc.nul_possible:  # no directory, command or setting can hold a NUL (rules say why)
+        nul = [
+            Problem(doc.value_location(p), format_path(p), NUL_MESSAGE)
+            for p in nul_paths(data)
+            if not _is_rule(p)
+        ]
+        if nul:
+            problems.extend(nul)
+            return None
     try:
         spec = ConfigFile.model_validate(data)
     except ValidationError as exc:

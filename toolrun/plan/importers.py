@@ -28,17 +28,19 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolrun.errors import Location, PlanError, Problem
-from toolrun.plan.models import Call, Plan, Turn
+from toolrun.plan.models import MAX_CALLS_PER_TURN, Call, Plan, Turn, turn_limit_message
 from toolrun.tools.registry import ToolRegistry
 from toolrun.validation import problems_from_validation
 from toolrun.yamlfile import (
+    NUL_MESSAGE,
     Document,
     DocumentError,
     PathPart,
     format_path,
-    load_document,
+    nul_paths,
     parse_json,
     parse_text,
+    read_text,
 )
 
 FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
@@ -62,7 +64,7 @@ def load_input(
     *,
     display: str | None = None,
     source_format: str | None = None,
-    max_calls_per_turn: int = 64,
+    max_calls_per_turn: int = MAX_CALLS_PER_TURN,
 ) -> Imported:
     """Load a plan, transcript or call stream (``source_format``: one of FORMATS, or detect).
 
@@ -82,7 +84,9 @@ def load_input(
         lines = _JsonLines(text, file)
         if source_format is None:
             kind = lines.detect()
-        builder = _Builder(file, registry, foreign_tools=kind == "claude-code")
+        builder = _Builder(
+            file, registry, foreign_tools=kind == "claude-code", per_turn=max_calls_per_turn
+        )
         if kind == "claude-code":
             _claude_code(lines, builder)
         else:
@@ -103,8 +107,9 @@ def load_input(
             max_calls_per_turn=max_calls_per_turn,
         )
     if kind == "toolrun":
-        return Imported(plan_from_document(doc, registry), "toolrun")
-    builder = _Builder(file, registry, foreign_tools=True)
+        plan = plan_from_document(doc, registry, max_calls_per_turn=max_calls_per_turn)
+        return Imported(plan, "toolrun")
+    builder = _Builder(file, registry, foreign_tools=True, per_turn=max_calls_per_turn)
     if kind == "anthropic":
         _anthropic(doc, builder)
     else:
@@ -118,14 +123,9 @@ def load_input(
 def _read(path: Path, file: str) -> str:
     """The file's text, or PlanError saying (as the plan loader does) why it cannot be read."""
     try:
-        return path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        pass
-    try:
-        load_document(path, display=file)
+        return read_text(path, file)
     except DocumentError as exc:
         raise PlanError([exc.problem]) from None
-    raise PlanError([Problem(None, "", f"{file}: cannot be read")])  # pragma: no cover
 
 
 def _first_object_lines(text: str, count: int) -> list[dict[str, Any]] | None:
@@ -141,7 +141,7 @@ def _first_object_lines(text: str, count: int) -> list[dict[str, Any]] | None:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # the real parse says what is wrong
             return None
         if not isinstance(value, dict):
             return None
@@ -257,6 +257,7 @@ class _Builder:
     # Transcripts name the agent's own tools (TodoWrite, Task, WebSearch, ...): toolrun
     # cannot run those, but rules can still decide them, so they are not invalid input.
     foreign_tools: bool = False
+    per_turn: int = MAX_CALLS_PER_TURN
 
     def problem(
         self,
@@ -276,6 +277,11 @@ class _Builder:
         self.problem(where, (*parent, key), f"missing required key {key!r}", at=parent)
 
     def end_turn(self) -> None:
+        if len(self.calls) > self.per_turn:
+            over = self.calls[self.per_turn]
+            self.problems.append(
+                Problem(over.location, "", turn_limit_message(len(self.calls), self.per_turn))
+            )
         if self.turn_location is not None and self.calls:
             self.turns.append(Turn(len(self.turns), tuple(self.calls), self.turn_location))
         self.calls = []
@@ -307,6 +313,12 @@ class _Builder:
             )
         else:
             self.seen[name] = location
+        if where.doc.nul_possible:
+            nul = list(nul_paths(tool_input, tuple(input_path)))
+            for nul_path in nul:
+                self.problem(where, nul_path, NUL_MESSAGE)
+            if nul:
+                return
         found = self.registry.get(tool)
         if found is None and self.foreign_tools:
             self.add(
@@ -532,13 +544,16 @@ def _openai_function(
         tool_input: Any = arguments
     elif isinstance(arguments, str):
         try:
-            tool_input = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            builder.problem(
-                where,
-                args_path,
-                f"not valid JSON: {exc.msg} (at character {exc.pos + 1} of the string)",
-            )
+            # parsed as a JSON file is, with its limits (depth, surrogates)
+            tool_input = parse_json(arguments, "").data if arguments.strip() else {}
+        except DocumentError as exc:
+            loc = exc.problem.location
+            message = exc.problem.message.removeprefix("invalid JSON: ")
+            if loc is not None:
+                before = arguments.split("\n")[: loc.line - 1]
+                message += f" (at character {sum(map(len, before)) + len(before) + loc.column}"
+                message += " of the string)"
+            builder.problem(where, args_path, f"not valid JSON: {message}")
             return
     else:
         builder.problem(where, args_path, f"must be a JSON string, not {_kind(arguments)}")
@@ -592,7 +607,7 @@ class _JsonLines:
         for line in self.text.split("\n"):
             try:
                 value = json.loads(line) if line.strip() else None
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             kind = _event_kind(value) if isinstance(value, dict) else None
             if kind is not None:

@@ -10,27 +10,35 @@ from typing import Any
 from pydantic import ValidationError
 
 from toolrun.errors import Location, PlanError, Problem
-from toolrun.plan.models import Call, Plan, Turn
+from toolrun.plan.models import MAX_CALLS_PER_TURN, Call, Plan, Turn, turn_limit_message
 from toolrun.plan.schema import CallSpec, PlanFile, PlanHeader, TurnHeader, TurnSpec
 from toolrun.tools.registry import ToolRegistry
 from toolrun.validation import problems_from_validation
 from toolrun.yamlfile import (
+    NUL_MESSAGE,
     Document,
     DocumentError,
     PathPart,
     format_path,
     load_document,
+    nul_paths,
     parse_json,
 )
 
 
-def load_plan(path: Path, registry: ToolRegistry, *, display: str | None = None) -> Plan:
+def load_plan(
+    path: Path,
+    registry: ToolRegistry,
+    *,
+    display: str | None = None,
+    max_calls_per_turn: int = MAX_CALLS_PER_TURN,
+) -> Plan:
     """Load and validate one plan file; raise PlanError listing every problem."""
     try:
         doc = load_document(path, display=display)
     except DocumentError as exc:
         raise PlanError([exc.problem]) from None
-    return plan_from_document(doc, registry)
+    return plan_from_document(doc, registry, max_calls_per_turn=max_calls_per_turn)
 
 
 def load_plans(
@@ -38,13 +46,18 @@ def load_plans(
     registry: ToolRegistry,
     *,
     display: Callable[[Path], str] = str,
+    max_calls_per_turn: int = MAX_CALLS_PER_TURN,
 ) -> list[Plan]:
     """Load several plans; problems from all of them are reported together."""
     plans: list[Plan] = []
     problems: list[Problem] = []
     for path in paths:
         try:
-            plans.append(load_plan(path, registry, display=display(path)))
+            plans.append(
+                load_plan(
+                    path, registry, display=display(path), max_calls_per_turn=max_calls_per_turn
+                )
+            )
         except PlanError as exc:
             problems.extend(exc.problems)
     if problems:
@@ -52,7 +65,9 @@ def load_plans(
     return plans
 
 
-def plan_from_document(doc: Document, registry: ToolRegistry) -> Plan:
+def plan_from_document(
+    doc: Document, registry: ToolRegistry, *, max_calls_per_turn: int = MAX_CALLS_PER_TURN
+) -> Plan:
     problems: list[Problem] = list(doc.problems)
     data = doc.data
     if not isinstance(data, dict):
@@ -96,6 +111,15 @@ def plan_from_document(doc: Document, registry: ToolRegistry) -> Plan:
     seen_ids: dict[str, Location] = {}
     index = 0
     for t, (prefix, raw_calls) in enumerate(batches):
+        if len(raw_calls) > max_calls_per_turn:
+            over = [*prefix, max_calls_per_turn]
+            problems.append(
+                Problem(
+                    doc.value_location(over),
+                    format_path(over),
+                    turn_limit_message(len(raw_calls), max_calls_per_turn),
+                )
+            )
         calls: list[Call] = []
         for c, raw_call in enumerate(raw_calls):
             path: list[PathPart] = [*prefix, c]
@@ -175,6 +199,14 @@ def _build_call(
             )
         )
         return None
+    if doc.nul_possible:
+        found = [
+            Problem(doc.value_location(p), format_path(p), NUL_MESSAGE)
+            for p in nul_paths(spec.input, (*path, "input"))
+        ]
+        if found:
+            problems.extend(found)
+            return None
     try:
         params = tool.input_model.model_validate(spec.input)
     except ValidationError as exc:

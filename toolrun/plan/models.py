@@ -10,6 +10,18 @@ from pydantic import BaseModel
 
 from toolrun.errors import Location
 
+#: Calls one turn may hold (``toolrun.maxCallsPerTurn``); more is a located problem when the
+#: plan is loaded, so validate, check and exec (also --dry-run) give the same answer.
+MAX_CALLS_PER_TURN = 64
+
+
+def turn_limit_message(calls: int, limit: int) -> str:
+    """The problem of a turn with more than ``limit`` calls (located at the first one over)."""
+    return (
+        f"a turn holds at most {limit} calls (toolrun.maxCallsPerTurn) and this one has {calls}:"
+        " split it into several turns or raise the limit"
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
