@@ -188,6 +188,7 @@ class _Session:
             additional_directories=config.additional_directories,
             hooks=hooks,
             read_veto=engine.read_veto,
+            sandbox=engine.sandbox,
         )
         if self.on_plans is not None:
             self.on_plans(self.plans)

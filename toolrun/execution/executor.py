@@ -37,6 +37,7 @@ from toolrun.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from toolrun.hooks import HookRunner, PostToolResult, PreToolUseResult
+    from toolrun.sandbox.policy import SandboxPolicy
 
 AskAnswer = Literal["yes", "no", "always"]
 AskHandler = Callable[[Call, CallDecision], Awaitable[AskAnswer]]
@@ -111,6 +112,7 @@ class Executor:
         hooks: HookRunner | None = None,
         read_veto: Callable[[Path], str | None] | None = None,
         on_run: RunSink | None = None,
+        sandbox: SandboxPolicy | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.registry = registry
@@ -123,6 +125,7 @@ class Executor:
         self._roots = (self.workspace, *(p.resolve() for p in additional_directories))
         self._env = env
         self._read_veto = read_veto
+        self._sandbox = sandbox
         self.hooks = hooks
         self._on_run = on_run
         self.locks = FileLocks()
@@ -226,7 +229,12 @@ class Executor:
         limit = self.settings.max_calls_per_turn
         admitted, excess = turn.calls[:limit], turn.calls[limit:]
         ctx = ToolContext(
-            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
+            self.workspace,
+            state.cwd,
+            self._env,
+            self.run_id,
+            read_veto=self._read_veto,
+            sandbox=self._sandbox,
         )
         runs = partition(admitted, partial(self._is_safe, ctx=ctx))
         for run in runs:
@@ -512,7 +520,12 @@ class Executor:
         assert tool is not None  # the plan was validated against this registry
         scope = scope if scope is not None else anyio.CancelScope()
         ctx = ToolContext(
-            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
+            self.workspace,
+            state.cwd,
+            self._env,
+            self.run_id,
+            read_veto=self._read_veto,
+            sandbox=self._sandbox,
         )
         queued = queued_at if queued_at is not None else time.time()
         started: float | None = None

@@ -70,6 +70,7 @@ from toolrun.permissions.shellpaths import (
 )
 
 if TYPE_CHECKING:
+    from toolrun.sandbox.policy import SandboxPolicy
     from toolrun.tools.registry import ToolRegistry
 
 #: Where each built-in tool keeps the path it touches (Claude Code field names).
@@ -155,6 +156,11 @@ class PermissionEngine:
         self.rules = RuleSet.build(self._compile(config.rules))
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
         self._vetoes_lock = threading.Lock()
+        self.sandbox: SandboxPolicy | None = None
+        if config.sandbox.enabled:
+            from toolrun.sandbox.policy import SandboxPolicy
+
+            self.sandbox = SandboxPolicy.of(config)
 
     # ------------------------------------------------------------------ compile
 

@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -36,6 +37,9 @@ from pydantic import Field
 
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+
+if TYPE_CHECKING:
+    from toolrun.sandbox.run import Launcher
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -61,6 +65,9 @@ class BashInput(ToolInput):
     )
     description: str | None = Field(
         default=None, description="A few words on what the command does (shown to people)."
+    )
+    dangerouslyDisableSandbox: bool = Field(
+        default=False, description="Run outside the sandbox (when the settings allow it)."
     )
 
 
@@ -91,6 +98,15 @@ class BashTool(BaseTool[BashInput]):
         return bool(check(input.command, cwd, workspace))
 
     async def run(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
+        if ctx.sandbox is not None:
+            from toolrun.sandbox.run import run_bash
+
+            return await run_bash(ctx.sandbox, input, ctx, self._run_shell)
+        return await self._run_shell(input, ctx, None)
+
+    async def _run_shell(
+        self, input: BashInput, ctx: ToolContext, launch: Launcher | None
+    ) -> ToolOutput:
         bash = _find_bash()
         if not ctx.cwd.is_dir():
             raise ToolError(f"working directory {ctx.cwd} does not exist")
@@ -99,7 +115,7 @@ class BashTool(BaseTool[BashInput]):
         if not may_change_directory(input.command, env):
             # No way for it to move the shell: skip the probe, which costs the shell
             # about as much again as a short command does.
-            output, exit_code = await _run(bash, input.command, ctx.cwd, env, timeout_ms)
+            output, exit_code = await _run(bash, input.command, ctx.cwd, env, timeout_ms, launch)
             return ToolOutput(
                 output,
                 is_error=exit_code != 0,
@@ -107,7 +123,9 @@ class BashTool(BaseTool[BashInput]):
             )
         probe = _CwdProbe.create(env)
         try:
-            output, exit_code = await _run(bash, input.command, ctx.cwd, probe.env, timeout_ms)
+            output, exit_code = await _run(
+                bash, input.command, ctx.cwd, probe.env, timeout_ms, launch
+            )
             final_cwd = probe.read() or str(ctx.cwd)
         finally:
             probe.remove()
@@ -223,7 +241,12 @@ class _Output:
 
 
 async def _run(
-    bash: str, command: str, cwd: Path, env: Mapping[str, str], timeout_ms: int
+    bash: str,
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_ms: int,
+    launch: Launcher | None = None,
 ) -> tuple[str, int]:
     """Run the command; return its merged output and exit code (128+N for signal N).
 
@@ -231,23 +254,30 @@ async def _run(
     event loop (the pipe, and a pidfd for its exit): asyncio's subprocess transport
     and child-watcher thread cost more per call than the shell itself.
     """
+    argv: list[str] = [bash, "-c", command]
+    fds: tuple[int, ...] = ()
+    if launch is not None:  # the sandbox: bwrap ... bash -c command
+        argv, env, fds = launch(argv, cwd, env)
     read_end, write_end = os.pipe()
     try:
         # Popen blocks only until the child has exec'd (vfork), as asyncio's would.
         popen = subprocess.Popen(  # noqa: ASYNC220
-            [bash, "-c", command],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=write_end,
             stderr=write_end,
             cwd=cwd,
             env=env,
             start_new_session=True,
+            pass_fds=fds,
         )
     except BaseException:
         os.close(read_end)
         raise
     finally:
         os.close(write_end)
+        for fd in fds:
+            os.close(fd)
     os.set_blocking(read_end, False)
     child = _Child(popen)
     output = _Output()

@@ -1,0 +1,244 @@
+"""What a sandboxed call may write, what it may not read, and the placeholders that guard it.
+
+Every path is bound at its real location (symlinks resolved), because that is
+where a write through any spelling of it lands. A path whose resolution passes
+through a symlink that sits in a writable place is not trusted: a command in an
+earlier call may have planted it (``ws/out -> /etc``), so it is left out.
+
+Protected entries at the top of every writable root (``.git/hooks``,
+``.git/config``, ``.claude``, ``toolrun.yaml``, shell rc files: the names in
+:data:`toolrun.permissions.paths.PROTECTED_DIRS` and ``PROTECTED_FILES``) are
+bound read-only over the writable root. Their writable parents (``.git``) are
+bound onto themselves, so that they become mount points the command cannot
+rename to put a fresh ``.git/hooks`` in their place. The configuration files a
+later run would load (and whose hooks run unsandboxed) are created empty and
+read-only for the call when missing, and removed again after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import stat
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from toolrun.permissions.paths import PROTECTED_DIRS, PROTECTED_FILES
+
+#: Missing entries made for the duration of a call (directories end in "/").
+PLACEHOLDERS = (".git/", ".claude/", "toolrun.yaml", "toolrun.yml", ".mcp.json")
+#: Inside an existing ``.git`` directory.
+GIT_PROTECTED = ("hooks/", "config")
+_MAX_LINKS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class MountPlan:
+    """The binds of one call, in the order bwrap applies them (later ones win)."""
+
+    writable: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()  # writable directories bound onto themselves
+    read_only: tuple[str, ...] = ()
+    unreadable_dirs: tuple[str, ...] = ()
+    unreadable_files: tuple[str, ...] = ()
+    placeholders: tuple[str, ...] = ()  # created for this call (dirs end in "/")
+    skipped: tuple[str, ...] = field(default=(), compare=False)  # paths left out, and why
+
+
+def is_within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def trusted_realpath(path: str, writable: Sequence[str]) -> str | None:
+    """``path`` with symlinks resolved, or None when a symlink on the way sits in ``writable``.
+
+    A missing tail is kept as written (its parent is what must be trusted).
+    """
+    parts = [p for p in path.split("/") if p]
+    resolved = "/"
+    links = 0
+    while parts:
+        name = parts.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            resolved = posixpath.dirname(resolved)
+            continue
+        candidate = posixpath.join(resolved, name)
+        try:
+            st = os.lstat(candidate)
+        except OSError:
+            return posixpath.join(candidate, *parts) if parts else candidate
+        if stat.S_ISLNK(st.st_mode):
+            if any(is_within(candidate, root) for root in writable):
+                return None
+            links += 1
+            if links > _MAX_LINKS:
+                return None
+            target = os.readlink(candidate)
+            parts = [p for p in target.split("/") if p] + parts
+            if target.startswith("/"):
+                resolved = "/"
+            continue
+        resolved = candidate
+    return resolved
+
+
+def plan_mounts(
+    *,
+    roots: Sequence[str],
+    allow_write: Sequence[str] = (),
+    deny_write: Sequence[str] = (),
+    deny_read: Sequence[str] = (),
+    extra_writable: Sequence[str] = (),
+) -> MountPlan:
+    """The binds for writable ``roots`` (workspace, additional directories) and the settings.
+
+    ``extra_writable`` (the private temporary folder) is writable but not guarded.
+    """
+    skipped: list[str] = []
+    bases = [os.path.realpath(r) for r in roots]
+    declared = [*bases, *(os.path.normpath(p) for p in allow_write), *extra_writable]
+    writable: list[str] = list(dict.fromkeys(bases))
+    for path in allow_write:
+        others = [d for d in declared if d != os.path.normpath(path)]
+        real = trusted_realpath(path, others)
+        if real is None:
+            skipped.append(f"{path}: resolves through a symlink in a writable place")
+        elif not os.path.isdir(real) and not os.path.isfile(real):
+            skipped.append(f"{path}: does not exist")
+        elif real not in writable:
+            writable.append(real)
+    guarded = list(writable)
+    writable.extend(p for p in extra_writable if p not in writable)
+
+    pinned: list[str] = []
+    read_only: list[str] = []
+    placeholders: list[str] = []
+    for root in guarded:
+        _guard(root, writable, pinned, read_only, placeholders)
+    for path in deny_write:
+        real = trusted_realpath(path, writable)
+        if real is not None and os.path.lexists(real) and _under_any(real, writable):
+            read_only.append(real)
+    unreadable_dirs: list[str] = []
+    unreadable_files: list[str] = []
+    for path in deny_read:
+        real = trusted_realpath(path, writable)
+        if real is None:
+            # Fail closed: the spelling we were given is what a command would read.
+            real = os.path.normpath(path)
+        if os.path.isdir(real):
+            unreadable_dirs.append(real)
+        elif os.path.exists(real):
+            unreadable_files.append(real)
+    return MountPlan(
+        writable=tuple(writable),
+        pinned=tuple(dict.fromkeys(pinned)),
+        read_only=tuple(dict.fromkeys(read_only)),
+        unreadable_dirs=tuple(dict.fromkeys(unreadable_dirs)),
+        unreadable_files=tuple(dict.fromkeys(unreadable_files)),
+        placeholders=tuple(dict.fromkeys(placeholders)),
+        skipped=tuple(skipped),
+    )
+
+
+def _under_any(path: str, roots: Iterable[str]) -> bool:
+    return any(is_within(path, r) for r in roots)
+
+
+def _guard(
+    root: str,
+    writable: Sequence[str],
+    pinned: list[str],
+    read_only: list[str],
+    placeholders: list[str],
+) -> None:
+    try:
+        names = {entry.name for entry in os.scandir(root)}
+    except OSError:
+        return
+    for name in sorted(names & (PROTECTED_DIRS | PROTECTED_FILES) - {".git"}):
+        real = trusted_realpath(posixpath.join(root, name), writable)
+        if real is not None and os.path.lexists(real) and _under_any(real, writable):
+            read_only.append(real)
+    for entry in PLACEHOLDERS:
+        name = entry.rstrip("/")
+        if name not in names:
+            placeholders.append(posixpath.join(root, entry))
+            read_only.append(posixpath.join(root, name))
+    git = posixpath.join(root, ".git")
+    if ".git" not in names:
+        return
+    if os.path.islink(git) or not os.path.isdir(git):
+        read_only.append(git)  # a gitfile names the real repository: keep it pointing there
+        return
+    pinned.append(git)
+    for entry in GIT_PROTECTED:
+        path = posixpath.join(git, entry.rstrip("/"))
+        if not os.path.lexists(path):
+            placeholders.append(posixpath.join(git, entry))
+            read_only.append(path)
+            continue
+        real = trusted_realpath(path, writable)
+        if real is not None and _under_any(real, writable):
+            read_only.append(real)
+
+
+# ------------------------------------------------------------------ placeholders
+
+
+class _Placeholders:
+    """Reference-counted empty entries, shared by the calls that run at the same time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    @contextlib.contextmanager
+    def held(self, entries: Sequence[str]) -> Iterator[None]:
+        taken: list[str] = []
+        try:
+            with self._lock:
+                for entry in entries:
+                    count = self._counts.get(entry, 0)
+                    if count == 0 and not _create(entry):
+                        continue
+                    self._counts[entry] = count + 1
+                    taken.append(entry)
+            yield
+        finally:
+            with self._lock:
+                for entry in taken:
+                    self._counts[entry] -= 1
+                    if self._counts[entry] == 0:
+                        del self._counts[entry]
+                        _remove(entry)
+
+
+def _create(entry: str) -> bool:
+    path = entry.rstrip("/")
+    try:
+        if entry.endswith("/"):
+            os.mkdir(path, 0o555)
+        else:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o444))
+    except OSError:
+        return False
+    return True
+
+
+def _remove(entry: str) -> None:
+    path = entry.rstrip("/")
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if entry.endswith("/") and stat.S_ISDIR(st.st_mode):
+            os.rmdir(path)  # only if still empty
+        elif stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(path)
+
+
+placeholders = _Placeholders()
+

@@ -1,0 +1,132 @@
+"""Whether a Bash call runs sandboxed, from the merged ``sandbox`` settings.
+
+A call leaves the sandbox only when ``dangerouslyDisableSandbox`` is set or every
+sub-command of a fully analysable command matches an ``excludedCommands``
+pattern (allow-rule semantics: what cannot be analysed stays in the sandbox).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from toolrun.config.models import Config, PermissionRule, SettingSource, SourceKind
+from toolrun.config.sandbox import SandboxSettings
+from toolrun.sandbox.availability import OPT_OUT_HINT, Availability, probe
+
+PlacementKind = Literal["sandboxed", "excluded", "disabled", "unavailable", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a Bash call runs. ``sandboxed`` is the only kind that is under bubblewrap."""
+
+    kind: PlacementKind
+    reason: str
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.kind == "sandboxed"
+
+    @property
+    def leaves_on_request(self) -> bool:
+        """The call asks to run outside (excludedCommands, dangerouslyDisableSandbox)."""
+        return self.kind in ("excluded", "disabled")
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    settings: SandboxSettings
+    workspace: Path
+    additional_directories: tuple[Path, ...]
+    #: WebFetch(domain:...) deny rules: (pattern, source); they win over allowedDomains.
+    denied_domains: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, config: Config) -> SandboxPolicy:
+        denied: list[tuple[str, str]] = []
+        for rule in config.rules_for("deny"):
+            text = rule.text.strip()
+            if text.startswith("WebFetch(domain:") and text.endswith(")"):
+                denied.append((text[len("WebFetch(domain:") : -1], str(rule.source)))
+        return cls(
+            config.sandbox,
+            config.workspace,
+            tuple(config.additional_directories),
+            tuple(denied),
+        )
+
+    def availability(self) -> Availability:
+        return probe(self.settings.bwrap_path)
+
+    def placement(self, input: Mapping[str, Any]) -> Placement:
+        """Where this Bash input would run (the sandbox must be enabled)."""
+        if input.get("dangerouslyDisableSandbox") is True:
+            kind: PlacementKind = "disabled"
+            reason = "dangerouslyDisableSandbox is set"
+        else:
+            command = input.get("command")
+            matched = self.excluded(command) if isinstance(command, str) else None
+            if matched is None:
+                return self._available()
+            kind, reason = "excluded", f"sandbox.excludedCommands matches ({matched})"
+        if not self.settings.allow_unsandboxed:
+            # Never runs outside: the decision denies it, and if it ran it would be sandboxed.
+            return Placement(kind, f"{reason}, but sandbox.allowUnsandboxedCommands is false")
+        return Placement(kind, f"runs unsandboxed: {reason}")
+
+    def _available(self) -> Placement:
+        found = self.availability()
+        if found.ok:
+            return Placement("sandboxed", "runs sandboxed (bubblewrap)")
+        if self.settings.fail_if_unavailable:
+            return Placement(
+                "error",
+                f"cannot run sandboxed (sandbox.failIfUnavailable is true): {found.reason}; "
+                f"{OPT_OUT_HINT}",
+            )
+        return Placement(
+            "unavailable", f"runs unsandboxed, with a warning: {found.reason}"
+        )
+
+    def excluded(self, command: str) -> str | None:
+        """The excludedCommands patterns that cover every sub-command, or None."""
+        patterns = self.settings.excluded_commands
+        if not patterns:
+            return None
+        return _excluded(patterns, command)
+
+
+@functools.lru_cache(maxsize=1024)
+def _excluded(patterns: tuple[str, ...], command: str) -> str | None:
+    from toolrun.permissions.bash import analyse
+    from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+    from toolrun.permissions.rules import Subject, compile_rule, match
+
+    analysis = analyse(command)
+    if analysis.problems or not analysis.commands:
+        return None
+    source = SettingSource(SourceKind.TOOLRUN, None, 0, Path("/"), flag="sandbox.excludedCommands")
+    rules = []
+    for index, pattern in enumerate(patterns):
+        text = f"Bash({pattern})"
+        try:
+            parsed = parse_rule(text, behavior="allow")
+            rules.append(compile_rule(index, PermissionRule("allow", text, source), parsed,
+                                      workspace=(), home=()))
+        except (RuleSyntaxError, ValueError):
+            continue
+    used: list[str] = []
+    for cmd in analysis.commands:
+        if not cmd.analysable:
+            return None
+        subject = Subject("command", "Bash", cmd.text, "execute", command=cmd)
+        hit = next((r for r in rules if match(r, subject).matched), None)
+        if hit is None:
+            return None
+        used.append(patterns[hit.index])
+    return ", ".join(dict.fromkeys(used))
+
