@@ -114,6 +114,9 @@ def _decided_by(verdict: Verdict) -> DecidedBy:
     rule = verdict.rule
     if rule is not None and verdict.kind == "rule":
         return DecidedBy("rule", rule.text, rule.source)
+    if verdict.kind == "sandbox":
+        key = "autoAllowBashIfSandboxed" if verdict.decision == "allow" else "allowUnsandboxedCommands"
+        return DecidedBy("sandbox", f"sandbox.{key}")
     return DecidedBy(verdict.kind)
 
 
@@ -357,14 +360,19 @@ class _Call:
     # ------------------------------------------------------------------ subjects
 
     def decision(self, mode_source: str) -> Decision:
+        sandbox: str | None = None
         if self.tool == "Bash":
             subcommands, problems, overall = self._bash()
             targets: tuple[TargetVerdict, ...] = ()
+            if self.engine.sandbox is not None:
+                overall, sandbox = self._sandboxed(overall)
         else:
             subcommands, problems = (), ()
             targets, overall = self._tool()
         decided_by = _decided_by(overall)
         reason = self._summary(overall, subcommands)
+        if sandbox is not None and overall.kind != "sandbox":
+            reason += f" [sandbox: {sandbox}]"
         subjects = tuple(self.subjects)
         rules = self.engine.rules.rules
         return Decision(
@@ -381,8 +389,40 @@ class _Call:
             targets=targets,
             boundary=tuple(self.boundary),
             problems=problems,
+            sandbox=sandbox,
             trace=lambda: _trace(rules, subjects),
         )
+
+    def _sandboxed(self, overall: Verdict) -> tuple[Verdict, str]:
+        """``autoAllowBashIfSandboxed`` and ``allowUnsandboxedCommands`` (Claude Code's sandbox).
+
+        A sandboxed call that would ask (or that dontAsk turned into deny) is allowed, unless
+        an explicit ask or deny rule, a protected or critical path, a part that cannot be
+        analysed or plan mode decided it. A call that would leave the sandbox is denied when
+        ``allowUnsandboxedCommands`` is false.
+        """
+        policy = self.engine.sandbox
+        assert policy is not None
+        placement = policy.placement(self.input)
+        if placement.leaves_on_request and not policy.settings.allow_unsandboxed:
+            return Verdict("deny", "sandbox", None, placement.reason), placement.reason
+        if (
+            overall.decision == "allow"
+            or not placement.sandboxed
+            or not policy.settings.auto_allow_bash
+            or self.mode == "plan"
+        ):
+            return overall, placement.reason
+        for _, verdict in self.subjects:
+            if verdict.decision == "allow":
+                continue
+            if verdict.step in ("deny_rule", "ask_rule", "protected", "unanalysable"):
+                return overall, placement.reason
+        reason = (
+            f"the call runs sandboxed (bubblewrap) and sandbox.autoAllowBashIfSandboxed is on; "
+            f"without the sandbox: {overall.reason}"
+        )
+        return Verdict("allow", "sandbox", None, reason), placement.reason
 
     def _summary(self, overall: Verdict, subcommands: Sequence[SubcommandVerdict]) -> str:
         word = {"allow": "allowed", "ask": "needs approval", "deny": "denied"}[overall.decision]

@@ -41,7 +41,8 @@ async def run_bash(policy: SandboxPolicy, input: Any, ctx: ToolContext, execute:
     if placement.kind == "error":
         raise ToolError(placement.reason)
     if placement.kind == "unavailable":
-        return _noted(await execute(input, ctx, None), placement, warning=placement.reason)
+        warning = f"running unsandboxed: {policy.availability().reason}"
+        return _noted(await execute(input, ctx, None), placement, warning=warning)
     found = policy.availability()
     if not found.ok or found.bwrap is None:
         # Asked to leave but not allowed to, and no sandbox here either: fail closed.
