@@ -160,6 +160,8 @@ def _guard(
         names = {entry.name for entry in os.scandir(root)}
     except OSError:
         return
+    # Another running call's placeholders are missing entries for this call too.
+    names -= {posixpath.basename(p.rstrip("/")) for p in held_placeholders.current(root)}
     for name in sorted(names & (PROTECTED_DIRS | PROTECTED_FILES) - {".git"}):
         real = trusted_realpath(posixpath.join(root, name), writable)
         if real is not None and os.path.lexists(real) and _under_any(real, writable):
@@ -176,9 +178,10 @@ def _guard(
         read_only.append(git)  # a gitfile names the real repository: keep it pointing there
         return
     pinned.append(git)
+    ours = held_placeholders.current(git)
     for entry in GIT_PROTECTED:
         path = posixpath.join(git, entry.rstrip("/"))
-        if not os.path.lexists(path):
+        if not os.path.lexists(path) or posixpath.join(git, entry) in ours:
             placeholders.append(posixpath.join(git, entry))
             read_only.append(path)
             continue
@@ -196,6 +199,11 @@ class _Placeholders:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
+
+    def current(self, folder: str) -> set[str]:
+        """The placeholders that exist right now directly in ``folder``."""
+        with self._lock:
+            return {e for e in self._counts if posixpath.dirname(e.rstrip("/")) == folder}
 
     @contextlib.contextmanager
     def held(self, entries: Sequence[str]) -> Iterator[None]:
@@ -240,5 +248,5 @@ def _remove(entry: str) -> None:
             os.unlink(path)
 
 
-placeholders = _Placeholders()
+held_placeholders = _Placeholders()
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from toolrun.errors import ToolError
 from toolrun.sandbox.bridge import bridge_command, proxy_env
 from toolrun.sandbox.bwrap import bwrap_argv, folders, seccomp_program_fd
-from toolrun.sandbox.mounts import MountPlan, placeholders, plan_mounts
+from toolrun.sandbox.mounts import MountPlan, held_placeholders, plan_mounts
 from toolrun.sandbox.policy import Placement, SandboxPolicy
 from toolrun.sandbox.proxy import DomainPolicy, DomainProxy
 from toolrun.sandbox.seccomp import unix_socket_filter
@@ -61,7 +61,7 @@ async def run_bash(policy: SandboxPolicy, input: Any, ctx: ToolContext, execute:
         proxy = DomainProxy(path, DomainPolicy.of(settings.allowed_domains, policy.denied_domains))
     launcher = _launcher(policy, found.bwrap, plan, proxy)
     try:
-        with placeholders.held(plan.placeholders):
+        with held_placeholders.held(plan.placeholders):
             output = await execute(input, ctx, launcher)
     finally:
         if proxy is not None:
