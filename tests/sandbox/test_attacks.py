@@ -124,7 +124,7 @@ class _Hello(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[int]:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield httpd.server_address[1]
     httpd.shutdown()
