@@ -1,0 +1,69 @@
+"""The mount plan: real paths, planted symlinks refused, placeholders that come and go."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.sandbox.conftest import SANDBOX_ON, bash, exec_plan, needs_bwrap, write
+from toolrun.sandbox.mounts import held_placeholders, plan_mounts, trusted_realpath
+
+
+def test_a_symlink_in_a_writable_place_is_not_trusted(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "out").symlink_to("/etc")
+    assert trusted_realpath(f"{ws}/out/x", [str(ws)]) is None
+    assert trusted_realpath(f"{ws}/out/x", []) == "/etc/x"
+    assert trusted_realpath(f"{ws}/missing/y", [str(ws)]) == f"{ws}/missing/y"
+
+
+def test_allow_write_through_a_planted_symlink_is_left_out(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "out").symlink_to("/etc")
+    plan = plan_mounts(roots=[str(ws)], allow_write=[f"{ws}/out", "/nonexistent"])
+    assert "/etc" not in plan.writable
+    assert plan.writable == (str(ws),)
+    assert len(plan.skipped) == 2
+
+
+def test_protected_entries_are_read_only_and_their_git_folder_pinned(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    write(ws / ".git" / "config", "")
+    write(ws / ".envrc", "")
+    write(ws / ".claude" / "settings.json", "{}")
+    plan = plan_mounts(roots=[str(ws)])
+    assert plan.pinned == (f"{ws}/.git",)
+    for name in (".git/hooks", ".git/config", ".envrc", ".claude"):
+        assert f"{ws}/{name}" in plan.read_only
+    # Missing configuration files a later run would load: made for the call, read-only.
+    assert plan.placeholders == (f"{ws}/toolrun.yaml", f"{ws}/toolrun.yml", f"{ws}/.mcp.json")
+
+
+def test_placeholders_are_shared_and_removed_after_the_last_call(tmp_path: Path) -> None:
+    entries = [f"{tmp_path}/.claude/", f"{tmp_path}/toolrun.yaml"]
+    with held_placeholders.held(entries):
+        with held_placeholders.held(entries):
+            assert (tmp_path / ".claude").is_dir() and (tmp_path / "toolrun.yaml").is_file()
+        assert (tmp_path / ".claude").is_dir()
+        # A running call's placeholder is still a missing entry for the next call's plan.
+        plan = plan_mounts(roots=[str(tmp_path)])
+        assert f"{tmp_path}/.claude/" in plan.placeholders
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_a_users_own_empty_entries_are_never_removed(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    with held_placeholders.held([f"{tmp_path}/.claude/"]):
+        pass
+    assert (tmp_path / ".claude").is_dir()
+
+
+@needs_bwrap
+def test_concurrent_sandboxed_calls_share_placeholders(ws: Path) -> None:
+    calls = [bash(f"ls -a > /dev/null; echo {i}") for i in range(8)]
+    results, _ = exec_plan(ws, SANDBOX_ON, calls)
+    assert [r["status"] for r in results] == ["ok"] * 8
+    assert sorted(os.listdir(ws)) == [".toolrun", "toolrun.yaml"]
