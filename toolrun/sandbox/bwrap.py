@@ -21,12 +21,12 @@ from pathlib import Path
 
 from toolrun.sandbox.mounts import MountPlan
 
+# No UTS or cgroup namespace: without capabilities a command can change neither, and
+# each namespace costs the call time.
 NAMESPACES = (
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-net",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
     "--die-with-parent",
     "--cap-drop",
     "ALL",
