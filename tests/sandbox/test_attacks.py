@@ -272,3 +272,47 @@ def test_hidden_credentials_and_unreadable_paths(ws: Path, tmp_path: Path) -> No
     assert "secret" not in outputs.replace("secrets", "")
     assert "s3cr3t" not in outputs
     assert "token=unset" in outputs
+
+
+def test_the_kernel_settings_and_the_first_process_are_out_of_reach(ws: Path) -> None:
+    calls = [
+        # core_pattern would run a program as root on the host at the next crash.
+        bash("v=$(cat /proc/sys/kernel/core_pattern); echo \"$v\" > /proc/sys/kernel/core_pattern"),
+        bash("echo 1 > /proc/sys/kernel/sysrq"),
+        bash("echo change > /sys/kernel/uevent_helper"),
+        # PID 1 is the command itself, with the filter: nothing unfiltered to take over.
+        bash("cat /proc/1/status | grep -E '^(Name|Seccomp):'"),
+        bash("python3 -c \"import ctypes; print(ctypes.CDLL(None).syscall(425, 1, 0))\""),
+    ]
+    results, _ = exec_plan(ws, SANDBOX_ON, calls)
+    all_answered(results, len(calls))
+    assert [r["status"] for r in results[:3]] == ["error"] * 3
+    assert "Read-only file system" in str(results[0]["output"])
+    assert "Name:\tbash" in str(results[3]["output"]) or "Name:\tcat" in str(results[3]["output"])
+    assert "Seccomp:\t2" in str(results[3]["output"])
+    assert str(results[4]["output"]).strip() == "-1"  # io_uring_setup refused
+
+
+def test_the_network_bridge_cannot_be_taken_over(ws: Path, tmp_path: Path) -> None:
+    path = str(tmp_path / "host.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    listener.settimeout(0.5)
+    config = SANDBOX_ON + "  network:\n    allowedDomains: [localhost]\n"
+    try:
+        calls = [
+            # The forwarder is the one process without the filter: its memory is closed.
+            bash("for p in /proc/[0-9]*; do [ $p = /proc/$$ ] && continue; "
+                 "exec 3<>$p/mem 2>/dev/null && echo opened $p; done; echo scanned"),
+            bash(f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+                 f"s.connect('{path}')\""),
+        ]
+        results, _ = exec_plan(ws, config, calls)
+        all_answered(results, len(calls))
+        assert "opened" not in str(results[0]["output"])
+        assert results[1]["status"] == "error"
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    finally:
+        listener.close()

@@ -15,13 +15,18 @@ from collections.abc import Sequence
 PORT = 3128
 
 BRIDGE = r"""
-import os, socket, sys, threading
+import ctypes, os, socket, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
 path, port, program = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3])
 command = sys.argv[5:]
 listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", port))
 listener.listen(64)
+# Not dumpable, before the fork: the forwarder (the one process without the filter)
+# must never be open to the command's ptrace or /proc/PID/mem. exec makes the
+# command dumpable again.
+libc.prctl(4, 0, 0, 0, 0)
 if os.fork() == 0:
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
@@ -55,10 +60,8 @@ if os.fork() == 0:
 listener.close()
 if not program:
     os.execvp(command[0], command)
-import ctypes
 class Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-libc = ctypes.CDLL(None, use_errno=True)
 if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(
     22, 2, ctypes.byref(Program(len(program) // 8, program)), 0, 0
 ) != 0:

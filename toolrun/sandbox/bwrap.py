@@ -3,8 +3,8 @@
 The whole filesystem is visible read-only; the writable roots are bound over
 it, then the protections, then the unreadable paths (an empty directory or an
 empty file with mode 000: the command runs without capabilities, so not even
-root reads them). The call gets its own PID namespace, so every process it
-started ends with it, however it detached; no network namespace access at all
+root reads them). The call gets its own PID namespace, whose first process is the command: every
+process it started ends with it, however it detached; no network namespace access at all
 (a loopback device only); and no capabilities.
 """
 
@@ -28,6 +28,9 @@ NAMESPACES = (
     "--unshare-ipc",
     "--unshare-net",
     "--die-with-parent",
+    # The command is PID 1 itself: bwrap's own init would be a process without the
+    # seccomp filter whose memory the command could write through /proc/1/mem.
+    "--as-pid-1",
     "--cap-drop",
     "ALL",
 )
@@ -69,7 +72,9 @@ def bwrap_argv(
 ) -> list[str]:
     """``bwrap ... -- command``: ``bind_files`` are writable single files (the cwd probe)."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--tmpfs", "/dev/shm", *NAMESPACES]
+    # A fresh proc leaves the sysctls writable to uid 0 (core_pattern runs a program
+    # as root on the host): they are read-only like the rest.
+    argv += ["--ro-bind", "/proc/sys", "/proc/sys", "--tmpfs", "/dev/shm", *NAMESPACES]
     for path in plan.writable:
         argv += ["--bind", path, path]
     for path in plan.pinned:

@@ -21,10 +21,11 @@ _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
 _RET_K = 0x06
-#: machine → (audit arch, socket, ptrace, process_vm_writev)
-_ARCHES: dict[str, tuple[int, int, int, int]] = {
-    "x86_64": (0xC000003E, 41, 101, 311),
-    "aarch64": (0xC00000B7, 198, 117, 271),
+#: machine → (audit arch, socket, then the syscalls refused whole: ptrace,
+#: process_vm_writev, io_uring_setup (io_uring makes sockets without socket()))
+_ARCHES: dict[str, tuple[int, int, tuple[int, ...]]] = {
+    "x86_64": (0xC000003E, 41, (101, 311, 425)),
+    "aarch64": (0xC00000B7, 198, (117, 271, 425)),
 }
 
 
@@ -37,20 +38,25 @@ def unix_socket_filter(machine: str | None = None) -> bytes | None:
     numbers = _ARCHES.get(machine or platform.machine())
     if numbers is None:
         return None
-    arch, socket_nr, ptrace_nr, vm_write_nr = numbers
+    arch, socket_nr, refused = numbers
     deny = _RET_ERRNO | errno.EPERM
+    # Jump offsets count from the next instruction. Layout: 0-4 header, one test per
+    # refused syscall, ALLOW, the socket-domain check (2), DENY, ALLOW.
+    n = len(refused)
+    allow_at = 5 + n
+    check_at = allow_at + 1
+    deny_at = check_at + 2
     program = [
-        _insn(_LD_W_ABS, 0, 0, 4),  # 0: arch
-        _insn(_JEQ_K, 0, 8, arch),  # 1: another arch → deny (10)
-        _insn(_LD_W_ABS, 0, 0, 0),  # 2: syscall number
-        _insn(_JGE_K, 6, 0, 0x40000000),  # 3: x32 → deny (10)
-        _insn(_JEQ_K, 3, 0, socket_nr),  # 4: socket → 8
-        _insn(_JEQ_K, 4, 0, ptrace_nr),  # 5: → deny (10)
-        _insn(_JEQ_K, 3, 0, vm_write_nr),  # 6: → deny (10)
-        _insn(_RET_K, 0, 0, _RET_ALLOW),  # 7
-        _insn(_LD_W_ABS, 0, 0, 16),  # 8: socket's domain (low word of args[0])
-        _insn(_JEQ_K, 0, 1, AF_UNIX),  # 9: AF_UNIX → deny, else allow (11)
-        _insn(_RET_K, 0, 0, deny),  # 10
-        _insn(_RET_K, 0, 0, _RET_ALLOW),  # 11
+        _insn(_LD_W_ABS, 0, 0, 4),  # arch
+        _insn(_JEQ_K, 0, deny_at - 2, arch),  # another arch: deny
+        _insn(_LD_W_ABS, 0, 0, 0),  # syscall number
+        _insn(_JGE_K, deny_at - 4, 0, 0x40000000),  # x32: deny
+        _insn(_JEQ_K, check_at - 5, 0, socket_nr),  # socket: check its domain
+        *(_insn(_JEQ_K, deny_at - (6 + i), 0, nr) for i, nr in enumerate(refused)),
+        _insn(_RET_K, 0, 0, _RET_ALLOW),
+        _insn(_LD_W_ABS, 0, 0, 16),  # socket's domain (low word of args[0])
+        _insn(_JEQ_K, 0, 1, AF_UNIX),  # AF_UNIX: deny, else allow
+        _insn(_RET_K, 0, 0, deny),
+        _insn(_RET_K, 0, 0, _RET_ALLOW),
     ]
     return b"".join(program)
