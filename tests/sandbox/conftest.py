@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -107,3 +110,37 @@ def no_leftovers() -> Iterator[Callable[[str], list[int]]]:
 
 
 SANDBOX_ON = "permissions:\n  defaultMode: bypassPermissions\nsandbox:\n  enabled: true\n"
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = f"hello from the test server path={self.path} host={self.headers['Host']}\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[int]:
+    """A local HTTP server on 127.0.0.1 (never the internet); its port."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def host_socket(tmp_path: Path) -> Iterator[tuple[str, socket.socket]]:
+    """A Unix socket listening outside the sandbox (accept() times out if nobody came)."""
+    path = str(tmp_path / "host.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    listener.settimeout(0.5)
+    yield path, listener
+    listener.close()

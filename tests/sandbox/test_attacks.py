@@ -8,11 +8,9 @@ every call must still get its result.
 
 from __future__ import annotations
 
-import http.server
 import os
 import socket
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -109,26 +107,6 @@ def test_a_daemon_left_with_setsid_is_gone_after_the_call(
     assert no_leftovers("991.1") == []
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"hello from the test server\n"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def server() -> Iterator[int]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
 
 
 def test_connections_reach_only_allowed_domains(ws: Path, server: int) -> None:
@@ -183,25 +161,20 @@ def test_without_allowed_domains_there_is_no_network(ws: Path, server: int) -> N
     assert "connection blocked by the sandbox: evil.test (no network" in str(results[2]["output"])
 
 
-def test_unix_sockets_outside_cannot_be_reached(ws: Path, tmp_path: Path) -> None:
-    path = str(tmp_path / "host.sock")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(1)
-    listener.settimeout(0.5)
-    try:
-        calls = [
-            bash(f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); "
-                 f"s.connect('{path}'); s.send(b'x')\""),
-            bash(f"socat - UNIX-CONNECT:{path} </dev/null || nc -U {path} </dev/null"),
-        ]
-        results, _ = exec_plan(ws, SANDBOX_ON, calls)
-        all_answered(results, len(calls))
-        assert all(r["status"] == "error" for r in results)
-        with pytest.raises(TimeoutError):
-            listener.accept()
-    finally:
-        listener.close()
+def test_unix_sockets_outside_cannot_be_reached(
+    ws: Path, host_socket: tuple[str, socket.socket]
+) -> None:
+    path, listener = host_socket
+    calls = [
+        bash(f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+             f"s.connect('{path}'); s.send(b'x')\""),
+        bash(f"socat - UNIX-CONNECT:{path} </dev/null || nc -U {path} </dev/null"),
+    ]
+    results, _ = exec_plan(ws, SANDBOX_ON, calls)
+    all_answered(results, len(calls))
+    assert all(r["status"] == "error" for r in results)
+    with pytest.raises(TimeoutError):
+        listener.accept()
 
 
 def test_protected_paths_stay_as_they_were(ws: Path) -> None:
@@ -293,26 +266,21 @@ def test_the_kernel_settings_and_the_first_process_are_out_of_reach(ws: Path) ->
     assert str(results[4]["output"]).strip() == "-1"  # io_uring_setup refused
 
 
-def test_the_network_bridge_cannot_be_taken_over(ws: Path, tmp_path: Path) -> None:
-    path = str(tmp_path / "host.sock")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(1)
-    listener.settimeout(0.5)
+def test_the_network_bridge_cannot_be_taken_over(
+    ws: Path, host_socket: tuple[str, socket.socket]
+) -> None:
+    path, listener = host_socket
     config = SANDBOX_ON + "  network:\n    allowedDomains: [localhost]\n"
-    try:
-        calls = [
-            # The forwarder is the one process without the filter: its memory is closed.
-            bash("for p in /proc/[0-9]*; do [ $p = /proc/$$ ] && continue; "
-                 "exec 3<>$p/mem 2>/dev/null && echo opened $p; done; echo scanned"),
-            bash(f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); "
-                 f"s.connect('{path}')\""),
-        ]
-        results, _ = exec_plan(ws, config, calls)
-        all_answered(results, len(calls))
-        assert "opened" not in str(results[0]["output"])
-        assert results[1]["status"] == "error"
-        with pytest.raises(TimeoutError):
-            listener.accept()
-    finally:
-        listener.close()
+    calls = [
+        # The forwarder is the one process without the filter: its memory is closed.
+        bash("for p in /proc/[0-9]*; do [ $p = /proc/$$ ] && continue; "
+             "exec 3<>$p/mem 2>/dev/null && echo opened $p; done; echo scanned"),
+        bash(f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+             f"s.connect('{path}')\""),
+    ]
+    results, _ = exec_plan(ws, config, calls)
+    all_answered(results, len(calls))
+    assert "opened" not in str(results[0]["output"])
+    assert results[1]["status"] == "error"
+    with pytest.raises(TimeoutError):
+        listener.accept()

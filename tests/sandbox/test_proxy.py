@@ -2,36 +2,13 @@
 
 from __future__ import annotations
 
-import http.server
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from toolrun.sandbox.proxy import DomainPolicy, DomainProxy
-
-
-class _Echo(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = f"path={self.path} host={self.headers['Host']}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def port() -> Iterator[int]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
-    yield httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
 
 
 def local(host: str, port: int) -> socket.socket:
@@ -63,17 +40,18 @@ def ask(proxy: DomainProxy, request: bytes, *, whole: bool = True) -> bytes:
         return data
 
 
-def test_plain_http_to_an_allowed_host_is_forwarded(proxy: DomainProxy, port: int) -> None:
-    answer = ask(proxy, f"GET http://api.test:{port}/x?y=1 HTTP/1.1\r\nHost: api.test\r\n\r\n".encode())
+def test_plain_http_to_an_allowed_host_is_forwarded(proxy: DomainProxy, server: int) -> None:
+    request = f"GET http://api.test:{server}/x?y=1 HTTP/1.1\r\nHost: api.test\r\n\r\n"
+    answer = ask(proxy, request.encode())
     assert answer.startswith(b"HTTP/1.0 200")
     assert b"path=/x?y=1 host=api.test" in answer
 
 
-def test_connect_opens_a_tunnel(proxy: DomainProxy, port: int) -> None:
+def test_connect_opens_a_tunnel(proxy: DomainProxy, server: int) -> None:
     with socket.socket(socket.AF_UNIX) as client:
         client.settimeout(5)
         client.connect(proxy.path)
-        client.sendall(f"CONNECT a.b.cdn.test:{port} HTTP/1.1\r\n\r\n".encode())
+        client.sendall(f"CONNECT a.b.cdn.test:{server} HTTP/1.1\r\n\r\n".encode())
         assert client.recv(4096).startswith(b"HTTP/1.1 200")
         client.sendall(b"GET /tunnel HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
         data = b""
@@ -95,9 +73,9 @@ def test_connect_opens_a_tunnel(proxy: DomainProxy, port: int) -> None:
     ],
 )
 def test_only_the_listed_domains_deny_rules_winning(
-    proxy: DomainProxy, port: int, host: str, why: str | None
+    proxy: DomainProxy, server: int, host: str, why: str | None
 ) -> None:
-    answer = ask(proxy, f"CONNECT {host}:{port} HTTP/1.1\r\n\r\n".encode(), whole=False)
+    answer = ask(proxy, f"CONNECT {host}:{server} HTTP/1.1\r\n\r\n".encode(), whole=False)
     if why is None:
         assert answer.startswith(b"HTTP/1.1 200")
         assert proxy.blocked == []

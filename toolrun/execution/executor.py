@@ -228,14 +228,7 @@ class Executor:
     async def _run_turn(self, state: _PlanState, turn: Turn) -> None:
         limit = self.settings.max_calls_per_turn
         admitted, excess = turn.calls[:limit], turn.calls[limit:]
-        ctx = ToolContext(
-            self.workspace,
-            state.cwd,
-            self._env,
-            self.run_id,
-            read_veto=self._read_veto,
-            sandbox=self._sandbox,
-        )
+        ctx = self._context(state.cwd)
         runs = partition(admitted, partial(self._is_safe, ctx=ctx))
         for run in runs:
             if self.interrupted:
@@ -261,6 +254,12 @@ class Executor:
                     aborted_before_launch=True,
                 )
             )
+
+    def _context(self, cwd: Path) -> ToolContext:
+        return ToolContext(
+            self.workspace, cwd, self._env, self.run_id, read_veto=self._read_veto,
+            sandbox=self._sandbox,
+        )
 
     def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
         tool = self.registry.get(call.tool)
@@ -519,14 +518,7 @@ class Executor:
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
         scope = scope if scope is not None else anyio.CancelScope()
-        ctx = ToolContext(
-            self.workspace,
-            state.cwd,
-            self._env,
-            self.run_id,
-            read_veto=self._read_veto,
-            sandbox=self._sandbox,
-        )
+        ctx = self._context(state.cwd)
         queued = queued_at if queued_at is not None else time.time()
         started: float | None = None
         outcome: Outcome | None = None
