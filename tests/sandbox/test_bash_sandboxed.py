@@ -171,3 +171,17 @@ async def test_asked_to_leave_but_not_allowed_to_it_stays_inside(
     config = "sandbox:\n  enabled: true\n  allowUnsandboxedCommands: false\n"
     await run(context(ws, config), "echo out > ../o", dangerouslyDisableSandbox=True)
     assert not (tmp_path / "o").exists()
+
+
+async def test_read_and_edit_deny_rules_hold_inside_the_sandbox_too(ws: Path) -> None:
+    write(ws / ".env", "SECRET=1\n")
+    write(ws / "vendor" / "lib.py", "kept\n")
+    config = (
+        "permissions:\n  deny: ['Read(./.env)', 'Edit(vendor/**)', 'Read(src/*.key)']\n"
+        "sandbox:\n  enabled: true\n"
+    )
+    # Code the rules cannot see into: only the sandbox stops it.
+    out = await run(context(ws, config), "python3 -c \"print(open('.env').read())\"; "
+                    "python3 -c \"open('vendor/lib.py', 'w').write('changed')\"")
+    assert "SECRET" not in out.output
+    assert (ws / "vendor" / "lib.py").read_text() == "kept\n"

@@ -8,8 +8,9 @@ pattern (allow-rule semantics: what cannot be analysed stays in the sandbox).
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,16 +48,46 @@ class SandboxPolicy:
 
     @classmethod
     def of(cls, config: Config) -> SandboxPolicy:
-        denied: list[tuple[str, str]] = []
+        """The policy, with the deny rules merged in as Claude Code merges them.
+
+        ``WebFetch(domain:...)`` deny rules deny those domains at the proxy;
+        ``Read(path)`` deny rules make the path unreadable and ``Edit(path)`` (Write,
+        MultiEdit) deny rules read-only, where the path is one place (no wildcard).
+        """
+        from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+
+        domains: list[tuple[str, str]] = []
+        deny_read: list[str] = []
+        deny_write: list[str] = []
+        home = os.path.expanduser("~")
         for rule in config.rules_for("deny"):
-            text = rule.text.strip()
-            if text.startswith("WebFetch(domain:") and text.endswith(")"):
-                denied.append((text[len("WebFetch(domain:") : -1], str(rule.source)))
-        return cls(
+            try:
+                parsed = parse_rule(rule.text, behavior="deny")
+            except RuleSyntaxError:
+                continue
+            content = parsed.content
+            if content is None:
+                continue
+            if parsed.kind == "domain":
+                domains.append((content[len("domain:") :], str(rule.source)))
+            elif parsed.kind == "path":
+                path = _rule_path(content, config.workspace, rule.source.root, home)
+                if path is None:
+                    continue
+                if parsed.tool == "Read":
+                    deny_read.append(path)
+                elif parsed.tool in ("Edit", "Write", "MultiEdit", "NotebookEdit"):
+                    deny_write.append(path)
+        settings = replace(
             config.sandbox,
+            deny_read=tuple(dict.fromkeys((*config.sandbox.deny_read, *deny_read))),
+            deny_write=tuple(dict.fromkeys((*config.sandbox.deny_write, *deny_write))),
+        )
+        return cls(
+            settings,
             config.workspace,
             tuple(config.additional_directories),
-            tuple(denied),
+            tuple(domains),
         )
 
     def availability(self) -> Availability:
@@ -98,6 +129,27 @@ class SandboxPolicy:
         if not patterns:
             return None
         return _excluded(patterns, command)
+
+
+def _rule_path(pattern: str, workspace: Path, root: Path, home: str) -> str | None:
+    """The one place a Read/Edit rule pattern names, or None when it names many.
+
+    Rule semantics: ``//p`` absolute, ``~/p`` home, ``/p`` the rule's source root,
+    ``./p`` and ``p`` the workspace (a bare name floats to any depth: its top-level
+    place is the one a mount can cover). ``dir/**`` is ``dir``.
+    """
+    text = pattern.removesuffix("/**").rstrip("/") or "/"
+    if any(c in text for c in "*?[") or "\\" in text:
+        return None
+    if text.startswith("//"):
+        path = "/" + text.lstrip("/")
+    elif text == "~" or text.startswith("~/"):
+        path = home + text[1:]
+    elif text.startswith("/"):
+        path = f"{root}{text}"
+    else:
+        path = f"{workspace}/{text}"
+    return os.path.normpath(path)
 
 
 @functools.lru_cache(maxsize=1024)
