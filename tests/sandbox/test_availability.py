@@ -73,3 +73,18 @@ def test_without_bwrap_on_path(ws: Path, tmp_path: Path) -> None:
     config = "sandbox:\n  enabled: true\n  failIfUnavailable: true\n"
     results, _ = exec_plan(ws, config, [bash("echo hi")], env=env)
     assert "bubblewrap (bwrap) is not installed on PATH" in results[0]["error"]
+
+
+def test_a_sandbox_that_fails_to_start_is_an_error_saying_so(ws: Path, tmp_path: Path) -> None:
+    fake = write(tmp_path / "bin" / "bwrap", (
+        '#!/bin/sh\nfor last; do :; done\ncase "$last" in */true) exit 0;; esac\n'
+        "echo \"bwrap: Can't mount proc on /newroot/proc: Operation not permitted\" >&2\nexit 1\n"
+    ))
+    fake.chmod(0o755)
+    config = f"sandbox:\n  enabled: true\n  bwrapPath: {fake}\n"
+    results, _ = exec_plan(ws, config, [bash("echo hi")])
+    assert results[0]["status"] == "error"
+    assert results[0]["error"] == (
+        "the sandbox could not start: bwrap: Can't mount proc on /newroot/proc: "
+        "Operation not permitted"
+    )

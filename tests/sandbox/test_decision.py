@@ -128,3 +128,16 @@ def test_check_says_where_the_call_runs(ws: Path) -> None:
     )
     assert "runs sandboxed (bubblewrap)" in result.output
     assert '"kind": "sandbox"' in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "docker ps; echo x > ../out",  # one part is not excluded
+        "docker run $(cat ~/.ssh/id_rsa)",  # nor is the command inside $(...)
+        "eval docker ps",  # cannot be analysed
+        "dockerd",  # another command
+    ],
+)
+def test_excluded_only_when_every_part_is(ws: Path, command: str) -> None:
+    assert decide(ws, AUTO, command).sandbox == "runs sandboxed (bubblewrap)"

@@ -66,6 +66,9 @@ async def run_bash(policy: SandboxPolicy, input: Any, ctx: ToolContext, execute:
     finally:
         if proxy is not None:
             proxy.close()
+    if output.metadata.get("exit_code") == 1 and output.output.startswith("bwrap: "):
+        # bwrap's own failure (a mount it could not make): the command never ran.
+        raise ToolError(f"the sandbox could not start: {output.output.splitlines()[0]}")
     notes = blocked_writes(output.output, str(ctx.cwd), plan.read_only)
     if proxy is not None:
         notes += [f"connection blocked by the sandbox: {why}" for why in dict.fromkeys(proxy.blocked)]
