@@ -136,6 +136,23 @@ def test_ctrl_c_interrupts_a_sandboxed_call_and_ends_its_processes(
     assert wait_until(lambda: not no_leftovers("992.4"))
 
 
+def test_sigkill_of_toolrun_ends_a_running_sandboxed_call(
+    ws: Path, tmp_path: Path, no_leftovers: Callable[[str], list[int]]
+) -> None:
+    write(ws / "toolrun.yaml", SANDBOX_ON)
+    plan = write(tmp_path / "plan.yaml", "calls:\n  - {tool: Bash, input: {command: "
+                 "'setsid sleep 992.51 & nohup sleep 992.52 & sleep 992.53'}}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolrun", "exec", str(plan), "--workspace", str(ws)],
+        cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    assert wait_until(lambda: len(processes_with("992.5")) >= 3), "the call never started"
+    proc.kill()
+    proc.wait()
+    # bwrap dies with toolrun (--die-with-parent), and the call's PID namespace with it.
+    assert wait_until(lambda: not no_leftovers("992.5"))
+
+
 async def test_a_private_temporary_folder_that_lasts_the_run(ws: Path) -> None:
     ctx = context(ws)
     first = await run(ctx, 'echo kept > "$TMPDIR/note" && echo "$TMPDIR"')

@@ -67,3 +67,21 @@ def test_concurrent_sandboxed_calls_share_placeholders(ws: Path) -> None:
     results, _ = exec_plan(ws, SANDBOX_ON, calls)
     assert [r["status"] for r in results] == ["ok"] * 8
     assert sorted(os.listdir(ws)) == [".toolrun", "toolrun.yaml"]
+
+
+def test_submodules_and_a_hooks_path_in_the_workspace_are_read_only(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".git" / "config", "[core]\n\thooksPath = scripts/hooks\n")
+    (ws / ".git" / "modules" / "lib" / "hooks").mkdir(parents=True)
+    (ws / "scripts" / "hooks").mkdir(parents=True)
+    plan = plan_mounts(roots=[str(ws)])
+    assert f"{ws}/.git/modules" in plan.read_only
+    assert f"{ws}/scripts/hooks" in plan.read_only
+
+
+def test_a_missing_hooks_path_is_held_empty_for_the_call(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".git" / "config", "[core]\n\thooksPath = .githooks\n")
+    plan = plan_mounts(roots=[str(ws)])
+    assert f"{ws}/.githooks/" in plan.placeholders
+    assert f"{ws}/.githooks" in plan.read_only

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import re
 import stat
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,8 +30,10 @@ from toolrun.permissions.paths import PROTECTED_DIRS, PROTECTED_FILES
 
 #: Missing entries made for the duration of a call (directories end in "/").
 PLACEHOLDERS = (".git/", ".claude/", "toolrun.yaml", "toolrun.yml", ".mcp.json")
-#: Inside an existing ``.git`` directory.
+#: Inside an existing ``.git`` directory (``modules`` holds submodules' hooks and configs).
 GIT_PROTECTED = ("hooks/", "config")
+GIT_READ_ONLY = ("modules",)
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _MAX_LINKS = 40
 
 
@@ -188,6 +191,32 @@ def _guard(
         real = trusted_realpath(path, writable)
         if real is not None and _under_any(real, writable):
             read_only.append(real)
+    hooks_path = _hooks_path(git, root)
+    for path in [*(posixpath.join(git, n) for n in GIT_READ_ONLY), *hooks_path]:
+        real = trusted_realpath(path, writable)
+        if real is None or not _under_any(real, writable):
+            continue
+        if os.path.lexists(real):
+            read_only.append(real)
+        elif path in hooks_path and os.path.isdir(posixpath.dirname(real)):
+            placeholders.append(real + "/")  # git would run hooks put there
+            read_only.append(real)
+
+
+def _hooks_path(git: str, root: str) -> list[str]:
+    """``core.hooksPath`` in the repository's config: git runs the hooks found there."""
+    try:
+        with open(posixpath.join(git, "config"), encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return []
+    paths = []
+    for value in _HOOKS_PATH.findall(text):
+        value = value.strip('"')
+        if value.startswith("~/"):
+            value = os.path.expanduser(value)
+        paths.append(os.path.normpath(posixpath.join(root, value)))
+    return paths
 
 
 # ------------------------------------------------------------------ placeholders
