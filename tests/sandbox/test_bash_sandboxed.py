@@ -202,3 +202,8 @@ async def test_read_and_edit_deny_rules_hold_inside_the_sandbox_too(ws: Path) ->
                     "python3 -c \"open('vendor/lib.py', 'w').write('changed')\"")
     assert "SECRET" not in out.output
     assert (ws / "vendor" / "lib.py").read_text() == "kept\n"
+
+
+async def test_a_blocked_write_after_cd_names_the_right_path(ws: Path, tmp_path: Path) -> None:
+    out = await run(context(ws), "cd .. && echo pwned > sentinel")
+    assert f"[sandbox] write outside the sandbox blocked: {tmp_path}/sentinel" in out.output

@@ -69,7 +69,10 @@ async def run_bash(policy: SandboxPolicy, input: Any, ctx: ToolContext, execute:
     if output.metadata.get("exit_code") == 1 and output.output.startswith("bwrap: "):
         # bwrap's own failure (a mount it could not make): the command never ran.
         raise ToolError(f"the sandbox could not start: {output.output.splitlines()[0]}")
-    notes = blocked_writes(output.output, str(ctx.cwd), plan.read_only)
+    # A relative path in an error message is most likely relative to where the shell
+    # ended up (`cd .. && echo x > f`).
+    cwd = output.metadata.get("cwd") or str(ctx.cwd)
+    notes = blocked_writes(output.output, str(cwd), plan.read_only)
     if proxy is not None:
         notes += [f"connection blocked by the sandbox: {why}" for why in dict.fromkeys(proxy.blocked)]
     else:
