@@ -39,26 +39,31 @@ def test_protected_entries_are_read_only_and_their_git_folder_pinned(tmp_path: P
     for name in (".git/hooks", ".git/config", ".envrc", ".claude"):
         assert f"{ws}/{name}" in plan.read_only
     # Missing configuration files a later run would load: made for the call, read-only.
-    assert plan.placeholders == (f"{ws}/toolrun.yaml", f"{ws}/toolrun.yml", f"{ws}/.mcp.json")
+    assert plan.placeholders == (f"{ws}/toolrun.yaml/", f"{ws}/toolrun.yml/", f"{ws}/.mcp.json/")
 
 
-def test_placeholders_are_shared_and_removed_after_the_last_call(tmp_path: Path) -> None:
-    entries = [f"{tmp_path}/.claude/", f"{tmp_path}/toolrun.yaml"]
-    with held_placeholders.held(entries):
-        with held_placeholders.held(entries):
-            assert (tmp_path / ".claude").is_dir() and (tmp_path / "toolrun.yaml").is_file()
-        assert (tmp_path / ".claude").is_dir()
-        # A running call's placeholder is still a missing entry for the next call's plan.
-        plan = plan_mounts(roots=[str(tmp_path)])
-        assert f"{tmp_path}/.claude/" in plan.placeholders
-    assert sorted(os.listdir(tmp_path)) == []
+def test_placeholders_last_the_run_and_shadow_no_configuration(tmp_path: Path) -> None:
+    write(tmp_path / "toolrun.yaml", "permissions: {deny: [Bash]}\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    held_placeholders.ensure(plan_mounts(roots=[str(ws)]).placeholders)
+    assert (ws / ".claude").is_dir() and (ws / "toolrun.yaml").is_dir()
+    # Ours are still missing entries for the next call's plan.
+    assert f"{ws}/.claude/" in plan_mounts(roots=[str(ws)]).placeholders
+    # A run killed before it removes them leaves nothing a config search would read.
+    from toolrun.config.loader import discover_config
+
+    assert discover_config(ws) == tmp_path / "toolrun.yaml"
+    held_placeholders.remove_all()
+    assert os.listdir(ws) == []
 
 
-def test_a_users_own_empty_entries_are_never_removed(tmp_path: Path) -> None:
+def test_a_users_own_entries_are_never_removed(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
-    with held_placeholders.held([f"{tmp_path}/.claude/"]):
-        pass
-    assert (tmp_path / ".claude").is_dir()
+    held_placeholders.ensure([f"{tmp_path}/.claude/", f"{tmp_path}/.git/"])
+    write(tmp_path / ".git" / "HEAD", "made meanwhile\n")
+    held_placeholders.remove_all()
+    assert (tmp_path / ".claude").is_dir() and (tmp_path / ".git" / "HEAD").is_file()
 
 
 @needs_bwrap

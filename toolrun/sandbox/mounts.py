@@ -12,24 +12,25 @@ bound read-only over the writable root. Their writable parents (``.git``) are
 bound onto themselves, so that they become mount points the command cannot
 rename to put a fresh ``.git/hooks`` in their place. The configuration files a
 later run would load (and whose hooks run unsandboxed) are created empty and
-read-only for the call when missing, and removed again after it.
+read-only (as empty directories) when missing, and removed when the run ends.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import posixpath
 import re
 import stat
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from toolrun.permissions.paths import PROTECTED_DIRS, PROTECTED_FILES
 
-#: Missing entries made for the duration of a call (directories end in "/").
-PLACEHOLDERS = (".git/", ".claude/", "toolrun.yaml", "toolrun.yml", ".mcp.json")
+#: Missing entries held by an empty read-only directory while sandboxed calls run.
+PLACEHOLDERS = (".git/", ".claude/", "toolrun.yaml/", "toolrun.yml/", ".mcp.json/")
 #: Inside an existing ``.git`` directory (``modules`` holds submodules' hooks and configs).
 GIT_PROTECTED = ("hooks/", "config")
 GIT_READ_ONLY = ("modules",)
@@ -46,7 +47,7 @@ class MountPlan:
     read_only: tuple[str, ...] = ()
     unreadable_dirs: tuple[str, ...] = ()
     unreadable_files: tuple[str, ...] = ()
-    placeholders: tuple[str, ...] = ()  # created for this call (dirs end in "/")
+    placeholders: tuple[str, ...] = ()  # empty read-only stand-ins to make first
     skipped: tuple[str, ...] = field(default=(), compare=False)  # paths left out, and why
 
 
@@ -163,7 +164,7 @@ def _guard(
         names = {entry.name for entry in os.scandir(root)}
     except OSError:
         return
-    # Another running call's placeholders are missing entries for this call too.
+    # Our placeholders are missing entries for this call's plan too.
     names -= {posixpath.basename(p.rstrip("/")) for p in held_placeholders.current(root)}
     for name in sorted(names & (PROTECTED_DIRS | PROTECTED_FILES) - {".git"}):
         real = trusted_realpath(posixpath.join(root, name), writable)
@@ -184,8 +185,8 @@ def _guard(
     ours = held_placeholders.current(git)
     for entry in GIT_PROTECTED:
         path = posixpath.join(git, entry.rstrip("/"))
-        if not os.path.lexists(path) or posixpath.join(git, entry) in ours:
-            placeholders.append(posixpath.join(git, entry))
+        if not os.path.lexists(path) or path + "/" in ours:
+            placeholders.append(path + "/")
             read_only.append(path)
             continue
         real = trusted_realpath(path, writable)
@@ -223,59 +224,41 @@ def _hooks_path(git: str, root: str) -> list[str]:
 
 
 class _Placeholders:
-    """Reference-counted empty entries, shared by the calls that run at the same time."""
+    """Empty read-only stand-ins this process made; removed (if still empty) when it exits.
+
+    They stay for the whole run: removing and making them again cost each call more
+    than its command. Each is a directory, even for a file name: config discovery
+    skips a directory called ``toolrun.yaml``, so one left behind by a killed run
+    shadows nothing.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._counts: dict[str, int] = {}
+        self._ours: set[str] = set()
 
     def current(self, folder: str) -> set[str]:
-        """The placeholders that exist right now directly in ``folder``."""
+        """Ours, directly in ``folder`` (each still a missing entry for a call's plan)."""
         with self._lock:
-            return {e for e in self._counts if posixpath.dirname(e.rstrip("/")) == folder}
+            return {e for e in self._ours if posixpath.dirname(e.rstrip("/")) == folder}
 
-    @contextlib.contextmanager
-    def held(self, entries: Sequence[str]) -> Iterator[None]:
-        taken: list[str] = []
-        try:
-            with self._lock:
-                for entry in entries:
-                    count = self._counts.get(entry, 0)
-                    if count == 0 and not _create(entry):
-                        continue
-                    self._counts[entry] = count + 1
-                    taken.append(entry)
-            yield
-        finally:
-            with self._lock:
-                for entry in taken:
-                    self._counts[entry] -= 1
-                    if self._counts[entry] == 0:
-                        del self._counts[entry]
-                        _remove(entry)
+    def ensure(self, entries: Sequence[str]) -> None:
+        with self._lock:
+            if not self._ours and entries:
+                atexit.register(self.remove_all)
+            for entry in entries:
+                path = entry.rstrip("/")
+                if entry in self._ours:
+                    continue
+                with contextlib.suppress(OSError):
+                    os.mkdir(path, 0o555)
+                    self._ours.add(entry)
 
-
-def _create(entry: str) -> bool:
-    path = entry.rstrip("/")
-    try:
-        if entry.endswith("/"):
-            os.mkdir(path, 0o555)
-        else:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o444))
-    except OSError:
-        return False
-    return True
-
-
-def _remove(entry: str) -> None:
-    path = entry.rstrip("/")
-    with contextlib.suppress(OSError):
-        st = os.lstat(path)
-        if entry.endswith("/") and stat.S_ISDIR(st.st_mode):
-            os.rmdir(path)  # only if still empty
-        elif stat.S_ISREG(st.st_mode) and st.st_size == 0:
-            os.unlink(path)
+    def remove_all(self) -> None:
+        with self._lock:
+            for entry in sorted(self._ours, reverse=True):  # .git/hooks before .git
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.rstrip("/"))  # only if still empty
+            self._ours.clear()
 
 
 held_placeholders = _Placeholders()
-

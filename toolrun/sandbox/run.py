@@ -60,9 +60,9 @@ async def run_bash(policy: SandboxPolicy, input: Any, ctx: ToolContext, execute:
         path = str(folders().control / f"proxy-{os.getpid()}-{next(_numbers)}.sock")
         proxy = DomainProxy(path, DomainPolicy.of(settings.allowed_domains, policy.denied_domains))
     launcher = _launcher(policy, found.bwrap, plan, proxy)
+    held_placeholders.ensure(plan.placeholders)
     try:
-        with held_placeholders.held(plan.placeholders):
-            output = await execute(input, ctx, launcher)
+        output = await execute(input, ctx, launcher)
     finally:
         if proxy is not None:
             proxy.close()
