@@ -207,3 +207,10 @@ async def test_read_and_edit_deny_rules_hold_inside_the_sandbox_too(ws: Path) ->
 async def test_a_blocked_write_after_cd_names_the_right_path(ws: Path, tmp_path: Path) -> None:
     out = await run(context(ws), "cd .. && echo pwned > sentinel")
     assert f"[sandbox] write outside the sandbox blocked: {tmp_path}/sentinel" in out.output
+
+
+async def test_shared_memory_works_and_stays_private(ws: Path) -> None:
+    out = await run(context(ws), "python3 -c \"import multiprocessing as m; print(m.Lock())\"; "
+                    "echo x > /dev/shm/sandboxed-note && echo written")
+    assert "Lock(owner=None)" in out.output and "written" in out.output
+    assert not Path("/dev/shm/sandboxed-note").exists()

@@ -74,7 +74,8 @@ def bwrap_argv(
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     # A fresh proc leaves the sysctls writable to uid 0 (core_pattern runs a program
     # as root on the host): they are read-only like the rest.
-    argv += ["--ro-bind", "/proc/sys", "/proc/sys", "--tmpfs", "/dev/shm", *NAMESPACES]
+    # (/dev/shm needs no mount of its own: --dev's /dev is a private tmpfs.)
+    argv += ["--ro-bind", "/proc/sys", "/proc/sys", *NAMESPACES]
     for path in plan.writable:
         argv += ["--bind", path, path]
     for path in plan.pinned:
