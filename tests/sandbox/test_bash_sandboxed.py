@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.sandbox.conftest import (
@@ -213,4 +214,4 @@ async def test_shared_memory_works_and_stays_private(ws: Path) -> None:
     out = await run(context(ws), "python3 -c \"import multiprocessing as m; print(m.Lock())\"; "
                     "echo x > /dev/shm/sandboxed-note && echo written")
     assert "Lock(owner=None)" in out.output and "written" in out.output
-    assert not Path("/dev/shm/sandboxed-note").exists()
+    assert not await anyio.Path("/dev/shm/sandboxed-note").exists()
