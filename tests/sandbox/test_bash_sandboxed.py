@@ -118,18 +118,23 @@ async def test_background_children_holding_the_output_are_killed(
     assert wait_until(lambda: not no_leftovers("992.31"))
 
 
-def test_ctrl_c_interrupts_a_sandboxed_call_and_ends_its_processes(
-    ws: Path, tmp_path: Path, no_leftovers: Callable[[str], list[int]]
-) -> None:
+def start_exec(ws: Path, command: str, marker: str, running: int) -> subprocess.Popen[str]:
+    """``toolrun exec`` of one sandboxed Bash call, once ``running`` of its processes run."""
     write(ws / "toolrun.yaml", SANDBOX_ON)
-    plan = write(tmp_path / "plan.yaml", "calls:\n  - {tool: Bash, input: {command: "
-                 "'setsid sleep 992.41 & sleep 992.42'}}\n")
+    plan = write(ws.parent / "plan.json", json.dumps({"calls": [bash(command)]}))
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolrun", "exec", str(plan), "--format", "jsonl",
          "--workspace", str(ws)],
         cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    assert wait_until(lambda: len(processes_with("992.4")) >= 2), "the call never started"
+    assert wait_until(lambda: len(processes_with(marker)) >= running), "it never started"
+    return proc
+
+
+def test_ctrl_c_interrupts_a_sandboxed_call_and_ends_its_processes(
+    ws: Path, no_leftovers: Callable[[str], list[int]]
+) -> None:
+    proc = start_exec(ws, "setsid sleep 992.41 & sleep 992.42", "992.4", 2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -138,18 +143,12 @@ def test_ctrl_c_interrupts_a_sandboxed_call_and_ends_its_processes(
 
 
 def test_sigkill_of_toolrun_ends_a_running_sandboxed_call(
-    ws: Path, tmp_path: Path, no_leftovers: Callable[[str], list[int]]
+    ws: Path, no_leftovers: Callable[[str], list[int]]
 ) -> None:
-    write(ws / "toolrun.yaml", SANDBOX_ON)
-    plan = write(tmp_path / "plan.yaml", "calls:\n  - {tool: Bash, input: {command: "
-                 "'setsid sleep 992.51 & nohup sleep 992.52 & sleep 992.53'}}\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolrun", "exec", str(plan), "--workspace", str(ws)],
-        cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    assert wait_until(lambda: len(processes_with("992.5")) >= 3), "the call never started"
+    command = "setsid sleep 992.51 & nohup sleep 992.52 & sleep 992.53"
+    proc = start_exec(ws, command, "992.5", 3)
     proc.kill()
-    proc.wait()
+    proc.communicate()
     # bwrap dies with toolrun (--die-with-parent), and the call's PID namespace with it.
     assert wait_until(lambda: not no_leftovers("992.5"))
 
