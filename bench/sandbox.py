@@ -28,8 +28,18 @@ def run(ws: Path, plan: Path) -> tuple[float, list[float]]:
     """Wall time of the run and each call's run time (ms)."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl",
-         "--max-concurrency", "1", "--no-journal"],
+        [
+            *TOOLRUN,
+            "exec",
+            str(plan),
+            "--workspace",
+            str(ws),
+            "--format",
+            "jsonl",
+            "--max-concurrency",
+            "1",
+            "--no-journal",
+        ],
         cwd=ws,
         capture_output=True,
         text=True,
@@ -39,7 +49,9 @@ def run(ws: Path, plan: Path) -> tuple[float, list[float]]:
     results = [json.loads(line) for line in proc.stdout.splitlines()]
     failed = [r for r in results if r["status"] != "ok"]
     if proc.returncode != 0 or failed:
-        raise SystemExit(f"toolrun exec failed ({proc.returncode}): {proc.stderr[-2000:]}{failed[:1]}")
+        raise SystemExit(
+            f"toolrun exec failed ({proc.returncode}): {proc.stderr[-2000:]}{failed[:1]}"
+        )
     return wall, [float(r["duration_ms"]) for r in results]
 
 
@@ -62,9 +74,15 @@ def workspace(root: Path, name: str, config: str, calls: int) -> tuple[Path, Pat
     ws.mkdir()
     (ws / "toolrun.yaml").write_text(config)
     plan = ws / "plan.json"
-    plan.write_text(json.dumps(
-        {"calls": [{"tool": "Bash", "input": {"command": f"echo line-{i}"}} for i in range(calls)]}
-    ))
+    plan.write_text(
+        json.dumps(
+            {
+                "calls": [
+                    {"tool": "Bash", "input": {"command": f"echo line-{i}"}} for i in range(calls)
+                ]
+            }
+        )
+    )
     return ws, plan
 
 
@@ -78,7 +96,9 @@ def main() -> None:
         limit = f"toolrun:\n  maxCallsPerTurn: {args.calls}\n"
         bare = workspace(root, "bare", limit + "sandbox:\n  enabled: false\n", args.calls)
         boxed = workspace(
-            root, "boxed", limit + "sandbox:\n  enabled: true\n  failIfUnavailable: true\n",
+            root,
+            "boxed",
+            limit + "sandbox:\n  enabled: true\n  failIfUnavailable: true\n",
             args.calls,
         )
         walls: dict[str, list[float]] = {"bare": [], "boxed": []}
@@ -94,8 +114,10 @@ def main() -> None:
     print(f"{args.calls} read-only Bash calls, one at a time, {args.repeat} runs each way")
     print(f"  median call: {bare_ms:.2f} ms unsandboxed, {boxed_ms:.2f} ms sandboxed")
     print(f"  median added cost per call: {boxed_ms - bare_ms:.2f} ms (budget 10 ms)")
-    print(f"  for scale: a bare `bwrap --ro-bind / / --unshare-net true` costs {bwrap_ms:.2f} ms "
-          "more than `bash -c true` here")
+    print(
+        f"  for scale: a bare `bwrap --ro-bind / / --unshare-net true` costs {bwrap_ms:.2f} ms "
+        "more than `bash -c true` here"
+    )
     print(
         f"  wall: {bare_wall:.2f} s unsandboxed, {boxed_wall:.2f} s sandboxed, "
         f"ratio {boxed_wall / bare_wall:.2f}x"

@@ -49,8 +49,18 @@ def exec_plan(
     text = calls if isinstance(calls, str) else json.dumps({"calls": list(calls)})
     plan = write(ws.parent / "plan.json", text)
     done = subprocess.run(
-        [sys.executable, "-m", "toolrun", "exec", str(plan), "--format", "jsonl",
-         "--workspace", str(ws), *args],
+        [
+            sys.executable,
+            "-m",
+            "toolrun",
+            "exec",
+            str(plan),
+            "--format",
+            "jsonl",
+            "--workspace",
+            str(ws),
+            *args,
+        ],
         cwd=ws,
         check=False,
         capture_output=True,

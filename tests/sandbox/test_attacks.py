@@ -54,9 +54,7 @@ WRITES_OUT = [
 
 def test_writes_outside_the_workspace_are_blocked(ws: Path, tmp_path: Path) -> None:
     sentinel = tmp_path / "sentinel"
-    calls = [
-        bash(c.format(sentinel=sentinel, parent=tmp_path)) for c in WRITES_OUT
-    ]
+    calls = [bash(c.format(sentinel=sentinel, parent=tmp_path)) for c in WRITES_OUT]
     results, _ = exec_plan(ws, SANDBOX_ON, calls)
     all_answered(results, len(calls))
     assert_untouched(tmp_path)
@@ -93,11 +91,11 @@ def test_a_daemon_left_with_setsid_is_gone_after_the_call(
         bash("nohup sleep 991.12 >/dev/null 2>&1 & disown; echo started"),
         bash("(setsid sleep 991.13 >/dev/null 2>&1 &); echo started"),
         bash(
-            "python3 -c \"import os, subprocess\n"
+            'python3 -c "import os, subprocess\n'
             "if os.fork() == 0:\n"
             "    os.setsid()\n"
             "    subprocess.Popen(['sleep', '991.14'], stdout=subprocess.DEVNULL,"
-            " stderr=subprocess.DEVNULL, start_new_session=True)\n\"; echo started"
+            ' stderr=subprocess.DEVNULL, start_new_session=True)\n"; echo started'
         ),
         bash("setsid sleep 991.15 & sleep 30", timeout=1000),
         bash("sleep 991.16 >/dev/null &"),
@@ -107,21 +105,23 @@ def test_a_daemon_left_with_setsid_is_gone_after_the_call(
     assert no_leftovers("991.1") == []
 
 
-
-
 def test_connections_reach_only_allowed_domains(ws: Path, server: int) -> None:
     config = SANDBOX_ON + "  network:\n    allowedDomains: [localhost]\n"
     calls = [
         bash(f"curl -sS http://localhost:{server}/"),
         bash(f"curl -sS -p http://localhost:{server}/"),
-        bash(f"python3 -c \"import urllib.request as u; "
-             f"print(u.urlopen('http://localhost:{server}/').read().decode())\""),
+        bash(
+            f'python3 -c "import urllib.request as u; '
+            f"print(u.urlopen('http://localhost:{server}/').read().decode())\""
+        ),
         bash(f"curl -sS http://127.0.0.1:{server}/"),
         bash("curl -sS https://evil.test/"),
         bash("python3 -c \"import urllib.request as u; u.urlopen('http://evil.test/x')\""),
         bash(f"curl -sS --noproxy '*' http://127.0.0.1:{server}/"),
-        bash(f"env -u HTTP_PROXY -u http_proxy -u ALL_PROXY -u all_proxy "
-             f"curl -sS http://localhost:{server}/"),
+        bash(
+            f"env -u HTTP_PROXY -u http_proxy -u ALL_PROXY -u all_proxy "
+            f"curl -sS http://localhost:{server}/"
+        ),
         bash(f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {server}))\""),
     ]
     results, _ = exec_plan(ws, config, calls)
@@ -166,8 +166,10 @@ def test_unix_sockets_outside_cannot_be_reached(
 ) -> None:
     path, listener = host_socket
     calls = [
-        bash(f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); "
-             f"s.connect('{path}'); s.send(b'x')\""),
+        bash(
+            f'python3 -c "import socket; s = socket.socket(socket.AF_UNIX); '
+            f"s.connect('{path}'); s.send(b'x')\""
+        ),
         bash(f"socat - UNIX-CONNECT:{path} </dev/null || nc -U {path} </dev/null"),
     ]
     results, _ = exec_plan(ws, SANDBOX_ON, calls)
@@ -189,8 +191,10 @@ def test_protected_paths_stay_as_they_were(ws: Path) -> None:
         bash("python3 -c \"import os; os.rename('.git', 'old-git')\""),
         bash("python3 -c \"import os; os.rename('.git/hooks', '.git/old-hooks')\""),
         bash("python3 -c \"import shutil; shutil.rmtree('.git/hooks')\""),
-        bash("python3 -c \"import os; os.makedirs('.claude', exist_ok=True); "
-             "open('.claude/settings.json', 'w').write('{}')\""),
+        bash(
+            "python3 -c \"import os; os.makedirs('.claude', exist_ok=True); "
+            "open('.claude/settings.json', 'w').write('{}')\""
+        ),
         bash("python3 -c \"open('toolrun.yml', 'w').write('hooks: {}')\""),
         bash("python3 -c \"open('toolrun.yaml', 'w').write('hooks: {}')\""),
         bash("python3 -c \"open('.mcp.json', 'w').write('{}')\""),
@@ -250,12 +254,12 @@ def test_hidden_credentials_and_unreadable_paths(ws: Path, tmp_path: Path) -> No
 def test_the_kernel_settings_and_the_first_process_are_out_of_reach(ws: Path) -> None:
     calls = [
         # core_pattern would run a program as root on the host at the next crash.
-        bash("v=$(cat /proc/sys/kernel/core_pattern); echo \"$v\" > /proc/sys/kernel/core_pattern"),
+        bash('v=$(cat /proc/sys/kernel/core_pattern); echo "$v" > /proc/sys/kernel/core_pattern'),
         bash("echo 1 > /proc/sys/kernel/sysrq"),
         bash("echo change > /sys/kernel/uevent_helper"),
         # PID 1 is the command itself, with the filter: nothing unfiltered to take over.
         bash("cat /proc/1/status | grep -E '^(Name|Seccomp):'"),
-        bash("python3 -c \"import ctypes; print(ctypes.CDLL(None).syscall(425, 1, 0))\""),
+        bash('python3 -c "import ctypes; print(ctypes.CDLL(None).syscall(425, 1, 0))"'),
     ]
     results, _ = exec_plan(ws, SANDBOX_ON, calls)
     all_answered(results, len(calls))
@@ -273,10 +277,13 @@ def test_the_network_bridge_cannot_be_taken_over(
     config = SANDBOX_ON + "  network:\n    allowedDomains: [localhost]\n"
     calls = [
         # The forwarder is the one process without the filter: its memory is closed.
-        bash("for p in /proc/[0-9]*; do [ $p = /proc/$$ ] && continue; "
-             "exec 3<>$p/mem 2>/dev/null && echo opened $p; done; echo scanned"),
-        bash(f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); "
-             f"s.connect('{path}')\""),
+        bash(
+            "for p in /proc/[0-9]*; do [ $p = /proc/$$ ] && continue; "
+            "exec 3<>$p/mem 2>/dev/null && echo opened $p; done; echo scanned"
+        ),
+        bash(
+            f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}')\""
+        ),
     ]
     results, _ = exec_plan(ws, config, calls)
     all_answered(results, len(calls))

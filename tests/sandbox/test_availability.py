@@ -16,9 +16,10 @@ MISSING = (
 
 def broken_bwrap(tmp_path: Path) -> Path:
     """A bwrap that fails as it does where user namespaces are not allowed."""
-    fake = write(tmp_path / "bin" / "bwrap", (
-        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
-    ))
+    fake = write(
+        tmp_path / "bin" / "bwrap",
+        ("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"),
+    )
     fake.chmod(0o755)
     return fake
 
@@ -76,10 +77,13 @@ def test_without_bwrap_on_path(ws: Path, tmp_path: Path) -> None:
 
 
 def test_a_sandbox_that_fails_to_start_is_an_error_saying_so(ws: Path, tmp_path: Path) -> None:
-    fake = write(tmp_path / "bin" / "bwrap", (
-        '#!/bin/sh\nfor last; do :; done\ncase "$last" in */true) exit 0;; esac\n'
-        "echo \"bwrap: Can't mount proc on /newroot/proc: Operation not permitted\" >&2\nexit 1\n"
-    ))
+    fake = write(
+        tmp_path / "bin" / "bwrap",
+        (
+            '#!/bin/sh\nfor last; do :; done\ncase "$last" in */true) exit 0;; esac\n'
+            'echo "bwrap: Can\'t mount proc on /newroot/proc: Operation not permitted" >&2\nexit 1\n'
+        ),
+    )
     fake.chmod(0o755)
     config = f"sandbox:\n  enabled: true\n  bwrapPath: {fake}\n"
     results, _ = exec_plan(ws, config, [bash("echo hi")])

@@ -81,7 +81,9 @@ async def test_deny_read_makes_files_and_folders_unreadable(ws: Path, tmp_path: 
         f"sandbox:\n  enabled: true\n  filesystem:\n"
         f"    denyRead: ['{tmp_path}/keys', '{tmp_path}/token']\n"
     )
-    out = await run(context(ws, config), f"cat {tmp_path}/keys/id; cat {tmp_path}/token; ls {tmp_path}/keys")
+    out = await run(
+        context(ws, config), f"cat {tmp_path}/keys/id; cat {tmp_path}/token; ls {tmp_path}/keys"
+    )
     assert "private" not in out.output and "token\n" not in out.output
     assert out.output.count("Permission denied") == 3
 
@@ -123,9 +125,21 @@ def start_exec(ws: Path, command: str, marker: str, running: int) -> subprocess.
     write(ws / "toolrun.yaml", SANDBOX_ON)
     plan = write(ws.parent / "plan.json", json.dumps({"calls": [bash(command)]}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolrun", "exec", str(plan), "--format", "jsonl",
-         "--workspace", str(ws)],
-        cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "toolrun",
+            "exec",
+            str(plan),
+            "--format",
+            "jsonl",
+            "--workspace",
+            str(ws),
+        ],
+        cwd=ws,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert wait_until(lambda: len(processes_with(marker)) >= running), "it never started"
     return proc
@@ -168,7 +182,8 @@ async def test_dangerously_disable_sandbox_runs_outside_when_allowed(
     out = await run(context(ws), "echo out > ../outside.txt", dangerouslyDisableSandbox=True)
     assert (tmp_path / "outside.txt").read_text() == "out\n"
     assert out.metadata["sandbox"] == {
-        "sandboxed": False, "reason": "runs unsandboxed: dangerouslyDisableSandbox is set"
+        "sandboxed": False,
+        "reason": "runs unsandboxed: dangerouslyDisableSandbox is set",
     }
 
 
@@ -182,9 +197,7 @@ async def test_excluded_commands_run_outside(ws: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "made2").exists()
 
 
-async def test_asked_to_leave_but_not_allowed_to_it_stays_inside(
-    ws: Path, tmp_path: Path
-) -> None:
+async def test_asked_to_leave_but_not_allowed_to_it_stays_inside(ws: Path, tmp_path: Path) -> None:
     config = "sandbox:\n  enabled: true\n  allowUnsandboxedCommands: false\n"
     await run(context(ws, config), "echo out > ../o", dangerouslyDisableSandbox=True)
     assert not (tmp_path / "o").exists()
@@ -198,8 +211,11 @@ async def test_read_and_edit_deny_rules_hold_inside_the_sandbox_too(ws: Path) ->
         "sandbox:\n  enabled: true\n"
     )
     # Code the rules cannot see into: only the sandbox stops it.
-    out = await run(context(ws, config), "python3 -c \"print(open('.env').read())\"; "
-                    "python3 -c \"open('vendor/lib.py', 'w').write('changed')\"")
+    out = await run(
+        context(ws, config),
+        "python3 -c \"print(open('.env').read())\"; "
+        "python3 -c \"open('vendor/lib.py', 'w').write('changed')\"",
+    )
     assert "SECRET" not in out.output
     assert (ws / "vendor" / "lib.py").read_text() == "kept\n"
 
@@ -210,7 +226,10 @@ async def test_a_blocked_write_after_cd_names_the_right_path(ws: Path, tmp_path:
 
 
 async def test_shared_memory_works_and_stays_private(ws: Path) -> None:
-    out = await run(context(ws), "python3 -c \"import multiprocessing as m; print(m.Lock())\"; "
-                    "echo x > /dev/shm/sandboxed-note && echo written")
+    out = await run(
+        context(ws),
+        'python3 -c "import multiprocessing as m; print(m.Lock())"; '
+        "echo x > /dev/shm/sandboxed-note && echo written",
+    )
     assert "Lock(owner=None)" in out.output and "written" in out.output
     assert not await anyio.Path("/dev/shm/sandboxed-note").exists()

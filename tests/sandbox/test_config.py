@@ -20,22 +20,33 @@ def test_off_by_default_and_every_default_is_claude_codes(tmp_path: Path) -> Non
     assert settings.allowed_domains is None  # no network at all
 
 
-def test_scalars_from_the_highest_source_and_lists_from_all(tmp_path: Path, _isolated_home: Path) -> None:
+def test_scalars_from_the_highest_source_and_lists_from_all(
+    tmp_path: Path, _isolated_home: Path
+) -> None:
     ws = tmp_path / "ws"
-    write(ws / "toolrun.yaml", (
-        "toolrun: {loadClaudeSettings: true}\n"
-        "sandbox:\n  enabled: true\n  excludedCommands: ['docker *']\n"
-        "  filesystem: {allowWrite: ['./out']}\n  network: {allowedDomains: [a.example]}\n"
-    ))
-    write(ws / ".claude" / "settings.json", (
-        '{"sandbox": {"enabled": false, "failIfUnavailable": true,'
-        ' "excludedCommands": ["gh *"], "filesystem": {"allowWrite": ["/abs", "//old-abs"]},'
-        ' "network": {"allowedDomains": ["*.b.example"]}}}'
-    ))
-    write(_isolated_home / ".claude" / "settings.json", (
-        '{"sandbox": {"autoAllowBashIfSandboxed": true,'
-        ' "filesystem": {"denyRead": ["~/.ssh", "rel"]}}}'
-    ))
+    write(
+        ws / "toolrun.yaml",
+        (
+            "toolrun: {loadClaudeSettings: true}\n"
+            "sandbox:\n  enabled: true\n  excludedCommands: ['docker *']\n"
+            "  filesystem: {allowWrite: ['./out']}\n  network: {allowedDomains: [a.example]}\n"
+        ),
+    )
+    write(
+        ws / ".claude" / "settings.json",
+        (
+            '{"sandbox": {"enabled": false, "failIfUnavailable": true,'
+            ' "excludedCommands": ["gh *"], "filesystem": {"allowWrite": ["/abs", "//old-abs"]},'
+            ' "network": {"allowedDomains": ["*.b.example"]}}}'
+        ),
+    )
+    write(
+        _isolated_home / ".claude" / "settings.json",
+        (
+            '{"sandbox": {"autoAllowBashIfSandboxed": true,'
+            ' "filesystem": {"denyRead": ["~/.ssh", "rel"]}}}'
+        ),
+    )
     settings = load_config(workspace=ws).sandbox
     assert settings.enabled is True  # toolrun.yaml beats the project settings
     assert settings.fail_if_unavailable is True
@@ -48,10 +59,13 @@ def test_scalars_from_the_highest_source_and_lists_from_all(tmp_path: Path, _iso
 
 
 def test_credentials_become_unreadable_paths_and_hidden_variables(tmp_path: Path) -> None:
-    write(tmp_path / "toolrun.yaml", (
-        "sandbox:\n  credentials:\n    files: [{path: ~/.aws, mode: deny}, {path: /k, mode: mask}]\n"
-        "    envVars: [{name: GITHUB_TOKEN, mode: deny}]\n"
-    ))
+    write(
+        tmp_path / "toolrun.yaml",
+        (
+            "sandbox:\n  credentials:\n    files: [{path: ~/.aws, mode: deny}, {path: /k, mode: mask}]\n"
+            "    envVars: [{name: GITHUB_TOKEN, mode: deny}]\n"
+        ),
+    )
     settings = load_config(workspace=tmp_path, home=tmp_path / "home").sandbox
     assert settings.deny_read == (f"{tmp_path}/home/.aws", "/k")
     assert settings.hidden_env == ("GITHUB_TOKEN",)

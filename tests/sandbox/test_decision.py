@@ -20,8 +20,9 @@ AUTO = (
 )
 
 
-def decide(ws: Path, config: str, command: str, *, mode: str | None = None,
-           **extra: object) -> Decision:
+def decide(
+    ws: Path, config: str, command: str, *, mode: str | None = None, **extra: object
+) -> Decision:
     write(ws / "toolrun.yaml", config)
     engine = PermissionEngine(load_config(workspace=ws))
     return engine.decide("Bash", {"command": command, **extra}, mode=mode)
@@ -47,7 +48,7 @@ def test_dont_ask_mode_does_not_turn_it_into_deny(ws: Path) -> None:
         ("curl https://x.example", {}, "deny"),  # a deny rule
         ("rm -rf ~", {}, "ask"),  # a critical path
         ("echo x > .git/hooks/pre-commit", {}, "ask"),  # a protected path
-        ("eval \"$X\"", {}, "ask"),  # cannot be analysed
+        ('eval "$X"', {}, "ask"),  # cannot be analysed
         ("docker ps", {}, "ask"),  # excludedCommands: runs outside
         ("make", {"dangerouslyDisableSandbox": True}, "ask"),  # asks to run outside
     ],
@@ -109,7 +110,9 @@ def test_explain_permission_says_where_the_call_runs(ws: Path) -> None:
     result = CliRunner().invoke(
         main, ["explain-permission", "--workspace", str(ws), "Bash", "docker ps"]
     )
-    assert "sandbox:    runs unsandboxed: sandbox.excludedCommands matches (docker *)" in result.output
+    assert (
+        "sandbox:    runs unsandboxed: sandbox.excludedCommands matches (docker *)" in result.output
+    )
     result = CliRunner().invoke(
         main, ["explain-permission", "--workspace", str(ws), "--format", "json", "Bash", "make"]
     )

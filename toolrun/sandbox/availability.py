@@ -34,8 +34,23 @@ def probe(bwrap_path: str | None = None) -> Availability:
     if unix_socket_filter() is None:
         return Availability(bwrap, "toolrun has no seccomp filter for this CPU architecture")
     true = shutil.which("true") or "/bin/true"
-    argv = [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-            "--proc", "/proc", "--dev", "/dev", "--die-with-parent", "--cap-drop", "ALL", true]
+    argv = [
+        bwrap,
+        "--ro-bind",
+        "/",
+        "/",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        true,
+    ]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -72,8 +72,18 @@ os.execvp(command[0], command)
 
 
 def bridge_command(socket_path: str, program: bytes, command: Sequence[str]) -> list[str]:
-    return [sys.executable, "-I", "-S", "-c", BRIDGE, socket_path, str(PORT), program.hex(),
-            "--", *command]
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        BRIDGE,
+        socket_path,
+        str(PORT),
+        program.hex(),
+        "--",
+        *command,
+    ]
 
 
 def proxy_env(env: dict[str, str]) -> None:

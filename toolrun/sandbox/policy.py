@@ -119,9 +119,7 @@ class SandboxPolicy:
                 f"cannot run sandboxed (sandbox.failIfUnavailable is true): {found.reason}; "
                 f"{OPT_OUT_HINT}",
             )
-        return Placement(
-            "unavailable", f"runs unsandboxed, with a warning: {found.reason}"
-        )
+        return Placement("unavailable", f"runs unsandboxed, with a warning: {found.reason}")
 
     def excluded(self, command: str) -> str | None:
         """The excludedCommands patterns that cover every sub-command, or None."""
@@ -167,8 +165,11 @@ def _excluded(patterns: tuple[str, ...], command: str) -> str | None:
         text = f"Bash({pattern})"
         try:
             parsed = parse_rule(text, behavior="allow")
-            rules.append(compile_rule(index, PermissionRule("allow", text, source), parsed,
-                                      workspace=(), home=()))
+            rules.append(
+                compile_rule(
+                    index, PermissionRule("allow", text, source), parsed, workspace=(), home=()
+                )
+            )
         except (RuleSyntaxError, ValueError):
             continue
     used: list[str] = []
@@ -181,4 +182,3 @@ def _excluded(patterns: tuple[str, ...], command: str) -> str | None:
             return None
         used.append(patterns[hit.index])
     return ", ".join(dict.fromkeys(used))
-

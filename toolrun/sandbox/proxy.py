@@ -65,9 +65,7 @@ def _connect(host: str, port: int) -> socket.socket:
 class DomainProxy:
     """A threaded proxy on a Unix socket; :meth:`close` stops it and its connections."""
 
-    def __init__(
-        self, path: str, policy: DomainPolicy, *, connect: Connector = _connect
-    ) -> None:
+    def __init__(self, path: str, policy: DomainPolicy, *, connect: Connector = _connect) -> None:
         self.path = path
         self.policy = policy
         self._connect = connect
@@ -133,8 +131,12 @@ class DomainProxy:
             else:
                 parts = urlsplit(target)
                 if parts.scheme.lower() != "http" or not parts.hostname:
-                    _answer(client, 400, "Bad Request",
-                            "toolrun sandbox proxy: only http:// URLs and CONNECT\n")
+                    _answer(
+                        client,
+                        400,
+                        "Bad Request",
+                        "toolrun sandbox proxy: only http:// URLs and CONNECT\n",
+                    )
                     return
                 host, port = parts.hostname, parts.port or 80
             refusal = self.policy.refusal(host) if host else "the request names no host"

@@ -34,7 +34,9 @@ Execute = Callable[[Any, "ToolContext", "Launcher | None"], Awaitable["ToolOutpu
 WARNING_PREFIX = "toolrun: warning: "
 
 
-async def run_bash(policy: SandboxPolicy, input: Any, ctx: ToolContext, execute: Execute) -> ToolOutput:
+async def run_bash(
+    policy: SandboxPolicy, input: Any, ctx: ToolContext, execute: Execute
+) -> ToolOutput:
     placement = policy.placement(input.model_dump())
     if placement.leaves_on_request and policy.settings.allow_unsandboxed:
         return _noted(await execute(input, ctx, None), placement, warning=None)
@@ -74,7 +76,9 @@ async def run_bash(policy: SandboxPolicy, input: Any, ctx: ToolContext, execute:
     cwd = output.metadata.get("cwd") or str(ctx.cwd)
     notes = blocked_writes(output.output, str(cwd), plan.read_only)
     if proxy is not None:
-        notes += [f"connection blocked by the sandbox: {why}" for why in dict.fromkeys(proxy.blocked)]
+        notes += [
+            f"connection blocked by the sandbox: {why}" for why in dict.fromkeys(proxy.blocked)
+        ]
     else:
         notes += blocked_hosts_offline(output.output)
     return _with(output, notes, {"sandboxed": True, "blocked": notes})
@@ -119,20 +123,21 @@ def _launcher(
 
 
 def _noted(output: ToolOutput, placement: Placement, *, warning: str | None) -> ToolOutput:
+    """An unsandboxed call's output: why it ran outside, and the warning first if any."""
     info: dict[str, Any] = {"sandboxed": False, "reason": placement.reason}
     if warning is None:
         return _with(output, [], info)
     info["warning"] = warning
+    return _with(output, [], info, before=f"{WARNING_PREFIX}{warning}\n")
+
+
+def _with(
+    output: ToolOutput, notes: list[str], info: dict[str, Any], *, before: str = ""
+) -> ToolOutput:
+    """The output with ``notes`` appended as ``[sandbox]`` lines, and ``info`` in metadata."""
     from toolrun.tools.base import ToolOutput
 
-    text = f"{WARNING_PREFIX}{warning}\n{output.output}"
-    return ToolOutput(text, output.is_error, {**output.metadata, "sandbox": info})
-
-
-def _with(output: ToolOutput, notes: list[str], info: dict[str, Any]) -> ToolOutput:
-    from toolrun.tools.base import ToolOutput
-
-    text = output.output
+    text = before + output.output
     if notes:
         text = text + ("" if not text or text.endswith("\n") else "\n")
         text += "".join(f"[sandbox] {note}\n" for note in notes)
