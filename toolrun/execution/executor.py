@@ -257,7 +257,11 @@ class Executor:
 
     def _context(self, cwd: Path) -> ToolContext:
         return ToolContext(
-            self.workspace, cwd, self._env, self.run_id, read_veto=self._read_veto,
+            self.workspace,
+            cwd,
+            self._env,
+            self.run_id,
+            read_veto=self._read_veto,
             sandbox=self._sandbox,
         )
 
