@@ -144,3 +144,20 @@ def test_check_says_where_the_call_runs(ws: Path) -> None:
 )
 def test_excluded_only_when_every_part_is(ws: Path, command: str) -> None:
     assert decide(ws, AUTO, command).sandbox == "runs sandboxed (bubblewrap)"
+
+
+@pytest.mark.parametrize("value", ["yes", 1, "true", "false"])
+def test_any_value_but_false_asks_to_leave(ws: Path, value: object) -> None:
+    # The plan's schema takes only true or false; the decision never reads more into it.
+    decision = decide(ws, AUTO, "make", dangerouslyDisableSandbox=value)
+    assert decision.decision == "ask"
+    assert decision.sandbox == "runs unsandboxed: dangerouslyDisableSandbox is set"
+
+
+def test_the_plan_schema_takes_only_a_boolean() -> None:
+    from pydantic import ValidationError
+
+    from toolrun.tools.builtins.bash import BashInput
+
+    with pytest.raises(ValidationError):
+        BashInput.model_validate({"command": "make", "dangerouslyDisableSandbox": "yes"})

@@ -95,7 +95,9 @@ class SandboxPolicy:
 
     def placement(self, input: Mapping[str, Any]) -> Placement:
         """Where this Bash input would run (the sandbox must be enabled)."""
-        if input.get("dangerouslyDisableSandbox") is True:
+        # Anything but false or absent asks to leave (fail closed: a value the decision
+        # read as "stay" must never run outside).
+        if input.get("dangerouslyDisableSandbox") not in (None, False):
             kind: PlacementKind = "disabled"
             reason = "dangerouslyDisableSandbox is set"
         else:

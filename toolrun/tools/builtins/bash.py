@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
@@ -66,7 +66,7 @@ class BashInput(ToolInput):
     description: str | None = Field(
         default=None, description="A few words on what the command does (shown to people)."
     )
-    dangerouslyDisableSandbox: bool = Field(
+    dangerouslyDisableSandbox: StrictBool = Field(
         default=False, description="Run outside the sandbox (when the settings allow it)."
     )
 
