@@ -3,6 +3,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ AVAILABLE = probe()
 needs_bwrap = pytest.mark.skipif(
     not AVAILABLE.ok, reason=f"bubblewrap sandboxes cannot run here: {AVAILABLE.reason}"
 )
+needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 
 
 @pytest.fixture
