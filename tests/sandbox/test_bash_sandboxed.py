@@ -233,3 +233,17 @@ async def test_shared_memory_works_and_stays_private(ws: Path) -> None:
     )
     assert "Lock(owner=None)" in out.output and "written" in out.output
     assert not await anyio.Path("/dev/shm/sandboxed-note").exists()
+
+
+@pytest.mark.parametrize(("command", "code"), [("kill -KILL $$", 137), ("kill -TERM $$", 143)])
+async def test_a_shell_killed_by_a_signal_reports_128_plus_n(
+    ws: Path, command: str, code: int
+) -> None:
+    out = await run(context(ws), command)
+    assert out.metadata["exit_code"] == code
+    assert out.output == ""  # and nothing says "Killed" that a bare shell would not
+
+
+async def test_the_command_sees_the_descriptors_a_bare_one_does(ws: Path) -> None:
+    out = await run(context(ws), "ls /proc/self/fd | tr '\\n' ' '")
+    assert out.output == "0 1 2 3 "

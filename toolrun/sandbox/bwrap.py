@@ -28,8 +28,8 @@ NAMESPACES = (
     "--unshare-ipc",
     "--unshare-net",
     "--die-with-parent",
-    # The command is PID 1 itself: bwrap's own init would be a process without the
-    # seccomp filter whose memory the command could write through /proc/1/mem.
+    # PID 1 is our shim (see pid_1_shim), under the filter: bwrap's own init would be
+    # a process without it whose memory the command could write through /proc/1/mem.
     "--as-pid-1",
     "--cap-drop",
     "ALL",
@@ -92,6 +92,18 @@ def bwrap_argv(
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--chdir", cwd, "--", *command]
     return argv
+
+
+# PID 1 of a namespace ignores the signals it has no handler for, even SIGKILL from
+# inside: the shell (`kill -KILL $$`) must not be PID 1. The shim runs it as a child
+# and exits with its status (128+N for signal N). Its own stderr goes to /dev/null so
+# that it never reports the child's death ("Killed"); --posix: it reads no BASH_ENV.
+_SHIM = 'exec 9>&2 2>/dev/null; "$@" 2>&9 9>&-; exit $?'
+
+
+def pid_1_shim(argv: Sequence[str]) -> list[str]:
+    """``bash -c COMMAND`` wrapped so that the shell is not PID 1 of the namespace."""
+    return [argv[0], "--posix", "-c", _SHIM, "toolrun-sandbox", *argv]
 
 
 def seccomp_program_fd(program: bytes) -> int:

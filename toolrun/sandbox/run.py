@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import ToolError
 from toolrun.sandbox.bridge import bridge_command, proxy_env
-from toolrun.sandbox.bwrap import bwrap_argv, folders, seccomp_program_fd
+from toolrun.sandbox.bwrap import bwrap_argv, folders, pid_1_shim, seccomp_program_fd
 from toolrun.sandbox.mounts import MountPlan, held_placeholders, plan_mounts
 from toolrun.sandbox.policy import Placement, SandboxPolicy
 from toolrun.sandbox.proxy import DomainPolicy, DomainProxy
@@ -100,12 +100,12 @@ def _launcher(
             os.close(os.open(cwd_file, os.O_CREAT | os.O_WRONLY, 0o600))
             bind_files.append(cwd_file)
         fds: tuple[int, ...] = ()
+        command = pid_1_shim(argv)
         if proxy is not None:
-            command = bridge_command(proxy.path, program, argv)
+            command = bridge_command(proxy.path, program, command)
             proxy_env(inner)
             seccomp_fd = None
         else:
-            command = argv
             seccomp_fd = seccomp_program_fd(program) if program else None
             fds = () if seccomp_fd is None else (seccomp_fd,)
         wrapped = bwrap_argv(
