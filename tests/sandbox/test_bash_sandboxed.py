@@ -247,3 +247,35 @@ async def test_a_shell_killed_by_a_signal_reports_128_plus_n(
 async def test_the_command_sees_the_descriptors_a_bare_one_does(ws: Path) -> None:
     out = await run(context(ws), "ls /proc/self/fd | tr '\\n' ' '")
     assert out.output == "0 1 2 3 "
+
+
+def test_a_workspace_no_one_can_write_to_still_runs(ws: Path, tmp_path: Path) -> None:
+    write(ws / "toolrun.yaml", SANDBOX_ON)
+    plan = write(tmp_path / "plan.json", json.dumps({"calls": [bash("echo still runs")]}))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    subprocess.run(["mount", "--bind", "-o", "ro", str(ws), str(ro)], check=False)
+    try:
+        if not (ro / "toolrun.yaml").exists():
+            pytest.skip("cannot make a read-only bind mount here")
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolrun",
+                "exec",
+                str(plan),
+                "--format",
+                "jsonl",
+                "--no-journal",
+                "--workspace",
+                str(ro),
+            ],
+            cwd=ro,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert json.loads(done.stdout)["output"] == "still runs\n", done.stdout
+    finally:
+        subprocess.run(["umount", str(ro)], check=False)

@@ -25,7 +25,7 @@ import re
 import stat
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from toolrun.permissions.paths import PROTECTED_DIRS, PROTECTED_FILES
 
@@ -249,9 +249,22 @@ class _Placeholders:
                 path = entry.rstrip("/")
                 if entry in self._ours:
                     continue
+                # Read-only by its mount inside the sandbox; outside, the user's own
+                # tools may still write there (and then it is theirs: never removed).
                 with contextlib.suppress(OSError):
-                    os.mkdir(path, 0o555)
+                    os.mkdir(path, 0o755)
                     self._ours.add(entry)
+
+    def hold(self, plan: MountPlan) -> MountPlan:
+        """Make the plan's placeholders; the plan without those that could not be made.
+
+        One we could not make (a read-only workspace) cannot be made inside either.
+        """
+        if not plan.placeholders:
+            return plan
+        self.ensure(plan.placeholders)
+        kept = tuple(p for p in plan.read_only if os.path.lexists(p))
+        return replace(plan, read_only=kept)
 
     def remove_all(self) -> None:
         with self._lock:

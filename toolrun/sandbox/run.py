@@ -61,8 +61,8 @@ async def run_bash(
     if settings.allowed_domains is not None:
         path = str(folders().control / f"proxy-{os.getpid()}-{next(_numbers)}.sock")
         proxy = DomainProxy(path, DomainPolicy.of(settings.allowed_domains, policy.denied_domains))
+    plan = held_placeholders.hold(plan)
     launcher = _launcher(policy, found.bwrap, plan, proxy)
-    held_placeholders.ensure(plan.placeholders)
     try:
         output = await execute(input, ctx, launcher)
     finally:
