@@ -115,7 +115,8 @@ def _decided_by(verdict: Verdict) -> DecidedBy:
     if rule is not None and verdict.kind == "rule":
         return DecidedBy("rule", rule.text, rule.source)
     if verdict.kind == "sandbox":
-        key = "autoAllowBashIfSandboxed" if verdict.decision == "allow" else "allowUnsandboxedCommands"
+        allowed = verdict.decision == "allow"
+        key = "autoAllowBashIfSandboxed" if allowed else "allowUnsandboxedCommands"
         return DecidedBy("sandbox", f"sandbox.{key}")
     return DecidedBy(verdict.kind)
 
@@ -405,6 +406,8 @@ class _Call:
         assert policy is not None
         placement = policy.placement(self.input)
         if placement.leaves_on_request and not policy.settings.allow_unsandboxed:
+            if overall.decision == "deny":  # a deny rule says it first
+                return overall, placement.reason
             return Verdict("deny", "sandbox", None, placement.reason), placement.reason
         if (
             overall.decision == "allow"
