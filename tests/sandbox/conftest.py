@@ -39,6 +39,12 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def exec_argv(plan: Path, ws: Path, *args: str) -> list[str]:
+    """``toolrun exec PLAN`` in ``ws`` with jsonl results."""
+    return [sys.executable, "-m", "toolrun", "exec", str(plan), "--format", "jsonl",
+            "--workspace", str(ws), *args]  # fmt: skip
+
+
 def exec_plan(
     ws: Path,
     config: str,
@@ -51,18 +57,7 @@ def exec_plan(
     text = calls if isinstance(calls, str) else json.dumps({"calls": list(calls)})
     plan = write(ws.parent / "plan.json", text)
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolrun",
-            "exec",
-            str(plan),
-            "--format",
-            "jsonl",
-            "--workspace",
-            str(ws),
-            *args,
-        ],
+        exec_argv(plan, ws, *args),
         cwd=ws,
         check=False,
         capture_output=True,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from tests.sandbox.conftest import (
     SANDBOX_ON,
     bash,
+    exec_argv,
     exec_plan,
     needs_bwrap,
     processes_with,
@@ -125,17 +125,7 @@ def start_exec(ws: Path, command: str, marker: str, running: int) -> subprocess.
     write(ws / "toolrun.yaml", SANDBOX_ON)
     plan = write(ws.parent / "plan.json", json.dumps({"calls": [bash(command)]}))
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "toolrun",
-            "exec",
-            str(plan),
-            "--format",
-            "jsonl",
-            "--workspace",
-            str(ws),
-        ],
+        exec_argv(plan, ws),
         cwd=ws,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -259,18 +249,7 @@ def test_a_workspace_no_one_can_write_to_still_runs(ws: Path, tmp_path: Path) ->
         if not (ro / "toolrun.yaml").exists():
             pytest.skip("cannot make a read-only bind mount here")
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "toolrun",
-                "exec",
-                str(plan),
-                "--format",
-                "jsonl",
-                "--no-journal",
-                "--workspace",
-                str(ro),
-            ],
+            exec_argv(plan, ro, "--no-journal"),
             cwd=ro,
             capture_output=True,
             text=True,
