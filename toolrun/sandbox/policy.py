@@ -152,28 +152,34 @@ def _rule_path(pattern: str, workspace: Path, root: Path, home: str) -> str | No
     return os.path.normpath(path)
 
 
-@functools.lru_cache(maxsize=1024)
-def _excluded(patterns: tuple[str, ...], command: str) -> str | None:
-    from toolrun.permissions.bash import analyse
+@functools.cache
+def _compiled(patterns: tuple[str, ...]) -> tuple[Any, ...]:
+    """``excludedCommands`` as allow rules (once per list of patterns)."""
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
-    from toolrun.permissions.rules import Subject, compile_rule, match
+    from toolrun.permissions.rules import compile_rule
 
-    analysis = analyse(command)
-    if analysis.problems or not analysis.commands:
-        return None
     source = SettingSource(SourceKind.TOOLRUN, None, 0, Path("/"), flag="sandbox.excludedCommands")
     rules = []
     for index, pattern in enumerate(patterns):
         text = f"Bash({pattern})"
         try:
             parsed = parse_rule(text, behavior="allow")
-            rules.append(
-                compile_rule(
-                    index, PermissionRule("allow", text, source), parsed, workspace=(), home=()
-                )
-            )
+            rule = PermissionRule("allow", text, source)
+            rules.append(compile_rule(index, rule, parsed, workspace=(), home=()))
         except (RuleSyntaxError, ValueError):
             continue
+    return tuple(rules)
+
+
+@functools.lru_cache(maxsize=4096)
+def _excluded(patterns: tuple[str, ...], command: str) -> str | None:
+    from toolrun.permissions.bash import analyse
+    from toolrun.permissions.rules import Subject, match
+
+    analysis = analyse(command)
+    if analysis.problems or not analysis.commands:
+        return None
+    rules = _compiled(patterns)
     used: list[str] = []
     for cmd in analysis.commands:
         if not cmd.analysable:
