@@ -106,8 +106,15 @@ def exec_(
             streaming_table.append(render.StreamingTable(loaded))
             click.echo(streaming_table[0].header())
 
+    warned: set[str] = set()
+
     def on_result(result: Result) -> None:
         progress.tick(result)
+        sandbox = result.metadata.get("sandbox")
+        warning = sandbox.get("warning") if isinstance(sandbox, dict) else None
+        if warning and warning not in warned:  # bubblewrap missing: once per run, on stderr
+            warned.add(warning)
+            click.echo(f"toolrun: warning: sandbox unavailable, Bash calls are {warning}", err=True)
         if fmt == "text":
             click.echo(render.text_line(result))
         elif fmt == "jsonl":

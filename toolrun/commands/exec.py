@@ -227,6 +227,7 @@ class _Session:
             hooks=hooks,
             read_veto=engine.read_veto,
             private_hosts=engine.private_hosts(),
+            sandbox=engine.sandbox,
         )
         self.executor = executor
         if self.interrupt_requested:  # Ctrl-C while MCP servers started: run nothing

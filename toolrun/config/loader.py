@@ -29,6 +29,7 @@ from toolrun.config.models import (
     SourceKind,
     ToolrunSettings,
 )
+from toolrun.config.sandbox import SandboxSettings
 from toolrun.config.schema import ConfigFile
 from toolrun.errors import ConfigError, Problem
 from toolrun.paths import display_path
@@ -202,8 +203,8 @@ def load_config(
         ),
         False,
     )
+    home_dir = home if home is not None else Path(env.get("HOME") or Path.home())
     if load_claude:
-        home_dir = home if home is not None else Path(env.get("HOME") or Path.home())
         for kind, path, root in (
             (SourceKind.LOCAL, ws / ".claude" / "settings.local.json", ws),
             (SourceKind.PROJECT, ws / ".claude" / "settings.json", ws),
@@ -218,11 +219,15 @@ def load_config(
         _check_rules(item, problems)
     if problems:
         raise ConfigError(problems)
-    return _merge(ws, loaded, mode, _env_max_concurrency(env))
+    return _merge(ws, loaded, mode, _env_max_concurrency(env), home_dir)
 
 
 def _merge(
-    workspace: Path, loaded: list[_Loaded], mode: str | None, env_concurrency: int | None
+    workspace: Path,
+    loaded: list[_Loaded],
+    mode: str | None,
+    env_concurrency: int | None,
+    home: Path,
 ) -> Config:
     rules: list[PermissionRule] = []
     additional: list[Path] = []
@@ -286,6 +291,7 @@ def _merge(
         hooks=tuple(hooks),
         mcp_servers=MappingProxyType(mcp),
         toolrun=_merge_toolrun(loaded, env_concurrency),
+        sandbox=_merge_sandbox(loaded, home),
         files=tuple(Path(i.doc.file) for i in loaded),
     )
 
@@ -313,4 +319,80 @@ def _merge_toolrun(loaded: list[_Loaded], env_concurrency: int | None) -> Toolru
         hook_timeout=pick("hookTimeout") or defaults.hook_timeout,
         hook_failure=pick("hookFailure") or defaults.hook_failure,
         load_claude_settings=bool(pick("loadClaudeSettings")),
+    )
+
+
+def _sandbox_path(text: str, root: Path, home: Path) -> str:
+    """A ``sandbox.filesystem`` path made absolute (see :mod:`toolrun.config.sandbox`)."""
+    if text.startswith("/"):
+        absolute = "/" + text.lstrip("/")
+    elif text == "~" or text.startswith("~/"):
+        absolute = str(home) + text[1:]
+    else:
+        absolute = str(root / text)
+    return os.path.normpath(absolute)
+
+
+def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
+    sections = [(i, i.spec.sandbox) for i in loaded if i.spec.sandbox is not None]
+
+    def pick(key: str, default: bool) -> bool:
+        for _, section in sections:
+            value = getattr(section, key)
+            if value is not None:
+                return bool(value)
+        return default
+
+    def merged(values: list[str]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(values))
+
+    excluded: list[str] = []
+    allow_write: list[str] = []
+    deny_write: list[str] = []
+    deny_read: list[str] = []
+    domains: list[str] | None = None
+    sockets: list[str] = []
+    hidden_env: list[str] = []
+    local_binding: bool | None = None
+    all_sockets: bool | None = None
+    bwrap: str | None = None
+    for item, section in sections:
+        excluded.extend(section.excludedCommands)
+        if bwrap is None and section.bwrapPath:
+            bwrap = _sandbox_path(section.bwrapPath, item.root, home)
+        fs = section.filesystem
+        if fs is not None:
+            allow_write.extend(_sandbox_path(p, item.root, home) for p in fs.allowWrite)
+            deny_write.extend(_sandbox_path(p, item.root, home) for p in fs.denyWrite)
+            deny_read.extend(_sandbox_path(p, item.root, home) for p in fs.denyRead)
+        net = section.network
+        if net is not None:
+            if net.allowedDomains is not None:
+                domains = [*(domains or []), *net.allowedDomains]
+            sockets.extend(net.allowUnixSockets)
+            if local_binding is None:
+                local_binding = net.allowLocalBinding
+            if all_sockets is None:
+                all_sockets = net.allowAllUnixSockets
+        creds = section.credentials
+        if creds is not None:
+            # "mask" (a placeholder the proxy swaps for the real value) is not
+            # implemented: hiding the credential is the closed way to fail.
+            deny_read.extend(_sandbox_path(f.path, item.root, home) for f in creds.files)
+            hidden_env.extend(v.name for v in creds.envVars)
+    return SandboxSettings(
+        enabled=pick("enabled", False),
+        auto_allow_bash=pick("autoAllowBashIfSandboxed", False),
+        excluded_commands=merged(excluded),
+        allow_unsandboxed=pick("allowUnsandboxedCommands", True),
+        fail_if_unavailable=pick("failIfUnavailable", False),
+        allow_write=merged(allow_write),
+        deny_write=merged(deny_write),
+        deny_read=merged(deny_read),
+        allowed_domains=None if domains is None else merged(domains),
+        allow_local_binding=bool(local_binding),
+        allow_all_unix_sockets=bool(all_sockets),
+        allow_unix_sockets=merged(sockets),
+        hidden_env=merged(hidden_env),
+        bwrap_path=bwrap,
     )

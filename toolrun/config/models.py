@@ -14,6 +14,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from toolrun.config.sandbox import SandboxSettings
+
 Behavior = Literal["allow", "ask", "deny"]
 PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
@@ -121,6 +123,7 @@ class Config:
     hooks: tuple[HookMatcher, ...] = ()
     mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen)
     toolrun: ToolrunSettings = field(default_factory=ToolrunSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     files: tuple[Path, ...] = ()  # the files that were read, highest precedence first
 
     def rules_for(self, behavior: Behavior) -> tuple[PermissionRule, ...]:

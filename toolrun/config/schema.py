@@ -75,6 +75,58 @@ class ToolrunSection(BaseModel):
     )
 
 
+class SandboxFilesystemSection(_Open):
+    allowWrite: list[str] = Field(default_factory=list, description="Extra writable paths.")
+    denyWrite: list[str] = Field(default_factory=list, description="Paths kept read-only.")
+    denyRead: list[str] = Field(default_factory=list, description="Paths made unreadable.")
+
+
+class SandboxNetworkSection(_Open):
+    allowedDomains: list[str] | None = Field(
+        default=None, description="Domains reachable through toolrun's proxy (none: no network)."
+    )
+    allowLocalBinding: bool | None = None
+    allowUnixSockets: list[str] = Field(default_factory=list)
+    allowAllUnixSockets: bool | None = None
+
+
+class CredentialFileSpec(_Open):
+    path: str = Field(min_length=1)
+    mode: Literal["deny", "mask"] = "deny"
+
+
+class CredentialEnvSpec(_Open):
+    name: str = Field(min_length=1)
+    mode: Literal["deny", "mask"] = "deny"
+
+
+class SandboxCredentialsSection(_Open):
+    files: list[CredentialFileSpec] = Field(default_factory=list)
+    envVars: list[CredentialEnvSpec] = Field(default_factory=list)
+
+
+class SandboxSection(_Open):
+    """Claude Code's ``sandbox`` settings: Bash under bubblewrap (design §9)."""
+
+    enabled: bool | None = Field(default=None, description="Run Bash calls under bubblewrap.")
+    autoAllowBashIfSandboxed: bool | None = Field(
+        default=None, description="A sandboxed Bash call that would ask is allowed."
+    )
+    excludedCommands: list[str] = Field(
+        default_factory=list, description="Bash patterns that run outside the sandbox."
+    )
+    allowUnsandboxedCommands: bool | None = Field(
+        default=None, description="false: calls that would leave the sandbox are denied."
+    )
+    failIfUnavailable: bool | None = Field(
+        default=None, description="true: no bubblewrap is an error, not a warning."
+    )
+    filesystem: SandboxFilesystemSection | None = None
+    network: SandboxNetworkSection | None = None
+    credentials: SandboxCredentialsSection | None = None
+    bwrapPath: str | None = Field(default=None, description="The bwrap program to use.")
+
+
 class ConfigFile(_Open):
     """A toolrun.yaml or a Claude Code settings.json."""
 
@@ -88,3 +140,4 @@ class ConfigFile(_Open):
     )
     mcpServers: dict[str, McpServerSpec] | None = None
     toolrun: ToolrunSection | None = None
+    sandbox: SandboxSection | None = None

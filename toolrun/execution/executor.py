@@ -37,6 +37,7 @@ from toolrun.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from toolrun.hooks import HookRunner, PostToolResult, PreToolUseResult
+    from toolrun.sandbox.policy import SandboxPolicy
 
 AskAnswer = Literal["yes", "no", "always"]
 AskHandler = Callable[[Call, CallDecision], Awaitable[AskAnswer]]
@@ -114,6 +115,7 @@ class Executor:
         read_veto: Callable[[Path], str | None] | None = None,
         on_run: RunSink | None = None,
         private_hosts: frozenset[str] = frozenset(),
+        sandbox: SandboxPolicy | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.registry = registry
@@ -127,6 +129,7 @@ class Executor:
         self._env = env
         self._read_veto = read_veto
         self._private_hosts = private_hosts
+        self._sandbox = sandbox
         self.hooks = hooks
         self._on_run = on_run
         self.locks = FileLocks()
@@ -231,9 +234,7 @@ class Executor:
     async def _run_turn(self, state: _PlanState, turn: Turn) -> None:
         limit = self.settings.max_calls_per_turn
         admitted, excess = turn.calls[:limit], turn.calls[limit:]
-        ctx = ToolContext(
-            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto
-        )
+        ctx = self._context(state.cwd)
         runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
             if self.interrupted:
@@ -270,6 +271,21 @@ class Executor:
 
         env = self._env if self._env is not None else os.environ
         return may_change_directory(str(call.input.get("command", "")), env)
+
+    def _context(
+        self, cwd: Path, decided: Sequence[tuple[str, str]] = ()
+    ) -> ToolContext:
+        return ToolContext(
+            self.workspace,
+            cwd,
+            self._env,
+            self.run_id,
+            read_veto=self._read_veto,
+            roots=self._roots,
+            decided=dict(decided) if decided else None,
+            private_hosts=self._private_hosts,
+            sandbox=self._sandbox,
+        )
 
     def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
         tool = self.registry.get(call.tool)
@@ -531,11 +547,7 @@ class Executor:
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
         scope = scope if scope is not None else anyio.CancelScope()
-        ctx = ToolContext(
-            self.workspace, state.cwd, self._env, self.run_id, read_veto=self._read_veto,
-            roots=self._roots, decided=dict(decision.paths) if decision.paths else None,
-            private_hosts=self._private_hosts,
-        )
+        ctx = self._context(state.cwd, decision.paths)
         queued = queued_at if queued_at is not None else time.time()
         execution_id = new_execution_id()
         started: float | None = None

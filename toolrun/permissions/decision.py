@@ -14,7 +14,9 @@ from functools import cached_property
 from typing import Any, Literal
 
 Behavior = Literal["allow", "ask", "deny"]
-DecidedKind = Literal["rule", "mode", "readonly", "boundary", "protected", "default"]
+DecidedKind = Literal[
+    "rule", "mode", "readonly", "boundary", "protected", "default", "sandbox"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,8 @@ class Decision:
     targets: tuple[TargetVerdict, ...] = ()
     boundary: tuple[BoundaryCheck, ...] = ()
     problems: tuple[str, ...] = ()
+    #: Bash with ``sandbox.enabled``: where the call would run and why (None otherwise).
+    sandbox: str | None = None
     trace: Callable[[], tuple[RuleTrace, ...]] = field(
         default=tuple, compare=False, repr=False
     )
@@ -161,6 +165,7 @@ class Decision:
             "cwd": self.cwd,
             "boundary": [b.to_json() for b in self.boundary],
             "problems": list(self.problems),
+            "sandbox": self.sandbox,
             "subcommands": [s.to_json() for s in self.subcommands],
             "targets": [t.to_json() for t in self.targets],
             "rules": [r.to_json() for r in self.rules],

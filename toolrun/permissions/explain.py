@@ -40,6 +40,7 @@ def describe_decided_by(decided_by: DecidedBy) -> str:
         "boundary": "the workspace boundary",
         "protected": "a protected path",
         "default": "nothing (no rule decided: the default is to ask)",
+        "sandbox": f"the sandbox settings ({decided_by.rule})",
     }.get(decided_by.kind, decided_by.kind)
 
 
@@ -78,6 +79,8 @@ def render_text(decision: Decision) -> str:
     lines.append(f"mode:       {decision.mode} (from {decision.mode_source})")
     cwd = f" (cwd {decision.cwd})" if decision.cwd != decision.workspace else ""
     lines.append(f"workspace:  {decision.workspace}{cwd}")
+    if decision.sandbox is not None:
+        lines.append(f"sandbox:    {decision.sandbox}")
 
     lines.append("boundary:")
     if decision.boundary:

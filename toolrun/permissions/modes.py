@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 Behavior = Literal["allow", "ask", "deny"]
-DecidedKind = Literal["rule", "mode", "readonly", "boundary", "protected", "default"]
+DecidedKind = Literal[
+    "rule", "mode", "readonly", "boundary", "protected", "default", "sandbox"
+]
 Effect = Literal["read", "write", "execute", "network"]
 Step = Literal[
     "deny_rule",

@@ -73,6 +73,7 @@ from toolrun.permissions.shellpaths import (
 )
 
 if TYPE_CHECKING:
+    from toolrun.sandbox.policy import SandboxPolicy
     from toolrun.tools.registry import ToolRegistry
 
 #: Where each built-in tool keeps the path it touches (Claude Code field names).
@@ -120,6 +121,10 @@ def _decided_by(verdict: Verdict) -> DecidedBy:
     rule = verdict.rule
     if rule is not None and verdict.kind == "rule":
         return DecidedBy("rule", rule.text, rule.source)
+    if verdict.kind == "sandbox":
+        allowed = verdict.decision == "allow"
+        key = "autoAllowBashIfSandboxed" if allowed else "allowUnsandboxedCommands"
+        return DecidedBy("sandbox", f"sandbox.{key}")
     return DecidedBy(verdict.kind)
 
 
@@ -162,6 +167,11 @@ class PermissionEngine:
         self.rules = RuleSet.build(self._compile(config.rules))
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
         self._vetoes_lock = threading.Lock()
+        self.sandbox: SandboxPolicy | None = None
+        if config.sandbox.enabled:
+            from toolrun.sandbox.policy import SandboxPolicy
+
+            self.sandbox = SandboxPolicy.of(config)
 
     # ------------------------------------------------------------------ compile
 
@@ -370,14 +380,19 @@ class _Call:
     # ------------------------------------------------------------------ subjects
 
     def decision(self, mode_source: str) -> Decision:
+        sandbox: str | None = None
         if self.tool == "Bash":
             subcommands, problems, overall = self._bash()
             targets: tuple[TargetVerdict, ...] = ()
+            if self.engine.sandbox is not None:
+                overall, sandbox = self._sandboxed(overall)
         else:
             subcommands, problems = (), ()
             targets, overall = self._tool()
         decided_by = _decided_by(overall)
         reason = self._summary(overall, subcommands)
+        if sandbox is not None and overall.kind != "sandbox":
+            reason += f" [sandbox: {sandbox}]"
         subjects = tuple(self.subjects)
         rules = self.engine.rules.rules
         return Decision(
@@ -394,8 +409,42 @@ class _Call:
             targets=targets,
             boundary=tuple(self.boundary),
             problems=problems,
+            sandbox=sandbox,
             trace=lambda: _trace(rules, subjects),
         )
+
+    def _sandboxed(self, overall: Verdict) -> tuple[Verdict, str]:
+        """``autoAllowBashIfSandboxed`` and ``allowUnsandboxedCommands`` (Claude Code's sandbox).
+
+        A sandboxed call that would ask (or that dontAsk turned into deny) is allowed, unless
+        an explicit ask or deny rule, a protected or critical path, a part that cannot be
+        analysed or plan mode decided it. A call that would leave the sandbox is denied when
+        ``allowUnsandboxedCommands`` is false.
+        """
+        policy = self.engine.sandbox
+        assert policy is not None
+        placement = policy.placement(self.input)
+        if placement.leaves_on_request and not policy.settings.allow_unsandboxed:
+            if overall.decision == "deny":  # a deny rule says it first
+                return overall, placement.reason
+            return Verdict("deny", "sandbox", None, placement.reason), placement.reason
+        if (
+            overall.decision == "allow"
+            or not placement.sandboxed
+            or not policy.settings.auto_allow_bash
+            or self.mode == "plan"
+        ):
+            return overall, placement.reason
+        for _, verdict in self.subjects:
+            if verdict.decision == "allow":
+                continue
+            if verdict.step in ("deny_rule", "ask_rule", "protected", "unanalysable"):
+                return overall, placement.reason
+        reason = (
+            f"the call runs sandboxed (bubblewrap) and sandbox.autoAllowBashIfSandboxed is on; "
+            f"without the sandbox: {overall.reason}"
+        )
+        return Verdict("allow", "sandbox", None, reason), placement.reason
 
     def _summary(self, overall: Verdict, subcommands: Sequence[SubcommandVerdict]) -> str:
         word = {"allow": "allowed", "ask": "needs approval", "deny": "denied"}[overall.decision]

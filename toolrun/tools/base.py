@@ -14,9 +14,12 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from toolrun.sandbox.policy import SandboxPolicy
 
 
 class ToolKind(enum.StrEnum):
@@ -61,6 +64,8 @@ class ToolContext:
     decided: Mapping[str, str] | None = None
     private_hosts: frozenset[str] = frozenset()
     home: str | None = None
+    #: Set when ``sandbox.enabled``: Bash runs under bubblewrap (see :mod:`toolrun.sandbox`).
+    sandbox: SandboxPolicy | None = None
 
     @classmethod
     def for_workspace(cls, workspace: Path | str) -> ToolContext:

@@ -30,13 +30,17 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.reaper.run import run_command
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
 from toolrun.tools.builtins.bash_env import shell_environment
+
+if TYPE_CHECKING:
+    from toolrun.sandbox.run import Launcher
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -58,6 +62,9 @@ class BashInput(ToolInput):
     )
     description: str | None = Field(
         default=None, description="A few words on what the command does (shown to people)."
+    )
+    dangerouslyDisableSandbox: StrictBool = Field(
+        default=False, description="Run outside the sandbox (when the settings allow it)."
     )
 
 
@@ -88,6 +95,15 @@ class BashTool(BaseTool[BashInput]):
         return bool(check(input.command, cwd, workspace))
 
     async def run(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
+        if ctx.sandbox is not None:
+            from toolrun.sandbox.run import run_bash
+
+            return await run_bash(ctx.sandbox, input, ctx, self._run_shell)
+        return await self._run_shell(input, ctx, None)
+
+    async def _run_shell(
+        self, input: BashInput, ctx: ToolContext, launch: Launcher | None
+    ) -> ToolOutput:
         bash = _find_bash()
         if not ctx.cwd.is_dir():
             raise ToolError(f"working directory {ctx.cwd} does not exist")
@@ -96,7 +112,7 @@ class BashTool(BaseTool[BashInput]):
         if not may_change_directory(input.command, env):
             # No way for it to move the shell: skip the probe, which costs the shell
             # about as much again as a short command does.
-            output, exit_code = await _run(bash, input.command, ctx.cwd, env, timeout_ms)
+            output, exit_code = await _run(bash, input.command, ctx.cwd, env, timeout_ms, launch)
             return ToolOutput(
                 output,
                 is_error=exit_code != 0,
@@ -104,7 +120,9 @@ class BashTool(BaseTool[BashInput]):
             )
         probe = _CwdProbe.create(env)
         try:
-            output, exit_code = await _run(bash, input.command, ctx.cwd, probe.env, timeout_ms)
+            output, exit_code = await _run(
+                bash, input.command, ctx.cwd, probe.env, timeout_ms, launch
+            )
             final_cwd = probe.read() or str(ctx.cwd)
         finally:
             probe.remove()
@@ -211,17 +229,34 @@ class _Output:
 
 
 async def _run(
-    bash: str, command: str, cwd: Path, env: Mapping[str, str], timeout_ms: int
+    bash: str,
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_ms: int,
+    launch: Launcher | None = None,
 ) -> tuple[str, int]:
     """Run the command; return its merged output and exit code (128+N for signal N).
 
     What the command leaves running is killed when it ends (:mod:`toolrun.reaper`).
     """
-    argv = [bash, "-c", command]
+    argv: list[str] = [bash, "-c", command]
+    fds: tuple[int, ...] = ()
+    if launch is not None:  # the sandbox: bwrap ... bash -c command
+        argv, env, fds = launch(argv, cwd, env)
     output = _Output()
-    code = await run_command(
-        argv, cwd=cwd, env=env, time_limit=timeout_ms / 1000, stdout=output.add
-    )
+    try:
+        code = await run_command(
+            argv,
+            cwd=cwd,
+            env=env,
+            time_limit=timeout_ms / 1000,
+            stdout=output.add,
+            pass_fds={fd: fd for fd in fds},
+        )
+    finally:
+        for fd in fds:  # copied to the side process when the command started
+            os.close(fd)
     if code is None:
         partial = output.text()[-TIMEOUT_OUTPUT_CHARS:]
         message = f"command timed out after {timeout_ms} ms"

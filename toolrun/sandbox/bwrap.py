@@ -1,0 +1,116 @@
+"""The ``bwrap`` command line for one sandboxed call (a pure function of its plan).
+
+The whole filesystem is visible read-only; the writable roots are bound over
+it, then the protections, then the unreadable paths (an empty directory or an
+empty file with mode 000: the command runs without capabilities, so not even
+root reads them). The call gets its own PID namespace, whose first process is the command: every
+process it started ends with it, however it detached; no network namespace access at all
+(a loopback device only); and no capabilities.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolrun.sandbox.mounts import MountPlan
+
+# No UTS or cgroup namespace: without capabilities a command can change neither, and
+# each namespace costs the call time.
+NAMESPACES = (
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-net",
+    "--die-with-parent",
+    # PID 1 is our shim (see pid_1_shim), under the filter: bwrap's own init would be
+    # a process without it whose memory the command could write through /proc/1/mem.
+    "--as-pid-1",
+    "--cap-drop",
+    "ALL",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Folders:
+    """toolrun's own folders for this process: never writable from inside a sandbox."""
+
+    control: Path  # proxy sockets, the seccomp program, the unreadable stand-ins
+    tmp: Path  # the sandboxes' private temporary folder (writable, TMPDIR)
+
+    @property
+    def unreadable_file(self) -> str:
+        return str(self.control / "unreadable")
+
+
+@functools.cache
+def folders() -> Folders:
+    control = Path(tempfile.mkdtemp(prefix="toolrun-sandbox-"))
+    tmp = control / "tmp"
+    tmp.mkdir()
+    stand_in = control / "unreadable"
+    stand_in.touch()
+    stand_in.chmod(0)
+    atexit.register(shutil.rmtree, control, ignore_errors=True)
+    return Folders(control, tmp)
+
+
+def bwrap_argv(
+    bwrap: str,
+    plan: MountPlan,
+    *,
+    cwd: str,
+    command: Sequence[str],
+    unreadable_file: str,
+    bind_files: Sequence[str] = (),
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """``bwrap ... -- command``: ``bind_files`` are writable single files (the cwd probe)."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # A fresh proc leaves the sysctls writable to uid 0 (core_pattern runs a program
+    # as root on the host): they are read-only like the rest.
+    # (/dev/shm needs no mount of its own: --dev's /dev is a private tmpfs.)
+    argv += ["--ro-bind", "/proc/sys", "/proc/sys", *NAMESPACES]
+    for path in plan.writable:
+        argv += ["--bind", path, path]
+    for path in plan.pinned:
+        argv += ["--bind", path, path]
+    for path in plan.read_only:
+        argv += ["--ro-bind", path, path]
+    for path in plan.unreadable_dirs:
+        argv += ["--perms", "0000", "--tmpfs", path]
+    for path in plan.unreadable_files:
+        argv += ["--ro-bind", unreadable_file, path]
+    for path in bind_files:
+        argv += ["--bind", path, path]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    argv += ["--chdir", cwd, "--", *command]
+    return argv
+
+
+# PID 1 of a namespace ignores the signals it has no handler for, even SIGKILL from
+# inside: the shell (`kill -KILL $$`) must not be PID 1. The shim runs it as a child
+# and exits with its status (128+N for signal N). Its own stderr goes to /dev/null so
+# that it never reports the child's death ("Killed"); --posix: it reads no BASH_ENV.
+_SHIM = 'exec 9>&2 2>/dev/null; "$@" 2>&9 9>&-; exit $?'
+
+
+def pid_1_shim(argv: Sequence[str]) -> list[str]:
+    """``bash -c COMMAND`` wrapped so that the shell is not PID 1 of the namespace."""
+    return [argv[0], "--posix", "-c", _SHIM, "toolrun-sandbox", *argv]
+
+
+def seccomp_program_fd(program: bytes) -> int:
+    """A pipe's read end holding the filter (bwrap reads it before the command starts)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, program)  # a few hundred bytes: never blocks
+    finally:
+        os.close(write_end)
+    return read_end

@@ -1,0 +1,232 @@
+"""The domain proxy: HTTP CONNECT and plain HTTP, run by toolrun outside the sandbox.
+
+A sandboxed command has no network of its own; its ``HTTP(S)_PROXY`` points at
+the bridge inside the sandbox (:mod:`toolrun.sandbox.bridge`), which forwards
+each connection to this proxy's Unix socket. The proxy allows exactly the hosts
+:class:`DomainPolicy` allows and answers ``403`` naming the host otherwise; it
+records every refused host so the call's result can say what was blocked.
+One proxy serves one call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from toolrun.permissions.domains import DomainPattern, compile_domain, url_host
+
+MAX_HEADER = 64 * 1024
+CONNECT_TIMEOUT_S = 10.0
+Connector = Callable[[str, int], socket.socket]
+
+
+@dataclass(frozen=True, slots=True)
+class DenyingRule:
+    pattern: DomainPattern
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class DomainPolicy:
+    """``allowedDomains`` with WebFetch(domain:...) semantics; deny rules win."""
+
+    allowed: tuple[DomainPattern, ...]
+    denied: tuple[DenyingRule, ...] = ()
+
+    @classmethod
+    def of(cls, allowed: Sequence[str], denied: Sequence[tuple[str, str]] = ()) -> DomainPolicy:
+        return cls(
+            tuple(compile_domain(p) for p in allowed),
+            tuple(DenyingRule(compile_domain(p), source) for p, source in denied),
+        )
+
+    def refusal(self, host: str) -> str | None:
+        """Why ``host`` may not be reached, or None when it may."""
+        name = url_host(f"http://{host}/").name
+        if name is None:
+            return f"{host!r} is not a host name toolrun can check"
+        for rule in self.denied:
+            if rule.pattern.matches(name):
+                return f"{name} is denied by WebFetch(domain:{rule.pattern.text}) ({rule.source})"
+        if any(p.matches(name) for p in self.allowed):
+            return None
+        return f"{name} is not in sandbox.network.allowedDomains"
+
+
+def _connect(host: str, port: int) -> socket.socket:
+    return socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+
+
+class DomainProxy:
+    """A threaded proxy on a Unix socket; :meth:`close` stops it and its connections."""
+
+    def __init__(self, path: str, policy: DomainPolicy, *, connect: Connector = _connect) -> None:
+        self.path = path
+        self.policy = policy
+        self._connect = connect
+        self.blocked: list[str] = []  # reasons, in the order the requests came
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        self._listener.bind(path)
+        self._listener.listen(64)
+        self._thread = threading.Thread(target=self._serve, name="toolrun-proxy", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        with self._lock:
+            for conn in list(self._open):
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+            self._open.clear()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        self._thread.join(timeout=1)
+
+    # ------------------------------------------------------------------ serving
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self._track(conn)
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.add(sock)
+
+    def _untrack(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(sock)
+        sock.close()
+
+    def _handle(self, client: socket.socket) -> None:
+        upstream: socket.socket | None = None
+        try:
+            head, rest = _read_head(client)
+            if head is None:
+                return
+            lines = head.split(b"\r\n")
+            try:
+                method, target, version = lines[0].decode("latin-1").split(" ", 2)
+            except ValueError:
+                _answer(client, 400, "Bad Request", "toolrun sandbox proxy: bad request line\n")
+                return
+            if method.upper() == "CONNECT":
+                host, port = _host_port(target, 443)
+            else:
+                parts = urlsplit(target)
+                if parts.scheme.lower() != "http" or not parts.hostname:
+                    _answer(
+                        client,
+                        400,
+                        "Bad Request",
+                        "toolrun sandbox proxy: only http:// URLs and CONNECT\n",
+                    )
+                    return
+                host, port = parts.hostname, parts.port or 80
+            refusal = self.policy.refusal(host) if host else "the request names no host"
+            if refusal is not None:
+                with self._lock:
+                    self.blocked.append(refusal)
+                _answer(client, 403, "Forbidden", f"toolrun sandbox: {refusal}\n")
+                return
+            try:
+                upstream = self._connect(host, port)
+            except OSError as exc:
+                _answer(client, 502, "Bad Gateway", f"toolrun sandbox: {host}:{port}: {exc}\n")
+                return
+            upstream.settimeout(None)
+            self._track(upstream)
+            if method.upper() == "CONNECT":
+                client.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            else:
+                upstream.sendall(_origin_form(method, target, version, lines[1:]))
+            if rest:
+                upstream.sendall(rest)
+            _pump_both(client, upstream)
+        except OSError:
+            pass
+        finally:
+            if upstream is not None:
+                self._untrack(upstream)
+            self._untrack(client)
+
+
+def _read_head(sock: socket.socket) -> tuple[bytes | None, bytes]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if len(data) > MAX_HEADER:
+            return None, b""
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None, b""
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return head, rest
+
+
+def _host_port(target: str, default: int) -> tuple[str, int]:
+    host, sep, port = target.rpartition(":")
+    if not sep or "]" in port:
+        return target.strip("[]"), default
+    try:
+        return host.strip("[]"), int(port)
+    except ValueError:
+        return "", default
+
+
+_HOP_HEADERS = (b"proxy-connection:", b"proxy-authorization:", b"connection:", b"keep-alive:")
+
+
+def _origin_form(method: str, target: str, version: str, headers: list[bytes]) -> bytes:
+    parts = urlsplit(target)
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    kept = [h for h in headers if not h.lower().startswith(_HOP_HEADERS)]
+    # One request per connection: a second request on it could name another host.
+    kept.append(b"Connection: close")
+    line = f"{method} {path} {version}".encode("latin-1")
+    return b"\r\n".join([line, *kept]) + b"\r\n\r\n"
+
+
+def _answer(sock: socket.socket, code: int, reason: str, body: str) -> None:
+    data = body.encode()
+    head = (
+        f"HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    sock.sendall(head + data)
+
+
+def _pump_both(a: socket.socket, b: socket.socket) -> None:
+    other = threading.Thread(target=_pump, args=(b, a), daemon=True)
+    other.start()
+    _pump(a, b)
+    other.join()
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while chunk := src.recv(65536):
+            dst.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
