@@ -140,3 +140,43 @@ def test_a_side_process_told_to_stop_takes_every_process_along(tmp_path: Path) -
         toolrun.kill()
         toolrun.communicate()
         marked.kill_all()
+
+
+def test_descriptors_toolrun_inherited_never_reach_a_command(tmp_path: Path) -> None:
+    """A descriptor left open (without close-on-exec) by whatever started toolrun, a CI
+    runner say, must not be handed on to the commands through the side process."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "toolrun.yaml").write_text("permissions: {defaultMode: bypassPermissions}\n")
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps({"calls": [{"tool": "Bash", "input": {"command": "ls /proc/self/fd"}}]})
+    )
+    secret = (tmp_path / "secret").open("w")
+    leaked = secret.fileno()
+    os.set_inheritable(leaked, True)
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolrun",
+                "exec",
+                str(plan),
+                "--format",
+                "jsonl",
+                "--no-journal",
+            ],
+            cwd=ws,
+            pass_fds=(leaked,),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        secret.close()
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)["output"].split()
+    assert str(leaked) not in seen
+    assert set(seen) <= {"0", "1", "2", "3"}

@@ -392,7 +392,13 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
 
 
 def main() -> None:
-    control = socket.socket(fileno=int(sys.argv[1]))
+    fd = int(sys.argv[1])
+    # posix_spawn passed on whatever toolrun inherited without close-on-exec (a CI
+    # runner's descriptors, say); this process spawns with posix_spawn too, so it must
+    # not hold them, or every command would.
+    os.closerange(3, fd)
+    os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
+    control = socket.socket(fileno=fd)
     control.set_inheritable(False)
     # Not Linux: orphans go to init and only process groups are killed; the rest works.
     with contextlib.suppress(AttributeError, OSError):
