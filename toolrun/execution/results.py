@@ -16,6 +16,8 @@ class Status(enum.StrEnum):
     OK = "ok"
     ERROR = "error"
     DENIED = "denied"
+    #: the call asked for approval and nobody gave it (no terminal, --ask deny): exit 5
+    NEEDS_APPROVAL = "needs_approval"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
@@ -39,6 +41,13 @@ class CallDecision:
     decision: str  # allow | ask | deny
     reason: str
     decided_by: DecidedBy
+    #: for an ask: the narrowest allow rule(s) that would approve the call ("always" adds
+    #: exactly these for the rest of the run); empty when no rule can allow it
+    suggested: tuple[str, ...] = ()
+    suggested_why: str = ""  # why there is no suggestion
+    #: for an ask: why only a person may approve it (a protected or critical path);
+    #: --ask allow never approves such a call
+    protected: str | None = None
 
 
 def utc_iso(ts: float | None) -> str | None:

@@ -136,6 +136,9 @@ class Decision:
     targets: tuple[TargetVerdict, ...] = ()
     boundary: tuple[BoundaryCheck, ...] = ()
     problems: tuple[str, ...] = ()
+    #: protected paths and critical ``rm`` targets the call touches, whichever step decided:
+    #: only a person may approve such a call (never --ask allow, never "always")
+    protected: tuple[str, ...] = ()
     trace: Callable[[], tuple[RuleTrace, ...]] = field(
         default=tuple, compare=False, repr=False
     )
@@ -161,6 +164,7 @@ class Decision:
             "cwd": self.cwd,
             "boundary": [b.to_json() for b in self.boundary],
             "problems": list(self.problems),
+            "protected": list(self.protected),
             "subcommands": [s.to_json() for s in self.subcommands],
             "targets": [t.to_json() for t in self.targets],
             "rules": [r.to_json() for r in self.rules],

@@ -257,6 +257,7 @@ class _Call:
         self.mode = mode
         self.subjects: list[tuple[Subject, Verdict]] = []
         self.boundary: list[BoundaryCheck] = []
+        self.protected: list[str] = []
 
     # ------------------------------------------------------------------ the steps
 
@@ -273,6 +274,8 @@ class _Call:
     ) -> Verdict:
         """Decide one subject: deny, ask, protected, unanalysable, allow, read-only, boundary,
         mode — the first step that applies decides."""
+        if protected is not None and protected not in self.protected:
+            self.protected.append(protected)
         rules = self.engine.rules
         verdict = self._decide(
             s, rules, protected, analysable, problem, readonly, inside, edit_ok
@@ -375,6 +378,7 @@ class _Call:
             targets=targets,
             boundary=tuple(self.boundary),
             problems=problems,
+            protected=tuple(self.protected),
             trace=lambda: _trace(rules, subjects),
         )
 
