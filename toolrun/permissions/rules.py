@@ -11,6 +11,7 @@ decision does not loop over every rule.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -309,6 +310,7 @@ def _match_param(rule: CompiledRule, s: Subject) -> RuleMatch:
     return _no(f"{name} = {text!r} does not match {pattern!r}")
 
 
+@functools.lru_cache(maxsize=1024)
 def param_value_regex(pattern: str) -> re.Pattern[str]:
     """``*`` matches any characters (newlines too); everything else is literal."""
     return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
