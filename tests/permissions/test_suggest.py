@@ -111,3 +111,25 @@ def test_rules_added_for_the_run_name_their_source(ws: Path) -> None:
     assert decision.decision == "allow"
     assert decision.decided_by.rule == "Bash(touch src/a)"
     assert decision.decided_by.source == "this run ('always' at the prompt)"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x | patch -p1",  # a later `echo EVIL | patch -p1` would match Bash(patch -p1)
+        "patch -p1 < fix.diff",
+        "python3 x.py",
+        "xargs rm < list.txt",
+        "find src -name '*.o' | xargs rm",
+        "git apply fix.diff",
+        "git am",
+        "env rm x",
+        "sudo touch x",
+        "tar xf - < a.tar",
+    ],
+)
+def test_no_rule_for_a_program_whose_effect_comes_from_its_input(ws: Path, command: str) -> None:
+    eng = engine(ws)
+    decision = eng.decide("Bash", {"command": command})
+    if decision.decision == "ask":
+        assert suggest(eng, decision).rules == ()

@@ -17,6 +17,7 @@ carry an approval past the boundary).
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,22 @@ SESSION_FLAG = "this run ('always' at the prompt)"
 MAX_RULES = 5
 #: Characters that are pattern syntax in a path rule: a path holding one gets no rule.
 _PATH_META = frozenset("*?[]{}\\!#")
+#: Programs whose effect comes from their input, not their words: code on stdin (shells,
+#: interpreters), commands or files named on stdin (xargs, parallel), edits and archives
+#: read from stdin (patch, git apply, tar). A rule naming their words would approve a later
+#: `echo ANYTHING | prog` just the same, so "always" is never offered for them.
+RUNS_ITS_INPUT = frozenset(
+    {
+        # shells and interpreters: code on stdin
+        *("sh", "bash", "zsh", "dash", "ksh", "mksh", "yash", "fish", "csh", "tcsh"),
+        *("busybox", "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby"),
+        *("node", "nodejs", "deno", "bun", "php", "lua", "luajit", "Rscript", "tclsh"),
+        *("wish", "osascript", "eval", "source", ".", "exec", "env", "sudo", "doas", "su"),
+        # commands, files, edits or archives named on stdin
+        *("xargs", "parallel", "ssh", "patch", "tar", "cpio", "sqlite3", "psql", "mysql"),
+        *("crontab", "at", "batch", "socat", "nc", "ncat", "git"),
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +157,14 @@ def _bash_rules(engine: PermissionEngine, decision: Decision) -> list[str]:
     for sub in decision.subcommands:
         if sub.decision == "allow":
             continue
-        rule = bash_rule(commands[sub.index])
+        cmd = commands[sub.index]
+        program = runs_its_input(cmd)
+        if program is not None:
+            raise _NoRule(
+                f"what {program} does comes from its input, which a rule cannot name: "
+                "approve it once"
+            )
+        rule = bash_rule(cmd)
         if rule is None:
             raise _NoRule(f"`{sub.command}` cannot be allowed by any rule")
         # a redirect writing a file needs an Edit rule for that file
@@ -158,9 +182,33 @@ def bash_rule(cmd: SimpleCommand) -> str | None:
     form = cmd.allow_form
     if form is None or not cmd.analysable:
         return None
+    if runs_its_input(cmd):
+        return None
     # A literal ``*`` is ``\\*`` in a Bash pattern; then the rule grammar's own escapes.
     pattern = form.replace("*", "\\*")
     return "Bash(" + escape_content(pattern) + ")"
+
+
+def runs_its_input(cmd: SimpleCommand) -> str | None:
+    """The program, when what ``cmd`` does comes from its input (see RUNS_ITS_INPUT)."""
+    programs = {posixpath.basename(w.text) for w in (*cmd.words[:1], *cmd.effective[:1])}
+    found = sorted(programs & RUNS_ITS_INPUT)
+    if not found or _git_without_input(cmd):
+        return None
+    return found[0]
+
+
+def _git_without_input(cmd: SimpleCommand) -> bool:
+    """git, except the sub-commands that take patches or mail from stdin (apply, am)."""
+    words = [w.text for w in cmd.effective]
+    if (
+        not words
+        or posixpath.basename(words[0]) != "git"
+        or posixpath.basename(cmd.words[0].text) != "git"
+    ):
+        return False
+    sub = next((w for w in words[1:] if not w.startswith("-")), "")
+    return sub not in ("apply", "am", "fast-import", "hash-object", "update-index", "-")
 
 
 def escape_content(content: str) -> str:
