@@ -153,6 +153,12 @@ class PermissionEngine:
         self.boundary = Boundary.of(roots)
         self.anchors = variants(self.workspace)
         self.rules = RuleSet.build(self._compile(config.rules))
+        #: Bash deny/ask patterns exist: a command that cannot be analysed may hide one of
+        #: their commands, so no mode and no --ask allow lets it through unasked.
+        self.bash_guarded = any(
+            r.behavior != "allow" and r.parsed.kind == "bash" and not r.parsed.ignored
+            for r in self.rules.rules
+        )
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
         self._vetoes_lock = threading.Lock()
 
@@ -313,8 +319,11 @@ class _Call:
                 return self._ruled("allow_rule", s, rule, what)
             return self._stepped("outside", s, f"{what} is outside the workspace")
         if not analysable:
+            guarded = s.tool == "Bash" and self.engine.bash_guarded
+            if guarded:
+                self.protected.append(f"{what} cannot be analysed while Bash deny/ask rules exist")
             return self._stepped("unanalysable", s, f"{what} cannot be analysed ({problem}); "
-                                 "no rule can allow it")
+                                 "no rule can allow it", guarded=guarded)
         rule = rules.first_match("allow", s)
         read_only = readonly is not None and readonly.read_only
         if rule is not None:
@@ -345,8 +354,8 @@ class _Call:
             reason += f"; {outcome.note}"
         return Verdict(outcome.decision, outcome.kind, step, reason, rule)
 
-    def _stepped(self, step: Step, s: Subject, reason: str) -> Verdict:
-        outcome = apply_mode(step, s.effect, self.mode)
+    def _stepped(self, step: Step, s: Subject, reason: str, *, guarded: bool = False) -> Verdict:
+        outcome = apply_mode(step, s.effect, self.mode, guarded=guarded)
         if outcome.note:
             reason += f"; {outcome.note}"
         return Verdict(outcome.decision, outcome.kind, step, reason)
