@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from toolrun.cli import main
 from toolrun.config import load_config
+from toolrun.hooks import merge_decision
+from toolrun.hooks.models import PreToolUseResult
 from toolrun.permissions import PermissionEngine
 
 DISGUISED_RM = ["r${E}m x", 'eval "rm x"', "$(echo rm) x", "\\r\\m x"]
@@ -51,3 +53,10 @@ def test_ask_allow_does_not_run_a_disguised_denied_command(
         (r,) = [json.loads(line) for line in result.stdout.splitlines()]
         assert (r["status"], result.exit_code) == ("needs_approval", 5), mode
         assert (tmp_path / "x").read_text() == "keep"
+
+
+def test_a_hook_allow_does_not_approve_a_disguised_denied_command(tmp_path: Path) -> None:
+    guarded = engine(tmp_path, 'permissions:\n  deny: ["Bash(rm *)"]\n')
+    decision = guarded.decide("Bash", {"command": "r${E}m x"})
+    final = merge_decision(decision, PreToolUseResult(decision="allow"))
+    assert final.decision != "allow"
