@@ -480,8 +480,13 @@ class Executor:
             )
         offered = decision
         suggest = getattr(self.decider, "suggest", None)
-        if suggest is not None:
-            rules, none_why = suggest(call, state.cwd)
+        if decision.decided_by.kind == "hook":
+            offered = replace(decision, suggested_why="a hook asked: it asks again for each call")
+        elif suggest is not None:
+            try:
+                rules, none_why = suggest(call, state.cwd)
+            except Exception as exc:  # noqa: BLE001 - no suggestion: "always" is not offered
+                rules, none_why = (), f"no rule could be worked out ({type(exc).__name__})"
             offered = replace(decision, suggested=tuple(rules), suggested_why=none_why)
         scope = anyio.CancelScope()
         self._active.add(scope)
