@@ -48,3 +48,12 @@ def test_a_critical_path_has_no_suggested_rule(runner: CliRunner, ws: Path) -> N
     assert result.exit_code == 5
     last = result.stdout.splitlines()[-1]
     assert last.startswith("suggested rule: none — ") and "critical path" in last
+
+
+def test_with_hooks_the_suggestion_is_still_printed(runner: CliRunner, ws: Path) -> None:
+    (ws / "toolrun.yaml").write_text(
+        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{type: command, command: 'true'}]\n"
+    )
+    result = runner.invoke(main, ["explain-permission", "--hooks", "Bash", "touch src/a"])
+    assert result.exit_code == 5
+    assert result.stdout.splitlines()[-1].startswith("suggested rule: Bash(touch src/a)")

@@ -248,8 +248,16 @@ def _explain_with_hooks(
                     pre.decided_by.source if pre.decided_by else None,
                 ),
             )
+    from toolrun.permissions.suggest import Suggestion, suggest
+
+    # what "always" would add: only when the rules (not a hook) ask
+    suggestion = suggest(engine, decision, cwd=cwd) if final.decision == "ask" else None
+    if suggestion is not None and pre.decision == "ask":
+        suggestion = Suggestion(why="a hook asked: it asks again for each call")
     if fmt == "json":
         out = decision.to_json()
+        if suggestion is not None:
+            out["suggestion"] = suggestion.to_json()
         out["rules_decision"] = {"decision": out["decision"], "reason": out["reason"]}
         out.update(
             decision=final.decision,
@@ -262,4 +270,6 @@ def _explain_with_hooks(
     else:
         click.echo(render_text(decision))
         click.echo(render_hooks_text(pre, final))
+        if suggestion is not None:
+            click.echo(suggestion_text(suggestion))
     return _EXIT[final.decision]
