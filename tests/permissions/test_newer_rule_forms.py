@@ -114,3 +114,18 @@ def test_the_cli_shows_the_warnings_with_their_location(
         result = runner.invoke(main, args)
         assert result.exit_code == 0, (args, result.output)
         assert result.stderr.count("toolrun.yaml:2:11: permissions.allow[0]: warning: ") == 1, args
+
+
+@pytest.mark.parametrize("command", ["echo $((", "r${E}m x", "", "eval x"])
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+def test_a_param_deny_holds_whatever_the_command(tmp_path: Path, command: str, mode: str) -> None:
+    """The parameter is in the input whether or not the command can be parsed."""
+    eng = engine(tmp_path, 'permissions:\n  deny: ["Bash(run_in_background:true)"]\n', mode=mode)
+    decision = eng.decide("Bash", {"command": command, "run_in_background": True})
+    assert decision.decision == "deny"
+
+
+def test_a_param_deny_holds_when_the_path_is_missing(tmp_path: Path) -> None:
+    eng = engine(tmp_path, 'permissions:\n  deny: ["Write(content:*BEGIN RSA*)"]\n')
+    decision = eng.decide("Write", {"content": "-----BEGIN RSA PRIVATE KEY-----"})
+    assert decision.decision == "deny"

@@ -435,7 +435,7 @@ class _Call:
             for field_name, family, raw in self._tool_paths():
                 effect: Effect = "read" if family == "read" else "write"
                 if raw is None:
-                    s = Subject("problem", tool, field_name, effect, what="input")
+                    s = Subject("problem", tool, field_name, effect, what="input", params=self.input)
                     add(s, self.verdict(s, analysable=False, problem=f"{field_name} is missing or "
                                         "not a non-empty string"))
                     continue
@@ -504,7 +504,7 @@ class _Call:
             context = ToolContext(workspace=Path(self.engine.workspace), cwd=Path(self.cwd))
             paths = tuple(registered.affected_paths(validated, context))
         except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
-            s = Subject("problem", tool, tool, effect, what="input")
+            s = Subject("problem", tool, tool, effect, what="input", params=self.input)
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             problem = f"the input does not validate: {message}"
             return [(s, {"analysable": False, "problem": problem})]
@@ -529,7 +529,7 @@ class _Call:
     def _bash(self) -> tuple[tuple[SubcommandVerdict, ...], tuple[str, ...], Verdict]:
         command = self.input.get("command")
         if not isinstance(command, str):
-            s = Subject("problem", "Bash", "command", "execute", what="input")
+            s = Subject("problem", "Bash", "command", "execute", what="input", params=self.input)
             verdict = self.verdict(
                 s, analysable=False, problem="command is missing or not a string"
             )
@@ -546,7 +546,7 @@ class _Call:
             subcommands.append(sub[0])
             verdicts.append(sub[1])
         if analysis.problems:
-            s = Subject("problem", "Bash", command, "execute", what="the command")
+            s = Subject("problem", "Bash", command, "execute", what="the command", params=self.input)
             problem = self.verdict(s, analysable=False, problem="; ".join(analysis.problems))
             verdicts.insert(0, problem)
         return tuple(subcommands), analysis.problems, _combine(verdicts)
