@@ -249,3 +249,31 @@ def test_an_unanswered_ask_has_its_own_status_everywhere(runner: CliRunner, ws: 
     assert report["summary"]["needs_approval"] == 1 and report["summary"]["denied"] == 0
     table = runner.invoke(main, ["exec", "plan.yaml", "--format", "table"])
     assert "needs_approval" in table.stdout and table.exit_code == 5
+
+
+def test_always_on_a_file_write_covers_that_file_only(
+    ws: Path, terminal: Callable[..., Terminal]
+) -> None:
+    (ws / "plan.yaml").write_text(
+        "calls:\n"
+        "  - {tool: Write, input: {file_path: src/a.txt, content: one}}\n"
+        "  - {tool: Edit, input: {file_path: src/a.txt, old_string: one, new_string: two}}\n"
+        "  - {tool: Write, input: {file_path: src/b.txt, content: b}}\n"
+        "  - {tool: Write, input: {file_path: src/../.git/config, content: x}}\n"
+    )
+    (ws / ".git").mkdir()
+    term = terminal("plan.yaml", "--format", "jsonl")
+    term.until(b'"always" adds the allow rule Edit(./src/a.txt) for the rest of this run')
+    term.answer(b"a\n")
+    term.answer(b"n\n")  # src/b.txt: another file asks again
+    term.until(b'"always" is not offered')  # .git/config: a protected path
+    term.answer(b"n\n")
+    assert term.finish() == 4
+    assert (ws / "src" / "a.txt").read_text() == "two"
+    assert not (ws / "src" / "b.txt").exists() and not (ws / ".git" / "config").exists()
+    edit = journal_results(ws)[1]
+    assert edit["decided_by"] == {
+        "kind": "rule",
+        "rule": "Edit(./src/a.txt)",
+        "source": "this run ('always' at the prompt)",
+    }
