@@ -170,12 +170,14 @@ def test_a_denial_names_the_rule_and_its_source(runner: CliRunner, ws: Path) -> 
     assert "Bash(curl *)" in r["error"] and "toolrun.yaml:3" in r["error"]
 
 
-def test_an_ask_without_a_terminal_is_denied_and_exits_5(runner: CliRunner, ws: Path) -> None:
+def test_an_ask_without_a_terminal_needs_approval_and_exits_5(
+    runner: CliRunner, ws: Path
+) -> None:
     write(ws / "plan.yaml", "calls:\n  - {tool: Write, input: {file_path: x.txt, content: y}}\n")
     result = runner.invoke(main, ["exec", "plan.yaml", "--format", "jsonl"])
     assert result.exit_code == 5
     (r,) = [json.loads(line) for line in result.stdout.splitlines()]
-    assert (r["status"], r["decision"]) == ("denied", "ask")
+    assert (r["status"], r["decision"]) == ("needs_approval", "ask")
     assert not (ws / "x.txt").exists()
     allowed = runner.invoke(main, ["exec", "plan.yaml", "--format", "jsonl", "--ask", "allow"])
     assert allowed.exit_code == 0

@@ -47,7 +47,7 @@ def test_a_hook_that_rewrites_ls_into_rm_rf_home_ends_denied(runner: CliRunner, 
     config(ws, f"permissions: {{allow: [Bash]}}\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{{type: command, command: '{cmd}'}}]\n")
     (ws / "plan.yaml").write_text("calls:\n  - {tool: Bash, input: {command: ls}}\n")
     code, (r,) = run_jsonl(runner, "plan.yaml")
-    assert r["status"] == "denied"
+    assert r["status"] == "needs_approval"  # an ask nobody answered (not a denial: exit 5)
     assert r["input"] == {"command": "rm -rf ~"}  # the result shows the input after the rewrite
     assert r["decided_by"]["kind"] == "protected"  # critical-path rm: no allow rule or hook approves
     assert code == 5
@@ -63,7 +63,7 @@ def test_a_hook_that_points_a_read_outside_the_workspace_ends_asking(runner: Cli
     (ws / "a.txt").write_text("a")
     (ws / "plan.yaml").write_text("calls:\n  - {tool: Read, input: {file_path: a.txt}}\n")
     code, (r,) = run_jsonl(runner, "plan.yaml")
-    assert (r["status"], r["decision"]) == ("denied", "ask")
+    assert (r["status"], r["decision"]) == ("needs_approval", "ask")
     assert r["decided_by"]["kind"] == "boundary"
     assert "s3cret" not in str(r["output"])
     assert code == 5

@@ -173,13 +173,15 @@ def test_malformed_rule_is_exit_3_at_file_line(runner: CliRunner, ws: Path) -> N
     assert "'Bash(git': a rule with content must end with ')'" in err
 
 
-def test_allow_glob_is_exit_3_at_file_line(runner: CliRunner, ws: Path) -> None:
+def test_an_unanchored_allow_glob_is_skipped_with_a_warning_at_file_line(
+    runner: CliRunner, ws: Path
+) -> None:
+    """Issue 9: Claude Code skips it with a warning; it used to reject the whole config."""
     (ws / "toolrun.yaml").write_text('permissions:\n  allow:\n    - "Read"\n    - "*"\n')
-    code, out, err = run(runner, "Bash", "ls")
-    assert code == 3
-    assert out == ""
+    code, _out, err = run(runner, "Bash", "rm -rf src")
+    assert code == 5  # asks: the skipped '*' approves nothing
     assert "toolrun.yaml:4" in err
-    assert "only allowed in deny and ask" in err
+    assert "skipped in allow rules" in err
 
 
 @pytest.mark.parametrize(

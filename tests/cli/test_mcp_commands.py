@@ -43,7 +43,7 @@ def test_exec_calls_mcp_tools_and_validate_checks_their_input(runner: CliRunner,
     echo, add = (json.loads(line) for line in result.stdout.splitlines())
     assert (echo["status"], echo["decided_by"]["kind"]) == ("ok", "rule")
     assert "hello" in echo["output"]
-    assert (add["status"], add["decision"]) == ("denied", "ask")  # no rule allows it
+    assert (add["status"], add["decision"]) == ("needs_approval", "ask")  # no rule allows it
     assert result.exit_code == 5
     bad = ws / "bad.yaml"
     bad.write_text("calls:\n  - {tool: mcp__notes__echo, input: {}}\n")

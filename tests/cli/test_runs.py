@@ -25,9 +25,9 @@ def test_runs_lists_journalled_runs(runner: CliRunner, ws: Path) -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["run", "started", "plans", "results", "note"]
-    assert "plan.yaml" in lines[2] and "1 denied 1 ok" in lines[2]
+    assert "plan.yaml" in lines[2] and "1 needs_approval 1 ok" in lines[2]
     (row,) = json.loads(runner.invoke(main, ["runs", "--format", "json"]).stdout)
-    assert row["summary"] == {"ok": 1, "denied": 1}
+    assert row["summary"] == {"ok": 1, "needs_approval": 1}
     assert row["finished"] is True and row["interrupted"] is False
 
 

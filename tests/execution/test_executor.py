@@ -199,11 +199,8 @@ async def test_asks_without_a_terminal_follow_ask_default(
 ) -> None:
     plan = make_plan(registry, [[("Sleep", {"tag": "a"})]])
     (denied,) = await executor(registry, workspace, TableDecider({"a": "ask"})).run([plan])
-    assert denied[0].status is Status.DENIED and denied[0].decision == "ask"
-    assert (
-        denied[0].error
-        == "approval needed: table says ask; no terminal to ask (use --ask allow to approve)"
-    )
+    assert denied[0].status is Status.NEEDS_APPROVAL and denied[0].decision == "ask"
+    assert denied[0].error == "table says ask; no terminal to ask (use --ask allow to approve)"
     (allowed,) = await executor(
         registry, workspace, TableDecider({"a": "ask"}), ask_default="allow"
     ).run([plan])
@@ -248,9 +245,11 @@ async def test_asks_are_resolved_one_at_a_time_in_plan_order_before_the_run(
     assert results[2].decided_by == DecidedBy("user", "yes")
 
 
-async def test_always_answers_later_asks_for_the_same_tool(
+async def test_always_without_a_suggested_rule_approves_only_the_call_asked_about(
     registry: ToolRegistry, workspace: Path
 ) -> None:
+    """The old "always" approved every later call of the same tool; now it adds the
+    decider's suggested rule, and a decider that suggests none gets a plain yes."""
     plan = make_plan(registry, [[("Sleep", {"tag": "a"})], [("Sleep", {"tag": "b"})]])
     asked: list[str] = []
 
@@ -267,8 +266,30 @@ async def test_always_answers_later_asks_for_the_same_tool(
         ask=ask,
     )
     (results,) = await ex.run([plan])
-    assert asked == ["call-1"]
+    assert asked == ["call-1", "call-2"]
     assert [r.status for r in results] == [Status.OK, Status.OK]
+    assert [r.decided_by for r in results] == [DecidedBy("user", "yes")] * 2
+
+
+class ProtectedDecider(TableDecider):
+    def decide(self, call: Call, cwd: Path, hooks: object = None) -> CallDecision:
+        decision = super().decide(call, cwd, hooks)
+        return CallDecision(
+            decision.decision, decision.reason, decision.decided_by, protected="rm of /: critical"
+        )
+
+
+async def test_ask_allow_never_approves_a_protected_or_critical_path(
+    registry: ToolRegistry, workspace: Path, tracker: Tracker
+) -> None:
+    plan = make_plan(registry, [[("Sleep", {"tag": "a"})]])
+    (results,) = await executor(
+        registry, workspace, ProtectedDecider({"a": "ask"}), ask_default="allow"
+    ).run([plan])
+    assert (results[0].status, results[0].decision) == (Status.NEEDS_APPROVAL, "ask")
+    assert results[0].error is not None and "--ask allow never approves" in results[0].error
+    assert "use --ask allow" not in results[0].error
+    assert tracker.started == []
 
 
 async def test_dry_run_decides_but_executes_nothing(

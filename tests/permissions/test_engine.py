@@ -18,17 +18,17 @@ from toolrun.tools.registry import ToolRegistry
 
 
 def test_malformed_rules_are_config_errors_at_file_line(tree: Tree) -> None:
+    # An unanchored allow glob ("*") is no error: Claude Code skips it, and so does toolrun.
     config = make_config(tree.ws, allow=("Bash(npm test)", "Bash(git", "*"), deny=("Read(~x)",))
     with pytest.raises(ConfigError) as info:
         PermissionEngine(config)
     assert info.value.exit_code == ExitCode.INVALID
     problems = info.value.problems
-    assert len(problems) == 3
+    assert len(problems) == 2
     where = [f"{p.location.line}" if p.location else "" for p in problems]
-    assert where == ["2", "4", "5"]  # deny line 2, allow lines 3..5
+    assert where == ["2", "4"]  # deny line 2, allow lines 3..5
     text = str(info.value)
     assert f"{tree.ws / 'toolrun.yaml'}:4:1: permissions.allow[1]: 'Bash(git'" in text
-    assert "permissions.allow[2]: '*': tool-name glob" in text
     assert "permissions.deny[0]" in text
 
 

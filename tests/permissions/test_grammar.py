@@ -73,13 +73,13 @@ def test_allow_glob_after_server_prefix(text: str) -> None:
         ("Read(~bob/x)", None, "only '~/'"),
         ("Read([abc)", None, "unclosed '['"),
         ("mcp__github(read)", None, "MCP rules take no content"),
-        ("*", "allow", "only allowed in deny and ask"),
-        ("mcp__*", "allow", "only allowed in deny and ask"),
-        ("B*", "allow", "only allowed in deny and ask"),
         ("mcp__*(x)", "deny", "takes no content"),
         ("Bash$", None, "invalid tool name"),
-        ("Agent(command:x)", "deny", "primary field"),
-        ("Agent(model:opus)", "allow", "deny and ask"),
+        ("Bash(command:rm *)", "deny", "primary field"),
+        ("Bash(command: rm *)", "ask", "primary field"),
+        ("Read(file_path:.env)", "deny", "primary field"),
+        ("WebFetch(url:*evil*)", "deny", "primary field"),
+        ("mcp__db__query(x)", "deny", "MCP rules take no content"),
     ],
 )
 def test_malformed(text: str, behavior: str | None, message: str) -> None:
@@ -94,3 +94,71 @@ def test_rule_syntax_error_is_a_value_error() -> None:
 def test_non_string() -> None:
     with pytest.raises(RuleSyntaxError, match="must be a string"):
         parse_rule(3)  # type: ignore[arg-type]
+
+
+# Claude Code's newer rule forms (docs/permissions "Match by input parameter",
+# "Tool name wildcards"): they load instead of being misread or rejecting the config.
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "content"),
+    [
+        ("Bash(run_in_background:true)", "Bash", "run_in_background:true"),
+        ("Bash(run_in_background : true)", "Bash", "run_in_background:true"),
+        ("Bash(timeout:30)", "Bash", "timeout:30"),
+        ("Bash(timeout: *)", "Bash", "timeout:*"),
+        ("Bash(description:deploy *)", "Bash", "description:deploy *"),
+        ("Agent(model:opus)", "Agent", "model:opus"),
+        ("Agent(isolation:*)", "Agent", "isolation:*"),
+        ("Agent(command:x)", "Agent", "command:x"),  # only built-ins have a primary field
+        ("Read(limit:10)", "Read", "limit:10"),
+        ("Edit(replace_all:true)", "Edit", "replace_all:true"),
+        ("WebFetch(prompt:*secret*)", "WebFetch", "prompt:*secret*"),
+        ("mcp__db__query(table:users)", "mcp__db__query", "table:users"),
+    ],
+)
+def test_param_rules_in_deny_and_ask(text: str, tool: str, content: str) -> None:
+    for behavior in ("deny", "ask"):
+        rule = parse_rule(text, behavior=behavior)
+        assert (rule.tool, rule.content, rule.kind) == (tool, content, "param")
+        assert not rule.ignored and rule.warning == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "content"),
+    [
+        ("Bash(npm:*)", "bash", "npm:*"),  # the legacy prefix form, not a parameter
+        ("Bash(git:*)", "bash", "git:*"),
+        ("Bash(npm run test:unit)", "bash", "npm run test:unit"),
+        ("Read(C:x)", "path", "C:x"),  # not a Read input field: a path pattern
+    ],
+)
+def test_a_colon_is_a_parameter_only_for_an_input_field(text: str, kind: str, content: str) -> None:
+    rule = parse_rule(text, behavior="deny")
+    assert (rule.kind, rule.content, rule.ignored) == (kind, content, False)
+
+
+def test_a_bash_pattern_that_looks_like_a_parameter_says_how_it_is_read() -> None:
+    rule = parse_rule("Bash(run_in_backgrond:true)", behavior="deny")
+    assert rule.kind == "bash"
+    assert "read as the command pattern 'run_in_backgrond:true'" in rule.warning
+    legacy = parse_rule("Bash(timeout:*)", behavior="deny")
+    assert legacy.kind == "bash" and "Bash(timeout: *)" in legacy.warning
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("*", "skipped in allow rules"),
+        ("mcp__*", "skipped in allow rules"),
+        ("B*", "skipped in allow rules"),
+        ("mcp__*__read", "skipped in allow rules"),
+        ("Bash(run_in_background:true)", "only in deny and ask rules"),
+        ("Agent(model:opus)", "only in deny and ask rules"),
+        ("Bash(command:git status)", "primary field"),
+    ],
+)
+def test_allow_rules_claude_code_skips_load_ignored_with_a_warning(text: str, why: str) -> None:
+    rule = parse_rule(text, behavior="allow")
+    assert rule.ignored
+    assert why in rule.warning

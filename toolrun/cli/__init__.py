@@ -50,6 +50,12 @@ class LazyGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        from toolrun.cli.logs import warnings_to_stderr
+
+        with warnings_to_stderr():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             rv = super().invoke(ctx)
         except ToolrunError as exc:

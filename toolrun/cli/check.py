@@ -23,7 +23,9 @@ REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
 # the CLI does not import pydantic at start-up.
 INPUT_FORMATS = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
 # the result statuses (toolrun.execution.results.Status), for the JSON summary
-STATUSES = ("ok", "error", "denied", "timeout", "cancelled", "interrupted", "skipped")
+STATUSES = (
+    "ok", "error", "denied", "needs_approval", "timeout", "cancelled", "interrupted", "skipped"
+)
 
 
 @click.command()

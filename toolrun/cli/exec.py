@@ -227,18 +227,33 @@ class _Progress:
 async def _prompt(call: Call, decision: CallDecision) -> AskAnswer:
     import anyio
 
+    return await anyio.to_thread.run_sync(ask_at_terminal, call, decision, abandon_on_cancel=True)
+
+
+def ask_at_terminal(call: Call, decision: CallDecision) -> AskAnswer:
+    """One approval prompt on stderr. "always" is offered only with a suggested rule, and
+    says which rule it adds; end of input (Ctrl-D) is "no"."""
     from toolrun.builtin_fields import main_field
+    from toolrun.execution.executor import ask_reason
 
-    def ask() -> AskAnswer:
-        key = main_field(call.tool)
-        what = call.input.get(key, "") if key else ""
-        click.echo(f"\n{call.id}: {call.tool}({what}) needs approval — {decision.reason}", err=True)
-        answer = click.prompt(
-            "Allow? y = yes, n = no, a = always for this run",
-            type=click.Choice(["y", "n", "a"]),
-            default="n",
-            err=True,
-        )
-        return {"y": "yes", "n": "no", "a": "always"}[answer]  # type: ignore[return-value]
-
-    return await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)
+    key = main_field(call.tool)
+    what = call.input.get(key, "") if key else ""
+    click.echo(
+        f"\n{call.id}: {call.tool}({what}) needs approval — {ask_reason(decision.reason)}",
+        err=True,
+    )
+    choices = ["y", "n"]
+    question = "Allow? y = yes, n = no"
+    if decision.suggested:
+        rules = ", ".join(decision.suggested)
+        click.echo(f'"always" adds the allow rule {rules} for the rest of this run', err=True)
+        choices.append("a")
+        question += ", a = always for this run"
+    elif decision.suggested_why:
+        click.echo(f'"always" is not offered: {decision.suggested_why}', err=True)
+    try:
+        answer = click.prompt(question, type=click.Choice(choices), default="n", err=True)
+    except click.Abort:  # end of input (Ctrl-D): nobody approved it
+        click.echo("n (end of input)", err=True)
+        return "no"
+    return {"y": "yes", "n": "no", "a": "always"}[answer]  # type: ignore[return-value]

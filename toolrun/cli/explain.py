@@ -196,12 +196,29 @@ def explain_permission(
     call_cwd = cwd.absolute() if cwd else None
     if run_hooks:
         return _explain_with_hooks(engine, config, registry, tool, call_input, call_cwd, fmt)
-    decision = engine.decide(tool, call_input, cwd=call_cwd)
+    from toolrun.permissions.suggest import suggestion_for
+
+    decision, suggestion = suggestion_for(engine, tool, call_input, cwd=call_cwd)
     if fmt == "json":
-        click.echo(json.dumps(decision.to_json(), indent=2, ensure_ascii=False))
+        out = decision.to_json()
+        if decision.decision == "ask":
+            out["suggestion"] = suggestion.to_json()
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         click.echo(render_text(decision))
+        if decision.decision == "ask":
+            click.echo(suggestion_text(suggestion))
     return _EXIT[decision.decision]
+
+
+def suggestion_text(suggestion: Any) -> str:
+    """``suggested rule: X`` (what "always" at the exec prompt would add), or why none."""
+    rules = suggestion.rules
+    if not rules:
+        return f"suggested rule: none — {suggestion.why}"
+    if len(rules) == 1:
+        return f"suggested rule: {rules[0]} (the narrowest allow rule for this call)"
+    return f"suggested rules: {', '.join(rules)} (the narrowest allow rules for this call)"
 
 
 def _explain_with_hooks(
@@ -245,8 +262,16 @@ def _explain_with_hooks(
                     pre.decided_by.source if pre.decided_by else None,
                 ),
             )
+    from toolrun.permissions.suggest import Suggestion, suggest
+
+    # what "always" would add: only when the rules (not a hook) ask
+    suggestion = suggest(engine, decision, cwd=cwd) if final.decision == "ask" else None
+    if suggestion is not None and pre.decision == "ask":
+        suggestion = Suggestion(why="a hook asked: it asks again for each call")
     if fmt == "json":
         out = decision.to_json()
+        if suggestion is not None:
+            out["suggestion"] = suggestion.to_json()
         out["rules_decision"] = {"decision": out["decision"], "reason": out["reason"]}
         out.update(
             decision=final.decision,
@@ -259,4 +284,6 @@ def _explain_with_hooks(
     else:
         click.echo(render_text(decision))
         click.echo(render_hooks_text(pre, final))
+        if suggestion is not None:
+            click.echo(suggestion_text(suggestion))
     return _EXIT[final.decision]

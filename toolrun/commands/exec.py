@@ -83,7 +83,9 @@ def exit_code_for(results: Sequence[Result], *, interrupted: bool = False) -> Ex
             codes.add(ExitCode.INTERRUPTED)
         elif r.status is Status.DENIED:
             codes.add(ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK)
-        elif r.status is Status.SKIPPED and r.decision == "ask":
+        elif r.status is Status.NEEDS_APPROVAL or (
+            r.status is Status.SKIPPED and r.decision == "ask"
+        ):
             codes.add(ExitCode.ASK)
         elif r.status is Status.ERROR and r.decided_by.kind == "invalid":
             codes.add(ExitCode.INVALID)  # a line of `exec -` that is not a valid call

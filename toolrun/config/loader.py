@@ -8,9 +8,10 @@ all sources; a scalar comes from the highest source that sets it.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
@@ -44,6 +45,7 @@ from toolrun.yamlfile import (
 )
 
 CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
+_log = logging.getLogger("toolrun.config")
 MAX_CONCURRENCY_ENV = "TOOLRUN_MAX_CONCURRENCY"
 
 
@@ -109,7 +111,7 @@ def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> 
     return _Loaded(kind, path, root, doc, spec)
 
 
-def _check_rules(loaded: _Loaded, problems: list[Problem]) -> None:
+def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[str]) -> None:
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
     perms = loaded.spec.permissions
@@ -117,15 +119,23 @@ def _check_rules(loaded: _Loaded, problems: list[Problem]) -> None:
         return
     for behavior in ("allow", "ask", "deny"):
         for i, text in enumerate(getattr(perms, behavior)):
+            where: tuple[str | int, ...] = ("permissions", behavior, i)
             try:
-                parse_rule(text, behavior=behavior)
+                parsed = parse_rule(text, behavior=behavior)
             except RuleSyntaxError as exc:
-                where: tuple[str | int, ...] = ("permissions", behavior, i)
                 problems.append(
                     Problem(
                         loaded.doc.value_location(where), f"permissions.{behavior}[{i}]", str(exc)
                     )
                 )
+                continue
+            if parsed.warning:
+                warning = Problem(
+                    loaded.doc.value_location(where),
+                    f"permissions.{behavior}[{i}]",
+                    f"warning: {parsed.text!r}: {parsed.warning}",
+                )
+                warnings.append(str(warning))
     for event, groups in (loaded.spec.hooks or {}).items():
         for g, group in enumerate(groups):
             for h, hook in enumerate(group.hooks):
@@ -215,11 +225,15 @@ def load_config(
                 if item is not None:
                     loaded.append(item)
 
+    warnings: list[str] = []
     for item in loaded:
-        _check_rules(item, problems)
+        _check_rules(item, problems, warnings)
     if problems:
         raise ConfigError(problems)
-    return _merge(ws, loaded, mode, _env_max_concurrency(env), home_dir)
+    config = _merge(ws, loaded, mode, _env_max_concurrency(env), home_dir)
+    for warning in warnings:  # the CLI shows these on stderr (toolrun.cli installs a handler)
+        _log.warning("%s", warning)
+    return replace(config, warnings=tuple(warnings))
 
 
 def _merge(

@@ -125,6 +125,8 @@ class Config:
     toolrun: ToolrunSettings = field(default_factory=ToolrunSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     files: tuple[Path, ...] = ()  # the files that were read, highest precedence first
+    #: rules that load but are skipped or read in a way worth saying (``file:line: ...``)
+    warnings: tuple[str, ...] = ()
 
     def rules_for(self, behavior: Behavior) -> tuple[PermissionRule, ...]:
         return tuple(r for r in self.rules if r.behavior == behavior)

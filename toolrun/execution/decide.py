@@ -5,6 +5,7 @@ One decision path: exec, exec --dry-run and check all decide through here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,13 +31,38 @@ class EngineDecider:
             for t in decision.targets
             if call.tool != "Bash" and t.target.startswith("/")
         )
+        protected = decision.protected[0] if decision.protected else None
         if hooks is not None and hooks.decision is not None:
             from toolrun.hooks import merge_decision
 
             final = merge_decision(decision, hooks)
             fby = final.decided_by
-            return CallDecision(final.decision, final.reason,
-                                DecidedBy(fby.kind, fby.rule, fby.source), paths)
+            return CallDecision(
+                final.decision,
+                final.reason,
+                DecidedBy(fby.kind, fby.rule, fby.source),
+                paths=paths,
+                protected=protected,
+            )
         by = decision.decided_by
-        return CallDecision(decision.decision, decision.reason,
-                            DecidedBy(by.kind, by.rule, by.source), paths)
+        return CallDecision(
+            decision.decision,
+            decision.reason,
+            DecidedBy(by.kind, by.rule, by.source),
+            paths=paths,
+            protected=protected,
+        )
+
+    def suggest(self, call: Call, cwd: Path) -> tuple[tuple[str, ...], str]:
+        """(the narrowest allow rules that approve the call, why none) for a call that asks."""
+        from toolrun.permissions.suggest import suggest
+
+        decision = self.engine.decide(call.tool, call.input, cwd=cwd)
+        found = suggest(self.engine, decision, cwd=cwd)
+        return found.rules, found.why
+
+    def allow_for_run(self, rules: Sequence[str]) -> None:
+        """Add ``rules`` as allow rules for the rest of the run ("always" at the prompt)."""
+        from toolrun.permissions.suggest import with_allow_rules
+
+        self.engine = with_allow_rules(self.engine, rules)

@@ -136,7 +136,6 @@ class Executor:
         self.capacity = Capacity(settings.max_concurrency, settings.kind_limits)
         self.interrupted = False
         self._active: set[anyio.CancelScope] = set()
-        self._always: set[str] = set()
         self._ask_lock = anyio.Lock()
 
     # -- public -----------------------------------------------------------------------------
@@ -324,9 +323,9 @@ class Executor:
             elif approved.decision == "allow":
                 allowed.append((call, replace(approved, paths=decision.paths)))
             else:
-                state.out.put(
-                    self._result(state, call, approved, Status.DENIED, error=approved.reason)
-                )
+                # "no" at the prompt is a denial; an ask nobody answered needs approval
+                status = Status.DENIED if approved.decision == "deny" else Status.NEEDS_APPROVAL
+                state.out.put(self._result(state, call, approved, status, error=approved.reason))
         if self.settings.dry_run:
             for call, decision in allowed:
                 state.out.put(self._result(state, call, decision, Status.SKIPPED))
@@ -495,34 +494,58 @@ class Executor:
     async def _resolve_ask(
         self, state: _PlanState, call: Call, decision: CallDecision
     ) -> CallDecision | None:
-        if call.tool in self._always:
-            return CallDecision("allow", "approved for this run", DecidedBy("user", "always"))
+        """Approval for a call that asks: the terminal prompt, else --ask allow/deny.
+
+        "always" adds exactly the suggested rule(s) as allow rules for the rest of the run
+        (never the whole tool), so every later call is still decided by the engine: deny
+        and ask rules, protected and critical paths and the workspace boundary keep
+        applying. A protected or critical path is never approved by --ask allow.
+        """
+        why = ask_reason(decision.reason)
         if self._ask is None:
-            if self.settings.ask_default == "allow":
-                return CallDecision(
-                    "allow", f"approved by --ask allow ({decision.reason})", DecidedBy("flag")
+            if decision.protected is not None:
+                return replace(
+                    decision,
+                    reason=f"{why}; only a person at a terminal may approve it "
+                    "(--ask allow never approves a protected or critical path)",
                 )
-            return CallDecision(
-                "ask",
-                f"approval needed: {decision.reason}; no terminal to ask "
-                "(use --ask allow to approve)",
-                decision.decided_by,
+            if self.settings.ask_default == "allow":
+                return CallDecision("allow", f"approved by --ask allow ({why})", DecidedBy("flag"))
+            return replace(
+                decision, reason=f"{why}; no terminal to ask (use --ask allow to approve)"
             )
+        offered = decision
+        suggest = getattr(self.decider, "suggest", None)
+        if decision.decided_by.kind == "hook":
+            offered = replace(decision, suggested_why="a hook asked: it asks again for each call")
+        elif suggest is not None:
+            try:
+                rules, none_why = suggest(call, state.cwd)
+            except Exception as exc:  # noqa: BLE001 - no suggestion: "always" is not offered
+                rules, none_why = (), f"no rule could be worked out ({type(exc).__name__})"
+            offered = replace(decision, suggested=tuple(rules), suggested_why=none_why)
         scope = anyio.CancelScope()
         self._active.add(scope)
         answer: AskAnswer | None = None
         try:
             with scope:
                 async with self._ask_lock:
-                    answer = await self._ask(call, decision)
+                    answer = await self._ask(call, offered)
         finally:
             self._active.discard(scope)
         if answer is None:
             return None
-        if answer == "always":
-            self._always.add(call.tool)
+        learn = getattr(self.decider, "allow_for_run", None)
+        if answer == "always" and offered.suggested and learn is not None:
+            learn(offered.suggested)
+            added = ", ".join(offered.suggested)
+            return CallDecision(
+                "allow",
+                f"approved by the user; allow {added} added for the rest of this run",
+                DecidedBy("user", "always"),
+            )
         if answer in ("yes", "always"):
-            return CallDecision("allow", "approved by the user", DecidedBy("user", answer))
+            return CallDecision("allow", "approved by the user", DecidedBy("user", "yes"))
         # The user said no: a denial (exit 4), not a missing approval (exit 5).
         return CallDecision("deny", "denied by the user", DecidedBy("user", "no"))
 
@@ -771,3 +794,9 @@ def _short(call: Call) -> str:
 def _denial_text(call: Call, decision: CallDecision) -> str:
     reason = decision.reason
     return reason if reason.startswith("denied") else f"denied: {reason}"
+
+
+def ask_reason(reason: str) -> str:
+    """The reason of an ask without the engine's leading "needs approval: " (the status,
+    the prompt and the result already say so)."""
+    return reason.removeprefix("needs approval: ")

@@ -16,6 +16,8 @@ class Status(enum.StrEnum):
     OK = "ok"
     ERROR = "error"
     DENIED = "denied"
+    #: the call asked for approval and nobody gave it (no terminal, --ask deny): exit 5
+    NEEDS_APPROVAL = "needs_approval"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
@@ -41,6 +43,13 @@ class CallDecision:
     decided_by: DecidedBy
     #: (path, where it led) for each file the decision covered: the tool touches these.
     paths: tuple[tuple[str, str], ...] = ()
+    #: for an ask: the narrowest allow rule(s) that would approve the call ("always" adds
+    #: exactly these for the rest of the run); empty when no rule can allow it
+    suggested: tuple[str, ...] = ()
+    suggested_why: str = ""  # why there is no suggestion
+    #: for an ask: why only a person may approve it (a protected or critical path);
+    #: --ask allow never approves such a call
+    protected: str | None = None
 
 
 def utc_iso(ts: float | None) -> str | None:

@@ -135,6 +135,8 @@ def hook_allow_applies(decision: Decision) -> bool:
     """
     if decision.decision == "allow":
         return True
+    if decision.protected:  # a protected or critical path, or a disguised denied command
+        return False
     parts = list(_parts(decision))
     if decision.decision == "ask":
         return all(verdict == "ask" and kind not in _FIRM for verdict, kind in parts)

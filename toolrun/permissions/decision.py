@@ -140,6 +140,9 @@ class Decision:
     problems: tuple[str, ...] = ()
     #: Bash with ``sandbox.enabled``: where the call would run and why (None otherwise).
     sandbox: str | None = None
+    #: protected paths and critical ``rm`` targets the call touches, whichever step decided:
+    #: only a person may approve such a call (never --ask allow, never "always")
+    protected: tuple[str, ...] = ()
     trace: Callable[[], tuple[RuleTrace, ...]] = field(
         default=tuple, compare=False, repr=False
     )
@@ -166,6 +169,7 @@ class Decision:
             "boundary": [b.to_json() for b in self.boundary],
             "problems": list(self.problems),
             "sandbox": self.sandbox,
+            "protected": list(self.protected),
             "subcommands": [s.to_json() for s in self.subcommands],
             "targets": [t.to_json() for t in self.targets],
             "rules": [r.to_json() for r in self.rules],

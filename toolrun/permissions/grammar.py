@@ -10,7 +10,14 @@ Nothing here knows about files, the workspace or the filesystem.
 - ``Tool(*)`` and ``Tool()`` are the same rule as ``Tool``.
 - Legacy tool names are rewritten (``Task`` → ``Agent`` ...).
 - Tool-name globs (``*``, ``mcp__*``) are for deny and ask rules; an allow rule may
-  use a glob only after a literal ``mcp__<server>__`` prefix.
+  use a glob only after a literal ``mcp__<server>__`` prefix. Any other allow glob is
+  *ignored* with a warning, as Claude Code skips it (it approves nothing).
+- ``Tool(param:value)`` matches a top-level input field in deny and ask rules, for any
+  tool: for a built-in tool the name must be one of its input fields (``Bash(timeout:*)``,
+  ``Bash(run_in_background:true)``), so ``Bash(npm:*)`` stays a command prefix. A rule
+  on a tool's primary field (``Bash(command:rm *)``) is an error in deny/ask (Claude Code
+  ignores it, which would silently drop a deny) and ignored with a warning in allow, as is
+  any ``param:value`` allow rule (a parameter never proves a call safe).
 """
 
 from __future__ import annotations
@@ -38,9 +45,45 @@ PATH_TOOLS: frozenset[str] = READ_FAMILY | EDIT_FAMILY
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _NAME_GLOB = re.compile(r"[A-Za-z0-9_.\-*?]+")
 _MCP_SERVER_PREFIX = re.compile(r"mcp__[A-Za-z0-9_.\-]+?__")
-_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(.+)", re.DOTALL)
+_PARAM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(\S.*?)\s*", re.DOTALL)
 _DOMAIN = re.compile(r"[a-z0-9*\-]+(\.[a-z0-9*\-]+)*|\[[0-9a-f:.]+\]")
-_PRIMARY_FIELDS = frozenset({"command", "file_path", "path", "notebook_path", "url"})
+
+#: The field a built-in tool's own rule form is about: never matched as ``param:value``.
+PRIMARY_FIELDS: dict[str, str] = {
+    "Bash": "command",
+    "PowerShell": "command",
+    "Read": "file_path",
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+    "Glob": "path",
+    "Grep": "path",
+    "LS": "path",
+    "WebFetch": "url",
+    "ApplyPatch": "patch",
+}
+#: The other input fields of built-in tools (Claude Code's names and toolrun's own):
+#: ``Tool(name:value)`` with one of these is a parameter rule, anything else keeps the
+#: tool's own content form.
+TOOL_PARAMS: dict[str, frozenset[str]] = {
+    "Bash": frozenset({"timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}),
+    "Read": frozenset({"offset", "limit", "pages"}),
+    "Write": frozenset({"content"}),
+    "Edit": frozenset({"old_string", "new_string", "replace_all"}),
+    "MultiEdit": frozenset({"edits"}),
+    "NotebookEdit": frozenset({"cell_id", "new_source", "cell_type", "edit_mode"}),
+    "Glob": frozenset({"pattern"}),
+    "Grep": frozenset(
+        {
+            "pattern", "glob", "type", "output_mode", "head_limit", "offset", "multiline",
+            "case_insensitive", "line_numbers", "after", "before", "context",
+        }
+    ),
+    "LS": frozenset({"ignore"}),
+    "WebFetch": frozenset({"prompt"}),
+    "ApplyPatch": frozenset(),
+}
 
 
 class RuleSyntaxError(ValueError):
@@ -56,6 +99,10 @@ class ParsedRule:
     content: str | None
     kind: ContentKind
     tool_glob: bool = False
+    #: a rule Claude Code skips (it never matches anything): loaded, warned about, unused
+    ignored: bool = False
+    #: what the loader warns about this rule (why it is ignored, or how it is read)
+    warning: str = ""
 
     @property
     def is_tool_wide(self) -> bool:
@@ -126,7 +173,7 @@ def _ends_with_escaped_paren(text: str) -> bool:
     return backslashes % 2 == 1
 
 
-def _check_tool_name(tool: str, behavior: str | None) -> bool:
+def _check_tool_name(tool: str) -> bool:
     """Validate the tool name; returns True when it is a glob."""
     if not tool:
         raise RuleSyntaxError("missing tool name before '('")
@@ -139,44 +186,90 @@ def _check_tool_name(tool: str, behavior: str | None) -> bool:
             f"invalid tool name {tool!r}: use letters, digits, '_', '-', '.', "
             "and '*' or '?' for a tool-name glob in deny/ask rules"
         )
-    if behavior == "allow":
-        prefix = _MCP_SERVER_PREFIX.match(tool)
-        if prefix is None or any(c in "*?" for c in tool[: prefix.end()]):
-            raise RuleSyntaxError(
-                f"tool-name glob {tool!r} is only allowed in deny and ask rules "
-                "(an allow rule may glob only after a literal mcp__<server>__ prefix)"
-            )
     return True
 
 
-def _content_kind(tool: str, tool_glob: bool, content: str, behavior: str | None) -> ContentKind:
-    if tool_glob:
-        raise RuleSyntaxError(f"a tool-name glob ({tool}) takes no content")
-    if tool.startswith("mcp__") and _PARAM.fullmatch(content) is None:
+def _unanchored_allow_glob(tool: str) -> bool:
+    """An allow glob not behind a literal ``mcp__<server>__`` prefix (Claude Code skips it)."""
+    prefix = _MCP_SERVER_PREFIX.match(tool)
+    return prefix is None or any(c in "*?" for c in tool[: prefix.end()])
+
+
+def _param(tool: str, content: str) -> tuple[str, str] | None:
+    """(name, value) when ``content`` is a ``param:value`` rule for ``tool``, else None."""
+    found = _PARAM.fullmatch(content)
+    if found is None:
+        return None
+    name = found.group(1)
+    known = TOOL_PARAMS.get(tool)
+    if known is not None and name not in known and name != PRIMARY_FIELDS.get(tool):
+        return None  # a built-in tool's own content form (Bash(npm:*), Read(C:x), ...)
+    if tool == "Bash" and content == f"{name}:*":
+        return None  # the legacy prefix form: Bash(timeout:*) is the command `timeout ...`
+    return name, found.group(2)
+
+
+def _content_kind(
+    tool: str, content: str, behavior: str | None
+) -> tuple[ContentKind, str, bool, str]:
+    """(kind, content, ignored, warning) of a rule's content."""
+    param = _param(tool, content)
+    if param is not None:
+        name, value = param
+        if name == PRIMARY_FIELDS.get(tool):
+            own = {"Bash": "Bash(rm *)", "WebFetch": "WebFetch(domain:HOST)"}.get(
+                tool, f"{tool}(path)"
+            )
+            if behavior == "allow":
+                return "opaque", content, True, (
+                    f"{name}:... cannot match {tool}'s primary field; ignored "
+                    f"(as Claude Code does): write {own}"
+                )
+            raise RuleSyntaxError(
+                f"{name}:... cannot match {tool}'s primary field (Claude Code ignores such a "
+                f"rule, which would drop this {behavior or 'rule'}): write {own}"
+            )
+        if behavior == "allow":
+            return "param", f"{name}:{value}", True, (
+                "param:value rules match only in deny and ask rules (a parameter never "
+                "shows that a call is safe); this allow rule is ignored"
+            )
+        return "param", f"{name}:{value}", False, ""
+    if tool.startswith("mcp__"):
         raise RuleSyntaxError(
             f"MCP rules take no content (except param:value in deny/ask rules): write {tool} "
             "(or mcp__<server>__<tool>)"
         )
     if tool == "Bash":
         _check_bash_pattern(content)
-        return "bash"
+        return "bash", content, False, _bash_param_lookalike(content)
     if tool in PATH_TOOLS:
         _check_path_pattern(content)
-        return "path"
+        return "path", content, False, ""
     if tool == "WebFetch":
         _check_domain(content)
-        return "domain"
-    param = _PARAM.fullmatch(content)
-    if param is not None:
-        if param.group(1) in _PRIMARY_FIELDS:
-            raise RuleSyntaxError(
-                f"{param.group(1)}:... cannot match a tool's primary field; "
-                "use the tool's own rule form instead"
-            )
-        if behavior == "allow":
-            raise RuleSyntaxError("param:value rules are only allowed in deny and ask rules")
-        return "param"
-    return "opaque"
+        return "domain", content, False, ""
+    return "opaque", content, False, ""
+
+
+def _bash_param_lookalike(content: str) -> str:
+    """A warning for ``Bash(name:value)`` that is read as a command pattern."""
+    found = _PARAM.fullmatch(content)
+    if found is None or " " in content.strip():
+        return ""
+    name = found.group(1)
+    if name in TOOL_PARAMS["Bash"]:  # Bash(timeout:*): see _param
+        return (
+            f"read as the command prefix {name!r} (legacy ':*' form); for the {name} "
+            f"parameter write Bash({name}: *)"
+        )
+    if found.group(2) == "*":
+        return ""
+    fields = ", ".join(sorted(TOOL_PARAMS["Bash"]))
+    return (
+        f"read as the command pattern {content!r}: {found.group(1)!r} is not a Bash input "
+        f"field ({fields})"
+    )
 
 
 def _check_bash_pattern(content: str) -> None:
@@ -244,13 +337,23 @@ def _parse(text: str, behavior: str | None) -> ParsedRule:
         raise RuleSyntaxError("a rule is one line")
     raw_tool, raw_content = _split(stripped)
     tool = LEGACY_TOOL_NAMES.get(raw_tool, raw_tool)
-    tool_glob = _check_tool_name(tool, behavior)
-    if raw_content is None:
-        return ParsedRule(stripped, tool, None, "tool", tool_glob)
-    content = _unescape_content(raw_content)
+    tool_glob = _check_tool_name(tool)
+    content = _unescape_content(raw_content) if raw_content is not None else None
     if content in ("", "*"):
+        content = None
+    if tool_glob and content is not None:
+        raise RuleSyntaxError(f"a tool-name glob ({tool}) takes no content")
+    if tool_glob and behavior == "allow" and _unanchored_allow_glob(tool):
+        return ParsedRule(
+            stripped, tool, None, "tool", tool_glob, ignored=True,
+            warning=(
+                f"the tool-name glob {tool!r} is skipped in allow rules (as Claude Code does): "
+                "an allow glob counts only after a literal mcp__<server>__ prefix"
+            ),
+        )
+    if content is None:
         return ParsedRule(stripped, tool, None, "tool", tool_glob)
     if tool == "WebFetch" and content.strip().lower() == "domain:*":
         return ParsedRule(stripped, tool, None, "tool", tool_glob)
-    kind = _content_kind(tool, tool_glob, content, behavior)
-    return ParsedRule(stripped, tool, content, kind, tool_glob)
+    kind, content, ignored, warning = _content_kind(tool, content, behavior)
+    return ParsedRule(stripped, tool, content, kind, tool_glob, ignored, warning)

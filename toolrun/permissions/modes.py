@@ -49,8 +49,19 @@ _DONT_ASK = "dontAsk mode turns every ask into deny"
 _BYPASS = "bypassPermissions mode allows what no rule denies or asks"
 
 
-def apply_mode(step: Step, effect: Effect, mode: str) -> Outcome:
-    """Allow, ask or deny for the first step that decided a subject, under ``mode``."""
+_GUARDED = (
+    "it cannot be analysed, so the Bash deny and ask rules cannot be checked: "
+    "bypassPermissions does not allow it"
+)
+
+
+def apply_mode(step: Step, effect: Effect, mode: str, *, guarded: bool = False) -> Outcome:
+    """Allow, ask or deny for the first step that decided a subject, under ``mode``.
+
+    ``guarded``: Bash deny or ask rules exist. A command that cannot be analysed could
+    be one of theirs in disguise (``r${E}m x``), so bypassPermissions asks for it: "a deny
+    anywhere wins" holds in every mode.
+    """
     if step == "deny_rule":
         return Outcome("deny", "rule")
     if step == "readonly":
@@ -67,6 +78,8 @@ def apply_mode(step: Step, effect: Effect, mode: str) -> Outcome:
         return Outcome("ask", "protected", "no mode and no allow rule approves this")
     if step == "allow_rule":
         return Outcome("allow", "rule")
+    if step == "unanalysable" and guarded and mode == "bypassPermissions":
+        return Outcome("ask", "default", _GUARDED)
     if mode == "bypassPermissions":
         return Outcome("allow", "mode", _BYPASS)
     if step == "outside":

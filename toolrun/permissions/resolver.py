@@ -165,6 +165,12 @@ class PermissionEngine:
         self.boundary = Boundary.of(roots)
         self.anchors = variants(self.workspace)
         self.rules = RuleSet.build(self._compile(config.rules))
+        #: Bash deny/ask patterns exist: a command that cannot be analysed may hide one of
+        #: their commands, so no mode and no --ask allow lets it through unasked.
+        self.bash_guarded = any(
+            r.behavior != "allow" and r.parsed.kind == "bash" and not r.parsed.ignored
+            for r in self.rules.rules
+        )
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
         self._vetoes_lock = threading.Lock()
         self.sandbox: SandboxPolicy | None = None
@@ -286,6 +292,7 @@ class _Call:
         self.mode = mode
         self.subjects: list[tuple[Subject, Verdict]] = []
         self.boundary: list[BoundaryCheck] = []
+        self.protected: list[str] = []
 
     # ------------------------------------------------------------------ the steps
 
@@ -302,6 +309,8 @@ class _Call:
     ) -> Verdict:
         """Decide one subject: deny, ask, protected, unanalysable, allow, read-only, boundary,
         mode — the first step that applies decides."""
+        if protected is not None and protected not in self.protected:
+            self.protected.append(protected)
         rules = self.engine.rules
         verdict = self._decide(
             s, rules, protected, analysable, problem, readonly, inside, edit_ok
@@ -339,8 +348,11 @@ class _Call:
                 return self._ruled("allow_rule", s, rule, what)
             return self._stepped("outside", s, f"{what} is outside the workspace")
         if not analysable:
+            guarded = s.tool == "Bash" and self.engine.bash_guarded
+            if guarded:
+                self.protected.append(f"{what} cannot be analysed while Bash deny/ask rules exist")
             return self._stepped("unanalysable", s, f"{what} cannot be analysed ({problem}); "
-                                 "no rule can allow it")
+                                 "no rule can allow it", guarded=guarded)
         rule = rules.first_match("allow", s)
         read_only = readonly is not None and readonly.read_only
         if rule is not None:
@@ -371,8 +383,8 @@ class _Call:
             reason += f"; {outcome.note}"
         return Verdict(outcome.decision, outcome.kind, step, reason, rule)
 
-    def _stepped(self, step: Step, s: Subject, reason: str) -> Verdict:
-        outcome = apply_mode(step, s.effect, self.mode)
+    def _stepped(self, step: Step, s: Subject, reason: str, *, guarded: bool = False) -> Verdict:
+        outcome = apply_mode(step, s.effect, self.mode, guarded=guarded)
         if outcome.note:
             reason += f"; {outcome.note}"
         return Verdict(outcome.decision, outcome.kind, step, reason)
@@ -410,6 +422,7 @@ class _Call:
             boundary=tuple(self.boundary),
             problems=problems,
             sandbox=sandbox,
+            protected=tuple(self.protected),
             trace=lambda: _trace(rules, subjects),
         )
 
@@ -490,7 +503,9 @@ class _Call:
             for field_name, family, raw in self._tool_paths():
                 effect: Effect = "read" if family == "read" else "write"
                 if not isinstance(raw, str):
-                    s = Subject("problem", tool, field_name, effect, what="input")
+                    s = Subject(
+                        "problem", tool, field_name, effect, what="input", params=self.input
+                    )
                     problem = raw.problem if raw is not None else (
                         f"{field_name} is missing or not a non-empty string")
                     add(s, self.verdict(s, analysable=False, problem=problem))
@@ -499,7 +514,9 @@ class _Call:
                     path = resolve_tool_path(raw, base=self.engine.workspace,
                                              home=self.engine.home, field=field_name)
                 except PathInputError as exc:
-                    s = Subject("problem", tool, field_name, effect, what="input")
+                    s = Subject(
+                        "problem", tool, field_name, effect, what="input", params=self.input
+                    )
                     add(s, self.verdict(s, analysable=False, problem=str(exc)))
                     continue
                 s = Subject("path", tool, path.link, effect, path=path, family=family,
@@ -576,7 +593,7 @@ class _Call:
             context = ToolContext(workspace=Path(self.engine.workspace), cwd=Path(self.cwd))
             paths = tuple(registered.affected_paths(validated, context))
         except (ValueError, TypeError, KeyError, AttributeError, OSError, ToolError) as exc:
-            s = Subject("problem", tool, tool, effect, what="input")
+            s = Subject("problem", tool, tool, effect, what="input", params=self.input)
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             problem = f"the input does not validate: {message}"
             return [(s, {"analysable": False, "problem": problem})]
@@ -601,7 +618,7 @@ class _Call:
     def _bash(self) -> tuple[tuple[SubcommandVerdict, ...], tuple[str, ...], Verdict]:
         command = self.input.get("command")
         if not isinstance(command, str):
-            s = Subject("problem", "Bash", "command", "execute", what="input")
+            s = Subject("problem", "Bash", "command", "execute", what="input", params=self.input)
             verdict = self.verdict(
                 s, analysable=False, problem="command is missing or not a string"
             )
@@ -618,7 +635,7 @@ class _Call:
             subcommands.append(sub[0])
             verdicts.append(sub[1])
         if analysis.problems:
-            s = Subject("problem", "Bash", command, "execute", what="the command")
+            s = Subject("problem", "Bash", command, "execute", what="the command", params=self.input)
             problem = self.verdict(s, analysable=False, problem="; ".join(analysis.problems))
             verdicts.insert(0, problem)
         return tuple(subcommands), analysis.problems, _combine(verdicts)

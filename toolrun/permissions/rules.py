@@ -11,6 +11,7 @@ decision does not loop over every rule.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -298,20 +299,28 @@ def _match_param(rule: CompiledRule, s: Subject) -> RuleMatch:
     if name not in s.params:
         return _no(f"the input has no {name}")
     value = s.params[name]
-    if isinstance(value, (dict, list)):
+    if value is None or isinstance(value, (dict, list)):
         return _no(f"{name} is not a scalar")
     if isinstance(value, bool):
-        text = str(value).lower()
+        text = str(value).lower()  # the JSON spelling: true / false
     else:
         text = value if isinstance(value, str) else str(value)
-    if fnmatch.fnmatchcase(text, pattern):
+    if param_value_regex(pattern).fullmatch(text):
         return _yes(f"{name} = {text!r}")
     return _no(f"{name} = {text!r} does not match {pattern!r}")
+
+
+@functools.lru_cache(maxsize=1024)
+def param_value_regex(pattern: str) -> re.Pattern[str]:
+    """``*`` matches any characters (newlines too); everything else is literal."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
 
 
 def match(rule: CompiledRule, s: Subject) -> RuleMatch:
     """Whether ``rule`` applies to ``s`` — the only place rule matching is decided."""
     parsed = rule.parsed
+    if parsed.ignored:
+        return _no(f"ignored: {parsed.warning}")
     if parsed.content is None:
         return _match_tool_wide(rule, s)
     if parsed.kind == "bash":
@@ -395,7 +404,7 @@ class RuleSet:
         groups: dict[tuple[str, str], list[CompiledRule]] = {}
         tool_wide: dict[str, tuple[CompiledRule, ...]] = {}
         for behavior in BEHAVIORS:
-            mine = [r for r in rules if r.behavior == behavior]
+            mine = [r for r in rules if r.behavior == behavior and not r.parsed.ignored]
             tool_wide[behavior] = tuple(r for r in mine if r.parsed.content is None)
             for rule in mine:
                 kind = rule.parsed.kind

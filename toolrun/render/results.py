@@ -17,6 +17,7 @@ RECAP = (
     (Status.ERROR, "failed"),
     (Status.TIMEOUT, "timed out"),
     (Status.DENIED, "denied"),
+    (Status.NEEDS_APPROVAL, "need approval"),
     (Status.CANCELLED, "cancelled"),
     (Status.INTERRUPTED, "interrupted"),
     (Status.SKIPPED, "skipped"),
@@ -106,7 +107,7 @@ def _outcome_note(result: Result) -> str:
 
 def text_line(result: Result) -> str:
     """One streamed line per result: status, call id, the call, time, execution id, note."""
-    line = f"{result.status:<11} {result.id}  {result.tool}({target(result)})"
+    line = f"{result.status:<14} {result.id}  {result.tool}({target(result)})"
     if result.started_at is not None:
         line += f"  {_ms(result.duration_ms)}"
     line += f"  {result.execution_id}"
@@ -168,7 +169,7 @@ class StreamingTable:
             "tool": max((len(c.tool) for c in calls), default=10),
             "target": TARGET_WIDTH,
             "decision": len("allow (protected)"),
-            "status": len("interrupted"),
+            "status": len("needs_approval"),
             "time": len("999 ms"),
             "execution": 13,
         }
