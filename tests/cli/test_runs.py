@@ -84,7 +84,7 @@ def test_bad_lines_are_skipped_and_counted(runner: CliRunner, ws: Path, bad: byt
     listed = runner.invoke(main, ["runs", "--format", "json"])
     assert listed.exit_code == 0, listed.output
     (row,) = json.loads(listed.stdout)
-    assert row["bad_lines"] == 2 and row["summary"] == {"ok": 1, "denied": 1}
+    assert row["bad_lines"] == 2 and row["summary"] == {"ok": 1, "needs_approval": 1}
     assert "2 bad lines skipped" in runner.invoke(main, ["runs"]).stdout
     shown = runner.invoke(main, ["show", "last"])
     assert shown.exit_code == 0, shown.output
@@ -118,7 +118,7 @@ def test_one_bad_file_never_hides_the_other_runs(runner: CliRunner, ws: Path) ->
     assert rows["garbage"]["torn"] or rows["garbage"]["bad_lines"]
     assert rows["folder"]["unreadable"]
     good = [r for r in rows.values() if r["plans"] == ["plan.yaml"]]
-    assert good[0]["summary"] == {"ok": 1, "denied": 1}
+    assert good[0]["summary"] == {"ok": 1, "needs_approval": 1}
     assert runner.invoke(main, ["runs"]).exit_code == 0
 
 

@@ -92,7 +92,7 @@ def test_a_domain_rule_naming_the_exact_host_lets_it_through(
 
     # 2130706433 is 127.0.0.1, but no rule names that spelling (not even to allow it);
     # localhost matches a wildcard rule, which names no exact host.
-    assert [r["status"] for r in results] == ["ok", "denied", "error"]
+    assert [r["status"] for r in results] == ["ok", "needs_approval", "error"]
     assert results[0]["output"] == "café\n"
     assert "refused to connect to 127.0.0.1" in results[2]["error"]
     assert server.requests == ["/plain"]
