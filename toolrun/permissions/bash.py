@@ -21,6 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from toolrun.permissions import expansions, fidelity, programs
+from toolrun.permissions.words import Word
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
@@ -78,11 +81,9 @@ SAFE_ENV_VARS = frozenset(
         "GOOS",
         "GOARCH",
         "CGO_ENABLED",
-        "GOFLAGS",
         "PYTHONUNBUFFERED",
         "PYTHONDONTWRITEBYTECODE",
         "PYTHONHASHSEED",
-        "PYTEST_ADDOPTS",
         "DEBUG",
         "VERBOSE",
     }
@@ -120,25 +121,6 @@ _ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _DURATION = re.compile(r"\d+(\.\d+)?[smhd]?")
 _CONTINUATION_IN_WORD = re.compile(r"[^\s]\\\n")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One shell word: its source text and, when static, its value after quote removal."""
-
-    raw: str
-    value: str | None
-    glob: bool = False
-    tilde: bool = False
-
-    @property
-    def text(self) -> str:
-        """The value when known, else the source text."""
-        return self.value if self.value is not None else self.raw
-
-    @property
-    def is_static(self) -> bool:
-        return self.value is not None and not self.glob
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,13 +252,11 @@ def _evaluate(node: Node) -> tuple[str | None, bool, bool]:
     if kind == "raw_string":
         return _text(node)[1:-1], False, False
     if kind == "string":
-        parts: list[str] = []
         for child in node.named_children:
-            if child.type == "string_content":
-                parts.append(_unescape_double(_text(child)))
-            else:
+            if child.type != "string_content":
                 return None, False, False
-        return "".join(parts), False, False
+        # From the source, not the children: the parser drops newlines between them.
+        return _unescape_double(_text(node)[1:-1]), False, False
     if kind == "concatenation":
         values: list[str] = []
         glob = brace = False
@@ -297,7 +277,9 @@ def _make_word(node: Node) -> Word:
     value, glob, brace = _evaluate(node)
     if brace:
         value = None
-    tilde = raw.startswith("~")
+    # Bash expands a tilde prefix only when no character of it is quoted.
+    prefix = raw.split("/", 1)[0]
+    tilde = raw.startswith("~") and not any(c in prefix for c in "'\"\\$`")
     return Word(raw, value, glob, tilde)
 
 
@@ -631,6 +613,14 @@ class _Walker:
                     out.extend(self.redirect(child, analysable))
                 elif child.type == "heredoc_body":
                     self.scan(child, analysable, opaque=True)
+                elif child.type in _STATEMENTS:
+                    # `cat <<EOF | rm x` / `&& rm x`: the rest of the line hangs here.
+                    self.statement(child, "", False, analysable)
+                elif child.type not in ("heredoc_start", "heredoc_end"):
+                    self.problem(f"unsupported shell construct in a heredoc: {child.type}")
+            for child in node.children:
+                if not child.is_named and child.type not in ("<<", "<<-", *_SEPARATORS, *_PIPES):
+                    self.problem(f"unsupported shell operator {child.type!r}")
             return out
         if node.type == "herestring_redirect":
             for child in node.named_children:
@@ -705,6 +695,10 @@ class _Walker:
                 else:
                     words.append(_make_word(child))
         kind: CommandKind = "declaration" if node.type == "declaration_command" else "unset"
+        why = programs.runs_code(tuple(words)) if words else None
+        if why is not None:
+            self.problem(why)
+            analysable = False
         self.add(_text(node), kind, (), tuple(words), extra_redirects, context, top, analysable)
 
     def test_command(
@@ -717,6 +711,9 @@ class _Walker:
     ) -> None:
         self.scan(node, analysable, opaque=True)
         text = _text(node)
+        why = expansions.conditional_problem(text)
+        if why is not None:
+            self.problem(why)
         words = (Word(text, text),)
         self.add(text, "test", (), words, extra_redirects, context, top, analysable)
 
@@ -752,6 +749,11 @@ class _Walker:
             return
         if node.type == "ERROR":
             self.problem("the command does not parse as shell")
+        audit = _AUDITS.get(node.type)
+        if audit is not None:
+            why = audit(_text(node))
+            if why is not None:
+                self.problem(why)
         for child in node.named_children:
             if child.type in _SUBSTITUTIONS:
                 self.substitution(child, analysable)
@@ -786,7 +788,7 @@ class _Walker:
         )
         nested: list[tuple[Word, ...]] = []
         if kind == "command" and words:
-            analysable = self.nested_scripts(assignments + words, analysable, nested)
+            analysable = self.nested_scripts(argvs, analysable, nested)
             if not analysable:
                 allow_form = None
         if kind in ("redirects", "assignment", "declaration", "unset", "test"):
@@ -811,14 +813,22 @@ class _Walker:
         )
 
     def nested_scripts(
-        self, argv: tuple[Word, ...], analysable: bool, nested: list[tuple[Word, ...]]
+        self,
+        argvs: Iterable[tuple[Word, ...]],
+        analysable: bool,
+        nested: list[tuple[Word, ...]],
     ) -> bool:
-        """Detect ``eval`` and ``sh -c``: never allowable; their insides are checked for deny."""
+        """Detect code given as a string (``eval``, ``sh -c``, ``awk 'BEGIN{system(..)}'``,
+        ``python -c``, ``trap``): never allowable; shell strings are checked for deny."""
         scripts: list[str] = []
-        for variant in _deny_variants(argv):
+        for variant in argvs:
             if not variant:
                 continue
             name = posixpath.basename(variant[0].text)
+            inline = programs.runs_code(variant) if variant[0].is_static else None
+            if inline is not None:
+                self.problem(inline)
+                analysable = False
             if name == "eval":
                 self.problem("eval runs a string as a command")
                 analysable = False
@@ -844,6 +854,11 @@ class _Walker:
                 nested.append(command.words)
         return analysable
 
+
+_AUDITS = {
+    "expansion": expansions.expansion_problem,
+    "arithmetic_expansion": expansions.arithmetic_problem,
+}
 
 _STATEMENTS = frozenset(
     {
@@ -908,10 +923,12 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
         # Bash drops backslash-newline before splitting words; deny rules see that too.
         joined = _analyse(command.replace("\\\n", ""), depth + 1)
         walker.commands.extend(_mark_unanalysable(c, "joined lines") for c in joined.commands)
-    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
-    root = tree.root_node
+    source = command.encode("utf-8", "surrogatepass")
+    root = _parser().parse(source).root_node
     if root.has_error:
         walker.problem("the command does not parse as shell")
+    for problem in fidelity.problems(root, source):
+        walker.problem(problem)
     walker.statement(root, "", True, True)
     if not command.strip():
         walker.problem("empty command")

@@ -16,52 +16,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolrun.permissions.bash import SimpleCommand, Word, analyse
-from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary
+from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
+from toolrun.permissions import programs
 from toolrun.permissions.shellpaths import (
-    glob_directory,
+    expand_glob,
+    glob_matches,
     path_arguments,
     track_cwds,
     word_path,
 )
+from toolrun.permissions.words import Word
 
 READ_ONLY_COMMANDS = frozenset(
     {
         "ls", "cat", "echo", "pwd", "head", "tail", "grep", "wc", "which", "diff", "stat",
-        "du", "find", "true", "false", "test", "sleep", "cd", "git", "printf", "basename",
-        "dirname", "realpath", "readlink", "uname", "whoami", "nproc", ":",
+        "du", "find", "true", "false", "test", "[", "sleep", "cd", "git", "printf", "basename",
+        "dirname", "realpath", "readlink", "uname", "whoami", "nproc", ":", "sort", "uniq",
+        "base64", "tree", "rg", "sed", "less", "cut", "nl", "tac",
     }
 )  # fmt: skip
-_FIND_ACTIONS = frozenset(
-    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-)
-_GIT_READ_ONLY = frozenset(
-    {
-        "status", "log", "diff", "show", "rev-parse", "ls-files", "ls-tree", "cat-file",
-        "blame", "shortlog", "describe", "grep", "merge-base", "rev-list", "show-ref",
-        "count-objects", "whatchanged", "name-rev", "for-each-ref", "check-ignore",
-        "version", "branch", "tag", "remote", "config", "stash", "worktree", "reflog",
-    }
-)  # fmt: skip
-_GIT_FORBIDDEN_PREFIXES = (
-    "--output",
-    "-O",
-    "--open-files-in-pager",
-    "--ext-diff",
-    "--exec",
-    "--upload-pack",
-    "--receive-pack",
-)
-_BRANCH_FLAGS = frozenset(
-    {
-        "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current",
-        "--no-color", "-q", "--quiet", "--no-column", "-l", "--list",
-    }
-)  # fmt: skip
-_BRANCH_FLAG_PREFIXES = (
-    "--color", "--sort=", "--merged", "--no-merged", "--contains", "--no-contains",
-    "--points-at", "--format=", "--column", "--abbrev",
-)  # fmt: skip
+#: Programs whose options cannot write, run or read anything: a word only known at run
+#: time may become one of them without harm.
+_HARMLESS_OPTIONS = frozenset({"echo", "true", "false", ":"})
+#: First characters that can never start an option.
+_NOT_OPTION_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,61 +55,58 @@ def _no(reason: str) -> ReadOnly:
     return ReadOnly(False, reason)
 
 
+def _word_paths(word: Word, cwd: str | None, home: str) -> tuple[ResolvedPath, ...] | None:
+    if word.glob:
+        return glob_matches(word, cwd, home)
+    path = word_path(word, cwd, home)
+    return (path,) if path is not None else None
+
+
 def _paths_inside(
     words: Sequence[Word], cwd: str | None, home: str, boundary: Boundary
 ) -> ReadOnly | None:
     for word in words:
-        path = glob_directory(word, cwd, home) if word.glob else word_path(word, cwd, home)
-        if path is None:
+        paths = _word_paths(word, cwd, home)
+        if paths is None:
             return _no(f"{word.raw!r} is not a path toolrun can resolve before it runs")
-        if not boundary.contains(path):
-            return _no(f"{path.link} is outside the workspace")
+        for path in paths:
+            if not boundary.contains(path):
+                return _no(f"{path.link} is outside the workspace")
     return None
 
 
-def _git(argv: tuple[Word, ...], cwd: str | None, home: str, boundary: Boundary) -> ReadOnly:
-    i = 1
-    while i < len(argv) and argv[i].text.startswith("-"):
-        opt = argv[i].text
-        if opt in ("--no-pager", "-P", "--no-optional-locks"):
-            i += 1
-        elif opt == "-C" and i + 1 < len(argv):
-            outside = _paths_inside([argv[i + 1]], cwd, home, boundary)
-            if outside is not None:
-                return outside
-            i += 2
-        else:
-            return _no(f"git option {opt} is not read-only")
-    if i >= len(argv):
-        return _no("git without a sub-command")
-    sub = argv[i].text
-    args = [w.text for w in argv[i + 1 :]]
-    if sub not in _GIT_READ_ONLY:
-        return _no(f"git {sub} is not a read-only git command")
-    for arg in args:
-        if arg.startswith(_GIT_FORBIDDEN_PREFIXES):
-            return _no(f"git {sub} {arg} can write files or run programs")
-    ok = {
-        "branch": lambda: all(
-            a in _BRANCH_FLAGS or a.startswith(_BRANCH_FLAG_PREFIXES) for a in args
-        )
-        or (any(a in ("-l", "--list") for a in args)),
-        "tag": lambda: not args or any(a in ("-l", "--list") for a in args),
-        "remote": lambda: not args
-        or args in (["-v"], ["--verbose"])
-        or (args[:1] == ["get-url"]),
-        "config": lambda: bool(
-            {"--get", "--get-all", "--get-regexp", "--list", "-l", "get", "list"} & set(args)
-        )
-        and not {"--add", "--unset", "--unset-all", "--replace-all", "--edit", "-e", "set",
-                 "unset", "--rename-section", "--remove-section"} & set(args),
-        "stash": lambda: args[:1] in (["list"], ["show"]),
-        "worktree": lambda: args[:1] == ["list"],
-        "reflog": lambda: not args or args[0] == "show",
-    }.get(sub)
-    if ok is not None and not ok():
-        return _no(f"git {' '.join([sub, *args])} can change the repository")
-    return ReadOnly(True, f"git {sub} is a read-only git command")
+def option_words(
+    argv: Sequence[Word], cwd: str | None, home: str
+) -> tuple[ReadOnly | None, list[str]]:
+    """Words bash expands before the program sees them must not become options.
+
+    ``find . -{delete,print}`` runs ``find . -delete -print``; ``find . -del*`` becomes
+    ``-delete`` when a file named ``-delete`` exists. A glob is kept when every match
+    (or the word itself, when nothing matches) starts with a letter, digit, ``.`` or
+    ``/``: then it cannot be an option. Returns (refusal, notes on kept globs).
+    """
+    notes: list[str] = []
+    for word in argv[1:]:
+        if word.value == "--" and not word.glob:
+            break
+        if word.value is None:
+            return _no(f"{word.raw!r} is only known when the command runs "
+                       "(expansion, substitution or braces) and could become an option"), notes
+        if not word.glob:
+            continue
+        if word.value[:1] in _NOT_OPTION_START or word.tilde:
+            continue
+        matches = expand_glob(word, cwd, home)
+        if matches is None:
+            return _no(f"the glob {word.raw!r} cannot be expanded before it runs "
+                       "and could become an option"), notes
+        bad = [m for m in matches if m[:1] not in _NOT_OPTION_START]
+        if bad:
+            return _no(f"the glob {word.raw!r} matches {bad[0]!r}, which the program "
+                       "could read as an option"), notes
+        notes.append(f"every match of {word.raw} starts with a letter, digit, . or /, "
+                     "so it cannot become an option")
+    return None, notes
 
 
 def check_command(
@@ -172,19 +148,23 @@ def check_command(
             return _no("cd without exactly one directory leaves the workspace or is ambiguous")
         outside = _paths_inside(args, cwd, home, boundary)
         return outside or ReadOnly(True, "cd inside the workspace")
-    if name == "git":
-        if with_cd:
-            return _no("git after cd in the same command can run a repository's programs")
-        return _git(argv, cwd, home, boundary)
-    if name == "find":
-        for word in argv[1:]:
-            if word.text in _FIND_ACTIONS:
-                return _no(f"find {word.text} runs commands or changes files")
+    if name == "git" and with_cd:
+        return _no("git after cd in the same command can run a repository's programs")
+    notes: list[str] = []
+    if name not in _HARMLESS_OPTIONS:
+        refused, notes = option_words(argv, cwd, home)
+        if refused is not None:
+            return refused
+    why = programs.check(argv, programs.Context(cwd, home, boundary))
+    if why is not None:
+        return _no(why)
     paths = [arg.word for arg in path_arguments(command)]
+    paths.extend(programs.option_reads(argv))
     outside = _paths_inside(paths, cwd, home, boundary)
     if outside is not None:
         return outside
-    return ReadOnly(True, f"{name} is in the read-only set")
+    reason = "; ".join([f"{name} is in the read-only set", *notes])
+    return ReadOnly(True, reason)
 
 
 def check_all(
@@ -199,13 +179,22 @@ def check_all(
     )
 
 
-@functools.lru_cache(maxsize=4096)
-def _is_read_only(command: str, cwd: str, roots: tuple[str, ...], home: str) -> bool:
+def _read_only_now(command: str, cwd: str, roots: tuple[str, ...], home: str) -> bool:
     analysis = analyse(command)
     if not analysis.analysable or not analysis.commands:
         return False
     boundary = Boundary.of(roots)
     return all(v.read_only for v in check_all(analysis.commands, cwd, home, boundary))
+
+
+_read_only_cached = functools.lru_cache(maxsize=4096)(_read_only_now)
+
+
+def _is_read_only(command: str, cwd: str, roots: tuple[str, ...], home: str) -> bool:
+    # A glob's verdict depends on the files that exist now (and git's on the
+    # repositories): those are decided afresh every time.
+    fresh = any(w.glob for c in analyse(command).commands for w in c.words) or "git" in command
+    return (_read_only_now if fresh else _read_only_cached)(command, cwd, roots, home)
 
 
 def is_read_only_command(command: str, cwd: Path, workspace: Path) -> bool:

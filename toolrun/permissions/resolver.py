@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.config.models import Config, PermissionRule
 from toolrun.errors import ConfigError, Location, Problem
-from toolrun.permissions.bash import SimpleCommand, Word, analyse
+from toolrun.permissions.bash import SimpleCommand, analyse
 from toolrun.permissions.decision import (
     BoundaryCheck,
     DecidedBy,
@@ -61,6 +61,7 @@ from toolrun.permissions.rules import (
     Subject,
     compile_rule,
     match,
+    tool_name_matches,
 )
 from toolrun.permissions.shellpaths import (
     glob_directory,
@@ -68,6 +69,7 @@ from toolrun.permissions.shellpaths import (
     track_cwds,
     word_path,
 )
+from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
     from toolrun.tools.registry import ToolRegistry
@@ -153,6 +155,12 @@ class PermissionEngine:
         self.boundary = Boundary.of(roots)
         self.anchors = variants(self.workspace)
         self.rules = RuleSet.build(self._compile(config.rules))
+        #: A Bash deny or ask rule exists: under bypassPermissions what cannot be
+        #: analysed then asks, since the rule could not be checked against it.
+        self.bash_guarded = any(
+            r.behavior in ("deny", "ask") and tool_name_matches(r.parsed, "Bash")
+            for r in self.rules.rules
+        )
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
         self._vetoes_lock = threading.Lock()
 
@@ -310,8 +318,13 @@ class _Call:
                 return self._ruled("allow_rule", s, rule, what)
             return self._stepped("outside", s, f"{what} is outside the workspace")
         if not analysable:
-            return self._stepped("unanalysable", s, f"{what} cannot be analysed ({problem}); "
-                                 "no rule can allow it")
+            reason = f"{what} cannot be analysed ({problem}); no rule can allow it"
+            if self.mode == "bypassPermissions" and s.tool == "Bash" and self.engine.bash_guarded:
+                # "A deny anywhere wins": a deny or ask rule cannot be checked against
+                # what toolrun cannot read, so bypass does not wave it through.
+                return Verdict("ask", "default", "unanalysable", reason + "; bypassPermissions "
+                               "does not allow it while a Bash deny or ask rule exists")
+            return self._stepped("unanalysable", s, reason)
         rule = rules.first_match("allow", s)
         read_only = readonly is not None and readonly.read_only
         if rule is not None:

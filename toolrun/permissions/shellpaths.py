@@ -8,22 +8,28 @@ after a ``cd`` we could not follow) has no path: callers treat that as
 
 from __future__ import annotations
 
+import glob
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from toolrun.permissions.bash import SimpleCommand, Word
+from toolrun.permissions.bash import SimpleCommand
 from toolrun.permissions.paths import ResolvedPath, resolve
+from toolrun.permissions.tilde import TildeError, expand_tilde
+from toolrun.permissions.words import Word
 
 Access = Literal["read", "write"]
+#: A glob that matches more files than this is not checked file by file.
+MAX_GLOB_MATCHES = 2000
 
 READ_FILE_COMMANDS = frozenset(
     {
         "cat", "head", "tail", "less", "more", "wc", "stat", "ls", "du", "diff", "file",
         "strings", "od", "xxd", "hexdump", "base64", "md5sum", "sha1sum", "sha256sum",
         "nl", "tac", "sort", "uniq", "cut", "realpath", "readlink", "find", "grep",
-        "egrep", "fgrep", "rg", "sed", "awk", "source", ".",
+        "egrep", "fgrep", "rg", "sed", "awk", "source", ".", "tree", "less", "more", "zgrep",
+        "gawk", "mawk", "nawk", "base32", "basenc",
     }
 )  # fmt: skip
 WRITE_FILE_COMMANDS = frozenset(
@@ -92,19 +98,68 @@ def track_cwds(
 
 
 def word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
-    """The path a static shell word names; None when it depends on run time."""
+    """The path a static shell word names; None when it depends on run time.
+
+    An unquoted tilde prefix is expanded as bash expands it (``~``, ``~user``, ``~+``;
+    ``~-`` and the directory stack are refused: not known before the command runs).
+    """
     if not word.is_static or word.value is None or not word.value:
         return None
     value = word.value
-    if word.tilde and (value == "~" or value.startswith("~/")):
-        return resolve(value, cwd or "/", home)
+    if word.tilde:
+        try:
+            value = expand_tilde(value, home=home, cwd=cwd)
+        except TildeError:
+            return None
     if value.startswith("~"):
-        value = "./" + value  # a quoted ~ is a file named ~, not the home directory
+        value = "./" + value  # a quoted ~ (or ~nosuchuser) is a file named ~...
     if value.startswith("/"):
         return resolve(value, "/", home)
     if cwd is None:
         return None
     return resolve(value, cwd, home)
+
+
+def expand_glob(word: Word, cwd: str | None, home: str) -> list[str] | None:
+    """The file names an unquoted glob word matches right now (bash's default options).
+
+    Empty when nothing matches (bash then keeps the word as it is); None when it cannot
+    be known (dynamic parts, unknown directory, POSIX classes, too many matches).
+    """
+    if word.value is None:
+        return None
+    pattern = word.value
+    if word.tilde:
+        try:
+            pattern = expand_tilde(pattern, home=home, cwd=cwd)
+        except TildeError:
+            return None
+    if "[:" in pattern or "[=" in pattern or "[." in pattern:
+        return None  # POSIX classes: Python's glob would match less than bash
+    pattern = pattern.replace("[^", "[!")  # bash's [^...] is Python's [!...]
+    prefix = ""
+    if not pattern.startswith("/"):
+        if cwd is None:
+            return None
+        prefix = cwd.rstrip("/") + "/"
+    found: list[str] = []
+    for i, match in enumerate(glob.iglob(glob.escape(prefix) + pattern)):
+        if i >= MAX_GLOB_MATCHES:
+            return None
+        found.append(match[len(prefix) :])
+    return sorted(found)
+
+
+def glob_matches(word: Word, cwd: str | None, home: str) -> tuple[ResolvedPath, ...] | None:
+    """The paths a glob word names: its matches, or the word itself when nothing matches."""
+    found = expand_glob(word, cwd, home)
+    if found is None:
+        return None
+    if not found:
+        path = word_path(Word(word.raw, word.value, False, word.tilde), cwd, home)
+        return (path,) if path is not None else None
+    base = cwd or "/"
+    return tuple(resolve(m, base, home) for m in found)
 
 
 def glob_directory(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
@@ -135,7 +190,9 @@ def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
     if name == "dd":
         return tuple(
             PathArgument(
-                Word(w.raw[3:], w.value[3:], w.glob), "write" if w.value[:3] == "of=" else "read"
+                # bash expands a tilde after = in name=value words: of=~/x is $HOME/x
+                Word(w.raw[3:], w.value[3:], w.glob, w.raw[3:4] == "~"),
+                "write" if w.value[:3] == "of=" else "read",
             )
             for w in argv[1:]
             if w.value is not None and w.value[:3] in ("if=", "of=")

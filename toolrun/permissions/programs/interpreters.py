@@ -1,0 +1,64 @@
+"""Interpreters given their program inline (``python -c``, ``perl -e``, ``node -e``, ``watch``).
+
+The inline program can do anything (``os.system("rm x")``); toolrun does not read
+other languages, so such a command cannot be analysed: no rule allows it, and under
+bypassPermissions it asks while a Bash deny or ask rule exists.
+"""
+
+from __future__ import annotations
+
+import re
+
+from toolrun.permissions.words import Word
+
+_PYTHON = re.compile(r"(python|pypy)[0-9.]*")
+#: Interpreter -> options that take the program text.
+INLINE: dict[str, frozenset[str]] = {
+    "perl": frozenset({"-e", "-E"}),
+    "ruby": frozenset({"-e"}),
+    "node": frozenset({"-e", "--eval", "-p", "--print"}),
+    "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
+    "bun": frozenset({"-e", "--eval", "-p", "--print"}),
+    "deno": frozenset({"eval"}),
+    "php": frozenset({"-r", "-B", "-R", "-E"}),
+    "lua": frozenset({"-e"}),
+    "luajit": frozenset({"-e"}),
+    "Rscript": frozenset({"-e"}),
+    "osascript": frozenset({"-e"}),
+    "tclsh": frozenset(),
+    "julia": frozenset({"-e", "--eval", "-E", "--print"}),
+    "jshell": frozenset(),
+}
+#: Programs that hand a string to ``sh -c``.
+_SHELL_STRING = frozenset({"watch", "script"})
+NAMES = frozenset({*INLINE, *_SHELL_STRING, "python", "python3", "pypy3", "su", "runuser"})
+
+
+def _name(argv: tuple[Word, ...]) -> str:
+    value = argv[0].value or ""
+    return value.rsplit("/", 1)[-1]
+
+
+def runs_code(argv: tuple[Word, ...]) -> str | None:
+    name = _name(argv)
+    if name in _SHELL_STRING and len(argv) > 1:
+        return f"{name} runs its arguments as a shell command string"
+    if name in ("su", "runuser") and any(w.value in ("-c", "--command") for w in argv[1:]):
+        return f"{name} -c runs a string as a shell command"
+    flags = INLINE.get(name)
+    if _PYTHON.fullmatch(name):
+        flags = frozenset({"-c"})
+    if flags is None:
+        return None
+    for word in argv[1:]:
+        text = word.value
+        if text is None:
+            return f"{name} argument {word.raw} is only known when the command runs"
+        if text in flags or (text.startswith("-") and not text.startswith("--")
+                             and any(f"-{c}" in flags for c in text[1:])):
+            return f"{name} {text} runs a program given inline"
+        if text.startswith("--") and text.split("=", 1)[0] in flags:
+            return f"{name} {text} runs a program given inline"
+        if not text.startswith("-"):
+            break
+    return None

@@ -1,0 +1,28 @@
+"""tree: ``-o FILE`` writes; ``--fromfile`` reads a listing; it reads whole trees."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolrun.permissions.programs import options
+from toolrun.permissions.words import Word
+
+if TYPE_CHECKING:
+    from toolrun.permissions.programs import Context
+
+NAMES = frozenset({"tree"})
+
+
+def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
+    for opt in options(argv):
+        if opt == "\x00":
+            return "a tree option is only known when the command runs"
+        if opt == "-o" or (opt.startswith("-o") and not opt.startswith("--")):
+            return "tree -o writes a file"
+        if opt.split("=", 1)[0] in ("--fromfile", "--infofile"):
+            return f"tree {opt} reads files named elsewhere"
+    return None
+
+
+def recursive(argv: tuple[Word, ...]) -> bool:
+    return True
