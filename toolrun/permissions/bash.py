@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from toolrun.permissions import expansions, fidelity, programs
+from toolrun.permissions.programs import git
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -136,10 +137,27 @@ class Redirect:
         if self.op in _WRITE_OPS:
             return True
         # ``>& file`` (not ``>&2``/``>&-``) writes to a file.
-        return self.op == ">&" and not (
-            self.target.value is not None
-            and (self.target.value.isdigit() or self.target.value == "-")
-        )
+        return self.op == ">&" and not self._duplicates
+
+    @property
+    def reads(self) -> bool:
+        """``< file``, ``0< file``, ``<& file`` (not ``<&3``): the target is read."""
+        if self.target is None:
+            return False
+        return self.op == "<" or (self.op == "<&" and not self._duplicates)
+
+    @property
+    def network(self) -> bool:
+        """``/dev/tcp/HOST/PORT`` and ``/dev/udp/...``: bash opens a connection."""
+        if self.target is None:
+            return False
+        text = self.target.text
+        return "/dev/tcp" in text or "/dev/udp" in text
+
+    @property
+    def _duplicates(self) -> bool:
+        value = self.target.value if self.target is not None else None
+        return value is not None and (value.isdigit() or value == "-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,6 +469,12 @@ def command_forms(
     full = assignments + words
     for variant in _deny_variants(full):
         argvs.append(variant)
+        if variant and posixpath.basename(variant[0].text) == "git":
+            # Deny and ask rules see through git's global options (never allow rules):
+            # `git -C . --no-pager push` is still `git push`.
+            bare = git.strip_globals(variant)
+            if bare is not None:
+                argvs.append(bare)
         if variant and variant[0].text == "find":
             for inner in _exec_argvs(variant):
                 argvs.extend(_deny_variants(inner))

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolrun.permissions import programs
 from toolrun.permissions.bash import SimpleCommand, analyse
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
-from toolrun.permissions import programs
 from toolrun.permissions.shellpaths import (
     expand_glob,
     glob_matches,
@@ -75,8 +75,26 @@ def _paths_inside(
     return None
 
 
+def files_settled(commands: Sequence[SimpleCommand]) -> bool:
+    """No part of the call can create a file before another part's glob is expanded
+    (``touch ./-delete; find . *``): every part is in the read-only set, nothing redirects."""
+    for command in commands:
+        if command.kind == "test":
+            continue
+        if command.kind != "command" or command.name not in READ_ONLY_COMMANDS:
+            return False
+        if any(r.writes for r in command.redirects):
+            return False
+    return True
+
+
 def option_words(
-    argv: Sequence[Word], cwd: str | None, home: str
+    argv: Sequence[Word],
+    cwd: str | None,
+    home: str,
+    values: frozenset[str] = frozenset(),
+    *,
+    expand_globs: bool = True,
 ) -> tuple[ReadOnly | None, list[str]]:
     """Words bash expands before the program sees them must not become options.
 
@@ -86,9 +104,16 @@ def option_words(
     ``/``: then it cannot be an option. Returns (refusal, notes on kept globs).
     """
     notes: list[str] = []
+    skip = False
     for word in argv[1:]:
+        if skip:  # the value of `-m MSG`, `-name PATTERN`: never read as an option
+            skip = False
+            continue
         if word.value == "--" and not word.glob:
             break
+        if word.value in values and not word.glob:
+            skip = True
+            continue
         if word.value is None:
             return _no(f"{word.raw!r} is only known when the command runs "
                        "(expansion, substitution or braces) and could become an option"), notes
@@ -96,6 +121,10 @@ def option_words(
             continue
         if word.value[:1] in _NOT_OPTION_START or word.tilde:
             continue
+        if word.value[:1] not in "*?[" or not expand_globs:
+            return _no(f"the glob {word.raw!r} could become an option"
+                       + ("" if expand_globs else " (another part of the command can create "
+                          "files before it is expanded)")), notes
         matches = expand_glob(word, cwd, home)
         if matches is None:
             return _no(f"the glob {word.raw!r} cannot be expanded before it runs "
@@ -117,6 +146,7 @@ def check_command(
     *,
     with_cd: bool = False,
     redirects_checked: bool = False,
+    expand_globs: bool = True,
 ) -> ReadOnly:
     """Whether ``command`` (one simple command of a Bash call) is in the read-only set.
 
@@ -148,11 +178,16 @@ def check_command(
             return _no("cd without exactly one directory leaves the workspace or is ambiguous")
         outside = _paths_inside(args, cwd, home, boundary)
         return outside or ReadOnly(True, "cd inside the workspace")
+    if len(argv) < len(command.words) and any(
+        w.value == "xargs" for w in command.words[: len(command.words) - len(argv)]
+    ):
+        return _no("xargs adds arguments read from standard input")
     if name == "git" and with_cd:
         return _no("git after cd in the same command can run a repository's programs")
     notes: list[str] = []
     if name not in _HARMLESS_OPTIONS:
-        refused, notes = option_words(argv, cwd, home)
+        refused, notes = option_words(argv, cwd, home, programs.value_options(name),
+                                      expand_globs=expand_globs)
         if refused is not None:
             return refused
     why = programs.check(argv, programs.Context(cwd, home, boundary))
@@ -173,8 +208,9 @@ def check_all(
     """Read-only verdicts for every command of a call, following ``cd`` through it."""
     cwds = track_cwds(commands, cwd, home)
     with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
+    settled = files_settled(commands)
     return tuple(
-        check_command(c, d, home, boundary, with_cd=with_cd)
+        check_command(c, d, home, boundary, with_cd=with_cd, expand_globs=settled)
         for c, d in zip(commands, cwds, strict=True)
     )
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.config.models import Config, PermissionRule
 from toolrun.errors import ConfigError, Location, Problem
+from toolrun.permissions import programs
 from toolrun.permissions.bash import SimpleCommand, analyse
 from toolrun.permissions.decision import (
     BoundaryCheck,
@@ -53,7 +54,7 @@ from toolrun.permissions.paths import (
     resolve,
     variants,
 )
-from toolrun.permissions.readonly import ReadOnly, check_command
+from toolrun.permissions.readonly import ReadOnly, check_command, files_settled, option_words
 from toolrun.permissions.rules import (
     CompiledRule,
     Family,
@@ -65,6 +66,7 @@ from toolrun.permissions.rules import (
 )
 from toolrun.permissions.shellpaths import (
     glob_directory,
+    glob_matches,
     path_arguments,
     track_cwds,
     word_path,
@@ -157,6 +159,15 @@ class PermissionEngine:
         self.rules = RuleSet.build(self._compile(config.rules))
         #: A Bash deny or ask rule exists: under bypassPermissions what cannot be
         #: analysed then asks, since the rule could not be checked against it.
+        #: Trees recursive readers went through: (directory mtimes, guarded path found).
+        self.tree_cache: dict[str, tuple[tuple[tuple[str, int], ...], TreeGuard]] = {}
+        #: A Read deny or ask rule exists: recursive readers are checked file by file.
+        self.read_guarded = any(
+            r.behavior in ("deny", "ask")
+            and (r.family == "read" or (r.parsed.content is None and tool_name_matches(
+                r.parsed, "Read")))
+            for r in self.rules.rules
+        )
         self.bash_guarded = any(
             r.behavior in ("deny", "ask") and tool_name_matches(r.parsed, "Bash")
             for r in self.rules.rules
@@ -539,10 +550,11 @@ class _Call:
         home = self.engine.home
         cwds = track_cwds(commands, self.cwd, home)
         with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
+        settled = files_settled(commands)
         subcommands: list[SubcommandVerdict] = []
         verdicts: list[Verdict] = []
         for index, (cmd, cwd) in enumerate(zip(commands, cwds, strict=True)):
-            sub = self._subcommand(index, cmd, cwd, with_cd)
+            sub = self._subcommand(index, cmd, cwd, with_cd, settled)
             subcommands.append(sub[0])
             verdicts.append(sub[1])
         if analysis.problems:
@@ -552,7 +564,7 @@ class _Call:
         return tuple(subcommands), analysis.problems, _combine(verdicts)
 
     def _subcommand(
-        self, index: int, cmd: SimpleCommand, cwd: str | None, with_cd: bool
+        self, index: int, cmd: SimpleCommand, cwd: str | None, with_cd: bool, settled: bool
     ) -> tuple[SubcommandVerdict, Verdict]:
         engine = self.engine
         home = engine.home
@@ -561,7 +573,8 @@ class _Call:
             readonly: ReadOnly | None = ReadOnly(True, "only redirections, no command runs")
         else:
             readonly = check_command(
-                cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True
+                cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True,
+                expand_globs=settled,
             )
         if cmd.name in ("cd", "pushd") and cmd.analysable:
             for word in cmd.effective[1:2]:
@@ -573,11 +586,21 @@ class _Call:
         edit_ok = self.mode in ("acceptEdits", "bypassPermissions") and self._file_op_inside(
             cmd, args, cwd
         )
+        analysable = cmd.analysable
+        problem = f"found inside {cmd.context}" if cmd.context else "not analysable"
+        if analysable and programs.options_matter(cmd.name):
+            # `find . -{delete,print}`, `find . -del*`: bash makes the option; no rule
+            # may trust a word that is not fixed where an option can stand.
+            values = programs.value_options(cmd.name)
+            refused, _notes = option_words(cmd.effective, cwd, home, values,
+                                           expand_globs=settled)
+            if refused is not None:
+                analysable, problem = False, refused.reason
         verdict = self.verdict(
             s,
             protected=critical,
-            analysable=cmd.analysable,
-            problem=f"found inside {cmd.context}" if cmd.context else "not analysable",
+            analysable=analysable,
+            problem=problem,
             readonly=readonly,
             edit_ok=edit_ok,
         )
@@ -592,11 +615,10 @@ class _Call:
                 continue
             path = word_path(word, cwd, home)
             if path is None:
-                rs = Subject("problem", "Bash", word.raw, "write", what=what, redirect=True)
-                rv = self.verdict(rs, analysable=False,
-                                  problem="the target is only known when the command runs")
-                parts.append(rv)
-                targets.append(self._target(what, word.raw, "write", rv, None, None))
+                self._unanalysable_redirect(
+                    word.raw, what, "write", "the target is only known when the command runs",
+                    parts, targets,
+                )
                 continue
             rs = Subject("path", "Bash", path.link, "write", path=path, family="edit",
                          redirect=True, what=what)
@@ -604,22 +626,43 @@ class _Call:
             rv = self.verdict(rs, protected=protected_reason(path, engine.boundary), inside=inside)
             parts.append(rv)
             targets.append(self._target(what, path.link, "write", rv, path, inside))
-        for arg in args:
-            word = arg.word
-            path = glob_directory(word, cwd, home) if word.glob else word_path(word, cwd, home)
-            if path is None:
+        reads = [(arg.word, arg.access, f"{cmd.name} argument") for arg in args]
+        reads += [(w, "read", f"{cmd.name} option") for w in programs.option_reads(cmd.effective)]
+        for redirect in cmd.redirects:
+            if redirect.target is None:
                 continue
-            access: Effect = arg.access
-            family: Family = "read" if access == "read" else "edit"
-            what = f"{cmd.name} argument"
-            cs = Subject("path", "Bash", path.link, access, path=path, family=family,
-                         constraint=True, what=what)
-            protected = protected_reason(path, engine.boundary) if access == "write" else None
-            inside = self._check_boundary(what, path)
-            cv = self.verdict(cs, protected=protected, inside=inside)
-            if cv.step is not None:
-                parts.append(cv)
-            targets.append(self._target(what, path.link, access, cv, path, inside))
+            if redirect.network:
+                self._unanalysable_redirect(
+                    redirect.target.raw, f"redirect {redirect.op}", "network",
+                    "bash opens a network connection (/dev/tcp, /dev/udp)", parts, targets,
+                )
+            elif redirect.reads:
+                reads.append((redirect.target, "read", f"redirect {redirect.op}"))
+        read_dirs: list[ResolvedPath] = []
+        for word, access, what in reads:
+            paths = self._word_paths(word, cwd)
+            if paths is None:
+                if what.startswith("redirect"):
+                    self._unanalysable_redirect(
+                        word.raw, what, "read", "the file read is only known when the command "
+                        "runs", parts, targets,
+                    )
+                continue
+            for path in paths:
+                effect: Effect = "read" if access == "read" else "write"
+                family: Family = "read" if access == "read" else "edit"
+                cs = Subject("path", "Bash", path.link, effect, path=path, family=family,
+                             constraint=True, what=what)
+                protected = protected_reason(path, engine.boundary) if effect == "write" else None
+                inside = self._check_boundary(what, path)
+                cv = self.verdict(cs, protected=protected, inside=inside)
+                if cv.step is not None:
+                    parts.append(cv)
+                targets.append(self._target(what, path.link, effect, cv, path, inside))
+                if effect == "read" and not what.startswith("redirect"):
+                    read_dirs.append(path)
+        if cmd.analysable and programs.recursive(cmd.effective):
+            parts.extend(self._tree_reads(cmd, read_dirs, cwd))
         combined = _combine(parts)
         return (
             SubcommandVerdict(
@@ -633,6 +676,66 @@ class _Call:
             ),
             combined,
         )
+
+    def _unanalysable_redirect(
+        self,
+        label: str,
+        what: str,
+        effect: Effect,
+        problem: str,
+        parts: list[Verdict],
+        targets: list[TargetVerdict],
+    ) -> None:
+        """A redirection toolrun cannot check (dynamic target, network): no rule allows it."""
+        s = Subject("problem", "Bash", label, effect, what=what, redirect=True)
+        verdict = self.verdict(s, analysable=False, problem=problem)
+        parts.append(verdict)
+        targets.append(self._target(what, label, effect, verdict, None, None))
+
+    def _word_paths(self, word: Word, cwd: str | None) -> tuple[ResolvedPath, ...] | None:
+        """The paths a file word names: every current match of a glob (each is checked)."""
+        home = self.engine.home
+        if word.glob:
+            matches = glob_matches(word, cwd, home)
+            if matches is not None:
+                return matches
+            directory = glob_directory(word, cwd, home)
+            return (directory,) if directory is not None else None
+        path = word_path(word, cwd, home)
+        return (path,) if path is not None else None
+
+    def _tree_reads(
+        self, cmd: SimpleCommand, paths: Sequence[ResolvedPath], cwd: str | None
+    ) -> list[Verdict]:
+        """A recursive reader (``grep -r``, ``rg``, ``find``, ``tree``) over a directory that
+        holds a path a Read deny or ask rule covers asks (as Claude Code does)."""
+        engine = self.engine
+        if not engine.read_guarded:
+            return []
+        roots = [p for p in paths if os.path.isdir(p.target)]
+        if not paths:
+            if cwd is None:
+                return []
+            roots = [resolve(cwd, "/", engine.home)]
+        for root in roots:
+            found = _guarded_below(engine, root)
+            if found is None:
+                continue
+            label, rule = found
+            what = f"{cmd.name} reads {root.link} recursively"
+            s = Subject("path", "Bash", label, "read", path=resolve(label, "/", engine.home),
+                        family="read", constraint=True, what=what)
+            # Like an ask rule: bypassPermissions does not wave it through.
+            outcome = apply_mode("ask_rule", "read", self.mode)
+            if rule is None:
+                reason = f"{what}, which has {label} (Read deny/ask rules exist)"
+                verdict = Verdict(outcome.decision, "default", "ask_rule", reason)
+            else:
+                reason = f"{what}, and {rule.describe()} covers {label} inside it"
+                verdict = Verdict(outcome.decision, "rule", "ask_rule", reason, rule)
+            self.subjects.append((s, verdict))
+            return [verdict]
+        return []
 
     @staticmethod
     def _target(
@@ -709,6 +812,54 @@ class _Call:
             if redirect.writes:
                 return False
         return True
+
+
+#: A guarded path below a tree and the rule covering it (None: too large to check).
+TreeGuard = tuple[str, "CompiledRule | None"] | None
+#: How many entries a recursive read is checked over before it simply asks.
+MAX_TREE_ENTRIES = 5000
+
+
+def _guarded_below(engine: PermissionEngine, root: ResolvedPath) -> TreeGuard:
+    """A path under ``root`` that a Read deny/ask rule covers (with the rule); a rule of
+    None means the tree is too large to check. None when nothing is covered.
+
+    Remembered per tree until a directory in it changes (names only matter, and adding,
+    removing or renaming an entry changes its directory's mtime)."""
+    cache = engine.tree_cache
+    cached = cache.get(root.target)
+    if cached is not None and _mtimes(cached[0]) == cached[0]:
+        return cached[1]  # no directory of the tree changed since it was checked
+    entries: list[str] = []
+    directories: list[str] = []
+    for directory, dirs, files in os.walk(root.target):
+        directories.append(directory)
+        entries.extend(posixpath.join(directory, name) for name in (*dirs, *files))
+        if len(entries) > MAX_TREE_ENTRIES:
+            return f"more than {MAX_TREE_ENTRIES} entries to check", None
+    signature = _mtimes(tuple((d, 0) for d in directories))
+    found: TreeGuard = None
+    for full in entries:
+        path = resolve(full, "/", engine.home)
+        s = Subject("path", "Read", path.link, "read", path=path, family="read")
+        rule = engine.rules.first_match("deny", s) or engine.rules.first_match("ask", s)
+        if rule is not None:
+            found = (path.link, rule)
+            break
+    if len(cache) > 256:
+        cache.clear()
+    cache[root.target] = (signature, found)
+    return found
+
+
+def _mtimes(signature: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    out: list[tuple[str, int]] = []
+    for directory, _old in signature:
+        try:
+            out.append((directory, os.stat(directory).st_mtime_ns))
+        except OSError:
+            out.append((directory, -1))
+    return tuple(out)
 
 
 def _rm_argvs(cmd: SimpleCommand) -> list[tuple[Word, ...]]:

@@ -28,7 +28,7 @@ READ_FILE_COMMANDS = frozenset(
         "cat", "head", "tail", "less", "more", "wc", "stat", "ls", "du", "diff", "file",
         "strings", "od", "xxd", "hexdump", "base64", "md5sum", "sha1sum", "sha256sum",
         "nl", "tac", "sort", "uniq", "cut", "realpath", "readlink", "find", "grep",
-        "egrep", "fgrep", "rg", "sed", "awk", "source", ".", "tree", "less", "more", "zgrep",
+        "egrep", "fgrep", "rg", "sed", "awk", "source", ".", "tree", "zgrep",
         "gawk", "mawk", "nawk", "base32", "basenc",
     }
 )  # fmt: skip

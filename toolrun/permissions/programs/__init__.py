@@ -64,7 +64,7 @@ def program(name: str | None) -> ModuleType | None:
         return None
     if _TABLE is None:
         _TABLE = _load()
-    return _TABLE.get(posixpath.basename(name))
+    return _TABLE.get(posixpath.basename(name) if "/" in name else name)
 
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
@@ -164,3 +164,14 @@ def _sub(word: Word, start: int) -> Word:
     value = (word.value or "")[start:]
     # A tilde is only expanded at the start of a word, or after = in assignments.
     return Word(value, value, word.glob, False)
+
+
+def options_matter(name: str | None) -> bool:
+    """Whether some option of ``name`` writes, runs a program or reads a named file."""
+    return bool(getattr(program(name), "DANGEROUS_OPTIONS", False))
+
+
+def value_options(name: str | None) -> frozenset[str]:
+    """Options of ``name`` whose next word is their value, not an option."""
+    found: frozenset[str] = getattr(program(name), "VALUE_OPTIONS", frozenset())
+    return found

@@ -12,8 +12,29 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
-_VALUE_OPTIONS = frozenset({"-F", "-v", "-f", "-e", "-i", "-l", "-W", "--source", "--include",
-                            "--load", "--file", "--field-separator", "--assign"})
+#: An option can write, run or read: a word that might become one is never trusted.
+DANGEROUS_OPTIONS = True
+#: Options whose next word is their value (that word is never read as an option).
+VALUE_OPTIONS = frozenset(
+    {"-F", "--field-separator", "-v", "--assign"}
+)  # fmt: skip
+_VALUE_OPTIONS = frozenset(
+    {
+        "-F",
+        "-v",
+        "-f",
+        "-e",
+        "-i",
+        "-l",
+        "-W",
+        "--source",
+        "--include",
+        "--load",
+        "--file",
+        "--field-separator",
+        "--assign",
+    }
+)
 _RUNS = re.compile(
     r"\bsystem\s*\(|\|\s*&|\|\s*getline|\b(?:print|printf)\b[^;{}\n]*\||@load|@include|"
     r"\bgetline\b[^;{}\n]*<|\bclose\s*\(|\bfflush\s*\("

@@ -43,8 +43,10 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
     if name in _NAMES_VARIABLES:
         for word in argv[1:]:
             if word.value is not None and _SUBSCRIPT.search(word.value):
-                return (f"{name} evaluates the subscript of {word.raw} as arithmetic, "
-                        "which can run commands")
+                return (
+                    f"{name} evaluates the subscript of {word.raw} as arithmetic, "
+                    "which can run commands"
+                )
     return None
 
 

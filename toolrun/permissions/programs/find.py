@@ -10,6 +10,12 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"find"})
+#: An option can write, run or read: a word that might become one is never trusted.
+DANGEROUS_OPTIONS = True
+#: Options whose next word is their value (that word is never read as an option).
+VALUE_OPTIONS = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-user", "-group", "-perm", "-uid", "-gid", "-links", "-inum", "-newer", "-samefile", "-printf", "-regextype", "-fstype", "-used"}
+)  # fmt: skip
 #: Actions that run a program, delete, or write a file (GNU find; BSD find adds -delete too).
 ACTIONS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
@@ -21,10 +27,7 @@ _FILE_TESTS = frozenset({"-newer", "-anewer", "-cnewer", "-samefile", "-files0-f
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
     for word in argv[1:]:
         if word.value is None or word.glob:
-            # `find . -{delete,print}` / `-del*`: bash expands it to any action.
-            if word.raw.lstrip("\"'\\").startswith(("-", "{", "$", "*", "?", "[")):
-                return f"find expression word {word.raw} is only known when the command runs"
-            continue
+            continue  # words bash expands are refused before (readonly.option_words)
         if word.value in ACTIONS:
             return f"find {word.value} runs commands or changes files"
         if word.value.startswith("-newer") and len(word.value) == 8:

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"git"})
+#: An option can write, run or read: a word that might become one is never trusted.
+DANGEROUS_OPTIONS = True
+#: Options whose next word is their value (that word is never read as an option).
+VALUE_OPTIONS = frozenset(
+    {"-m", "--message", "-F", "--file", "--author", "--date", "-C", "-c", "--format", "--pretty", "--grep", "-S", "-G", "-e", "--since", "--until", "--after", "--before", "-n", "--max-count", "--committer", "-L"}
+)  # fmt: skip
 
 #: Global options that take the next word as their value.
 GLOBAL_WITH_VALUE = frozenset(
@@ -98,19 +104,9 @@ def repository(directory: str) -> str | None:
         current = parent
 
 
-def _no_literal(argv: tuple[Word, ...]) -> str | None:
-    for word in argv[1:]:
-        if word.value is None or word.glob:
-            return f"git argument {word.raw} is only known when the command runs"
-    return None
-
-
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
     from toolrun.permissions.shellpaths import word_path
 
-    dynamic = _no_literal(argv)
-    if dynamic is not None:
-        return dynamic
     directory = ctx.cwd
     i = 1
     while i < len(argv) and argv[i].text.startswith("-"):
@@ -161,8 +157,11 @@ def _sub_command(sub: str, args: list[str]) -> str | None:
             return changes
         return None if not args or any(a in ("-l", "--list") for a in args) else changes
     if sub == "remote":
-        return None if not args or args in (["-v"], ["--verbose"]) or args[:1] == [
-            "get-url"] else changes
+        return (
+            None
+            if not args or args in (["-v"], ["--verbose"]) or args[:1] == ["get-url"]
+            else changes
+        )
     if sub == "config":
         writes = {"--add", "--unset", "--unset-all", "--replace-all", "--edit", "-e", "set",
                   "unset", "--rename-section", "--remove-section", "rename-section",
@@ -187,8 +186,11 @@ def _sub_command(sub: str, args: list[str]) -> str | None:
 def _other_repository(directory: str | None, ctx: Context) -> str | None:
     if directory is None:
         return "git runs in a directory toolrun cannot determine"
+    workspace = ctx.boundary.roots[0] if ctx.boundary.roots else None
+    if workspace is not None and directory == workspace:
+        return None  # the workspace's own repository, whatever it is
     here = repository(directory)
-    home = repository(ctx.boundary.roots[0]) if ctx.boundary.roots else None
+    home = repository(workspace) if workspace is not None else None
     if here != home:
         where = here or directory
         return (f"git runs on the repository at {where}, not the workspace's own "

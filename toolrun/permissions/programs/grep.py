@@ -25,7 +25,8 @@ def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
 
 def recursive(argv: tuple[Word, ...]) -> bool:
     return any(
-        long_is(o, "--recursive") or long_is(o, "--dereference-recursive")
+        long_is(o, "--recursive")
+        or long_is(o, "--dereference-recursive")
         or (short_has(o, "rR") and not o.startswith("--"))
         for o in options(argv)
     )

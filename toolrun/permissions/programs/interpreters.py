@@ -54,8 +54,11 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
         text = word.value
         if text is None:
             return f"{name} argument {word.raw} is only known when the command runs"
-        if text in flags or (text.startswith("-") and not text.startswith("--")
-                             and any(f"-{c}" in flags for c in text[1:])):
+        if text in flags or (
+            text.startswith("-")
+            and not text.startswith("--")
+            and any(f"-{c}" in flags for c in text[1:])
+        ):
             return f"{name} {text} runs a program given inline"
         if text.startswith("--") and text.split("=", 1)[0] in flags:
             return f"{name} {text} runs a program given inline"

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"less", "more"})
+#: An option can write, run or read: a word that might become one is never trusted.
+DANGEROUS_OPTIONS = True
 
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
@@ -19,8 +21,12 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
             return "a less option is only known when the command runs"
         if opt.startswith("+"):
             return f"less {opt} runs less commands at start (+! runs a shell command)"
-        if (opt.startswith(("-o", "-O")) or long_is(opt, "--log-file")
-                or long_is(opt, "--LOG-FILE") or long_is(opt, "--lesskey-file")
-                or long_is(opt, "--lesskey-src")):
+        if (
+            opt.startswith(("-o", "-O"))
+            or long_is(opt, "--log-file")
+            or long_is(opt, "--LOG-FILE")
+            or long_is(opt, "--lesskey-file")
+            or long_is(opt, "--lesskey-src")
+        ):
             return f"less {opt} writes a log file or reads key bindings"
     return None

@@ -11,6 +11,12 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"rg"})
+#: An option can write, run or read: a word that might become one is never trusted.
+DANGEROUS_OPTIONS = True
+#: Options whose next word is their value (that word is never read as an option).
+VALUE_OPTIONS = frozenset(
+    {"-e", "--regexp", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not", "-A", "-B", "-C", "-m", "--max-count", "-M", "--max-columns", "-j", "--threads", "-r", "--replace", "--max-depth", "-d"}
+)  # fmt: skip
 _RUNS = ("--pre", "--hostname-bin", "--search-zip")
 
 

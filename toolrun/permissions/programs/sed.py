@@ -16,6 +16,12 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"sed", "gsed"})
+#: An option can write, run or read: a word that might become one is never trusted.
+DANGEROUS_OPTIONS = True
+#: Options whose next word is their value (that word is never read as an option).
+VALUE_OPTIONS = frozenset(
+    {"-l", "--line-length"}
+)  # fmt: skip
 _FILE_COMMANDS = frozenset("wWrR")
 _LABEL_COMMANDS = frozenset("btT:")
 _TEXT_COMMANDS = frozenset("aic")

@@ -11,6 +11,12 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"sort"})
+#: An option can write, run or read: a word that might become one is never trusted.
+DANGEROUS_OPTIONS = True
+#: Options whose next word is their value (that word is never read as an option).
+VALUE_OPTIONS = frozenset(
+    {"-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "--parallel"}
+)  # fmt: skip
 
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:

@@ -15,9 +15,36 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"xargs"})
-_VALUE = frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "-e", "-i", "-l",
-                    "--max-args", "--max-procs", "--max-lines", "--max-chars", "--delimiter",
-                    "--arg-file", "--eof", "--replace", "--process-slot-var"})
+#: An option can write, run or read: a word that might become one is never trusted.
+DANGEROUS_OPTIONS = True
+#: Options whose next word is their value (that word is never read as an option).
+VALUE_OPTIONS = frozenset(
+    {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-e", "--max-args", "--max-procs", "--max-lines", "--max-chars", "--delimiter", "--eof", "--replace"}
+)  # fmt: skip
+_VALUE = frozenset(
+    {
+        "-I",
+        "-L",
+        "-n",
+        "-P",
+        "-s",
+        "-d",
+        "-E",
+        "-a",
+        "-e",
+        "-i",
+        "-l",
+        "--max-args",
+        "--max-procs",
+        "--max-lines",
+        "--max-chars",
+        "--delimiter",
+        "--arg-file",
+        "--eof",
+        "--replace",
+        "--process-slot-var",
+    }
+)
 
 
 def command(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:

@@ -1,0 +1,66 @@
+"""Words that are not fixed strings are never trusted as flags or program names (point 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.permissions.conftest import Tree, decide
+from toolrun.permissions.readonly import is_read_only_command
+
+
+@pytest.mark.parametrize("command", [
+    "ls $DIR", "ls \"$DIR\"", "ls $(echo -la)", "ls {-a,-l}", "ls -{a,R}", "head -$N src/a.py",
+    "cat $((1))", "sort *", "test $x", "printf $fmt", "grep -r${X} a .",
+])  # fmt: skip
+def test_expanded_words_make_a_command_not_read_only(tree: Tree, command: str) -> None:
+    assert not is_read_only_command(command, tree.ws, tree.ws)
+
+
+def test_echo_options_are_harmless_so_expansions_stay_read_only(tree: Tree) -> None:
+    assert is_read_only_command("echo $HOME \"$x\"", tree.ws, tree.ws)
+
+
+def test_a_glob_that_cannot_become_an_option_stays_read_only_and_says_why(tree: Tree) -> None:
+    decision = decide(tree, "Bash", {"command": "ls *.md"})
+    assert decision.decision == "allow"
+    assert "cannot become an option" in decision.reason
+
+
+def test_a_glob_after_a_file_creating_part_is_not_trusted(tree: Tree) -> None:
+    call = {"command": "touch ./-delete; find . *"}
+    rules = ("Bash(touch *)", "Bash(find *)")
+    assert decide(tree, "Bash", call, allow=rules).decision == "ask"
+
+
+@pytest.mark.parametrize("command", ["find . -del*", "ls -[a]", "sort -o*"])
+def test_a_glob_starting_with_a_dash_is_never_trusted(tree: Tree, command: str) -> None:
+    assert not is_read_only_command(command, tree.ws, tree.ws)
+
+
+@pytest.mark.parametrize("command", [
+    "cat ~root/x", "cat ~+/../x", "cat ~-/x", "cat ~1/x", "cat ~+1/x", "ls ~root",
+    "cat ~/.bashrc",
+])  # fmt: skip
+def test_tilde_forms_are_expanded_as_bash_does_or_refused(tree: Tree, command: str) -> None:
+    assert not is_read_only_command(command, tree.ws, tree.ws)
+
+
+def test_quoted_tilde_is_a_file_named_tilde(tree: Tree) -> None:
+    assert is_read_only_command("cat '~root'/x", tree.ws, tree.ws)
+    assert is_read_only_command('cat ~"root"/x', tree.ws, tree.ws)
+
+
+@pytest.mark.parametrize("command", [
+    "echo x > ~+/../x", "rm -rf ~+/../dir", "touch ~root/x", "dd if=/dev/zero of=~/x",
+])  # fmt: skip
+def test_tilde_writes_outside_the_workspace_are_not_allowed(tree: Tree, command: str) -> None:
+    call = {"command": command}
+    assert decide(tree, "Bash", call, mode="acceptEdits").decision != "allow"
+    assert decide(tree, "Bash", call, allow=("Bash(echo *)",)).decision != "allow"
+
+
+def test_explain_names_the_word_and_why(tree: Tree) -> None:
+    decision = decide(tree, "Bash", {"command": "find . -{delete,print}"},
+                      allow=("Bash(find *)",))
+    assert decision.decision == "ask"
+    assert "-{delete,print}" in decision.reason and "option" in decision.reason
