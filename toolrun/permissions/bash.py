@@ -506,6 +506,8 @@ def _shell_script(argv: tuple[Word, ...]) -> tuple[bool, Word | None]:
             continue
         if saw_c:
             return True, word
+        if word.value is None or word.value.startswith(("/dev/stdin", "/dev/fd/", "/proc/")):
+            return True, None  # `bash /dev/stdin <<< ...`, `bash <(...)`: a fed-in string
         return False, None  # `bash script.sh`: runs a file, like any command
     # No script argument: the shell reads commands from stdin (or -c with nothing).
     return True, None
@@ -695,6 +697,11 @@ class _Walker:
         if words and not words[0].is_static:
             self.problem(f"the command name {words[0].raw!r} is computed at run time")
             analysable = False
+        elif words and words[0].raw in _RESERVED_WORDS:
+            # `! ! cmd`: tree-sitter reads the second `!` as a program; bash does not.
+            self.problem(f"the reserved word {words[0].raw!r} stands where a command "
+                         "name is: bash reads it differently")
+            analysable = False
         self.add(
             _text(node), "command", tuple(assignments), tuple(words), tuple(redirects),
             context, top, analysable,
@@ -812,6 +819,12 @@ class _Walker:
         )
         nested: list[tuple[Word, ...]] = []
         if kind == "command" and words:
+            for argv in argvs:
+                if argv and not argv[0].is_static:
+                    # `command ${M:-rm}`, `env $(echo rm)`: behind a wrapper, still a name.
+                    self.problem(f"the command name {argv[0].raw!r} is computed at run time")
+                    analysable = False
+                    break
             analysable = self.nested_scripts(argvs, analysable, nested)
             if not analysable:
                 allow_form = None
@@ -878,6 +891,12 @@ class _Walker:
                 nested.append(command.words)
         return analysable
 
+
+#: Reserved words: unquoted, they are never a command name for bash.
+_RESERVED_WORDS = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "case", "esac", "for", "select",
+     "while", "until", "do", "done", "in", "function", "[[", "]]", "coproc"}
+)  # fmt: skip
 
 _AUDITS = {
     "expansion": expansions.expansion_problem,

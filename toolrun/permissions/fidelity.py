@@ -120,6 +120,9 @@ def problems(root: Node, source: bytes) -> list[str]:
                     "bash splits it where the parser did not")
             continue
         if kind in _CONTENT:
+            # Literal text, but `$(...)` inside a string or heredoc is a command again.
+            stack.extend((child, False) for child in node.named_children
+                         if child.type not in _CONTENT)
             continue
         one_line = kind in _ONE_LINE
         previous_end = node.start_byte

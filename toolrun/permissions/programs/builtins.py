@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset(
-    {"trap", "printf", "test", "[", "read", "unset", "declare", "typeset", "local", "export",
+    {"source", ".", "trap", "printf", "test", "[", "read", "unset", "declare", "typeset", "local", "export",
      "readonly", "let", "mapfile", "readarray", "wait", "getopts", "shopt", "enable", "complete",
      "bind"}
 )  # fmt: skip
@@ -30,8 +30,18 @@ _NAMES_VARIABLES = frozenset(
 )  # fmt: skip
 
 
+#: Files that are the command's own input: sourcing them runs the string fed in.
+_STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/dev/tty", "-")
+
+
 def runs_code(argv: tuple[Word, ...]) -> str | None:
     name = argv[0].value
+    if name in ("source", ".") and len(argv) > 1:
+        script = argv[1]
+        if script.value is None or script.value.startswith(_STDIN_FILES) or (
+            script.value.startswith("/proc/") and "/fd/" in script.value
+        ):
+            return f"{name} {script.raw} runs commands fed in by the command itself"
     if name == "trap" and len(argv) > 2:
         action = argv[1]
         if action.value is None or action.value not in ("-", "", "--"):
