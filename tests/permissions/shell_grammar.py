@@ -1,7 +1,7 @@
 """A hypothesis grammar of shell constructs around a marker program, run under real bash.
 
 Used by ``test_differential.py`` (a bounded run in the normal suite) and by
-``scripts/differential_bash.py`` (a long run with ``--count``). Each generated command
+``bench/differential_bash.py`` (a long run with ``--count``). Each generated command
 is decided by toolrun under ``deny: ["Bash(marker *)"]`` (default mode and
 bypassPermissions) and then really run by bash in a scratch directory with ``marker``
 on PATH; whenever bash ran the marker, toolrun must not have allowed the command.
@@ -34,7 +34,7 @@ _names = st.sampled_from([
     MARKER, f"\\{MARKER}", f"'{MARKER}'", f'"{MARKER}"', "mar''ker", 'm"ark"er', "ma\\rker",
     f"${{M:-{MARKER}}}", f"$(echo {MARKER})", f"`echo {MARKER}`", f"{{{MARKER},}}",
     "mark{e,}r", f"$'{MARKER}'", "$'\\x6darker'", f"/scratchbin/{MARKER}", f"{MARKER}\\\n",
-    f"M={MARKER}; $M", f"m${{E}}arker", "marke[r]", "ma?ker",
+    f"M={MARKER}; $M", "m${E}arker", "marke[r]", "ma?ker",
 ])  # fmt: skip
 _wrappers = st.sampled_from([
     "", "command ", "builtin ", "env ", "env A=1 ", "nice ", "nice -n 1 ", "nohup ",

@@ -1,6 +1,6 @@
 """Long run of the differential test against real bash (issue 9 point 9).
 
-Run:  .venv/bin/python scripts/differential_bash.py --count 2000 [--seed N]
+Run:  .venv/bin/python bench/differential_bash.py --count 2000 [--seed N]
 
 Generates commands from tests/permissions/shell_grammar.py, decides each with toolrun
 under deny: ["Bash(marker *)"] (default mode and bypassPermissions), runs it under bash
@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+from hypothesis import HealthCheck, given, seed, settings
 
-from tests.permissions.shell_grammar import Outcome, commands, make_bin, run_one  # noqa: E402
+from tests.permissions.shell_grammar import Outcome, commands, make_bin, run_one
 
 
 def main() -> int:
