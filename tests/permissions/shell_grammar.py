@@ -104,6 +104,16 @@ def _combine(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         children.map(lambda c: f"{c} # comment"),
         children.map(lambda c: f"bash -c {shlex.quote(c)}"),
         children.map(lambda c: f"echo {{a,b}} && {c}"),
+        children.map(lambda c: f"case x in x) {c};; esac"),
+        children.map(lambda c: f"while false; do :; done; {c}"),
+        children.map(lambda c: f"echo x > >({c})"),
+        children.map(lambda c: f"((1)) && {c}"),
+        children.map(lambda c: f"[[ -n x ]] && {c}"),
+        children.map(lambda c: f"{{ {c}; }} 2>&1 | cat"),
+        children.map(lambda c: f"coproc {c}"),
+        children.map(lambda c: f"cat <<'EOF'\n$({c})\nEOF\n{c}"),
+        children.map(lambda c: f"echo a\t;\t{c}"),
+        children.map(lambda c: f"echo a\r\n{c}"),
     )
 
 

@@ -145,6 +145,8 @@ ROWS = [
     Row("claude", "less +!id README.md", "never"),
     Row("claude", "tree -o out", "never"),
     Row("claude", "sort --compress-program=./evil README.md", "never"),
+    Row("claude", "GOFLAGS=-toolexec=./evil go build", "never", allow=("Bash(go build *)",)),
+    Row("claude", "PYTEST_ADDOPTS='-p evil' pytest", "never", allow=("Bash(pytest *)",)),
     Row("claude", "ls *.md", "allow"),
 ]
 

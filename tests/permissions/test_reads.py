@@ -79,3 +79,14 @@ def test_a_recursive_read_is_checked_again_after_the_tree_changes(tree: Tree) ->
     finally:
         planted.unlink()
     assert engine.decide("Bash", call).decision == "allow"
+
+
+def test_a_symlink_target_is_resolved_against_the_links_own_directory(tree: Tree) -> None:
+    # From src/, `../x` names <ws>/x; but the link lives in <ws>, where `../x` is outside.
+    outside = tree.ws.parent / "x"
+    call = {"command": "ln -s ../x ../link"}
+    decision = decide(tree, "Bash", call, deny=(f"Read(/{outside})",), cwd=tree.ws / "src")
+    assert decision.decision == "deny", decision.reason
+    assert any(t.target == str(outside) for s in decision.subcommands for t in s.targets)
+    inside = {"command": "ln -s ../x src/link"}
+    assert decide(tree, "Bash", inside, deny=(f"Read(/{outside})",)).decision != "deny"

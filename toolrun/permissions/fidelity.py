@@ -99,10 +99,20 @@ def problems(root: Node, source: bytes) -> list[str]:
         if message not in found:
             found.append(message)
 
+    heredoc_rows: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
         node, in_expansion = stack.pop()
         kind = node.type
+        if kind == "heredoc_redirect":
+            # Bash reads the bodies of several heredocs of one line in order; the
+            # parser may give them to the wrong redirection (and quoting decides
+            # whether `$(...)` in a body runs).
+            row = node.start_point[0]
+            if row in heredoc_rows:
+                say("several heredocs start on one line: toolrun does not follow which "
+                    "body belongs to which")
+            heredoc_rows.add(row)
         if node.is_missing or kind == "ERROR":
             say("the command does not parse as shell")
             continue

@@ -115,8 +115,8 @@ def option_words(
             skip = True
             continue
         if word.value is None:
-            return _no(f"{word.raw!r} is only known when the command runs "
-                       "(expansion, substitution or braces) and could become an option"), notes
+            return _no(f"bash expands {word.raw!r} (variable, substitution or braces) "
+                       "and the result could be an option"), notes
         if not word.glob:
             continue
         if word.value[:1] in _NOT_OPTION_START or word.tilde:

@@ -230,6 +230,9 @@ def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
         positional = positional[:1]
     if not write:
         return tuple(PathArgument(w, "read") for w in positional)
+    if name == "ln" and len(positional) >= 2 and _symbolic(argv):
+        targets = tuple(PathArgument(w, "read") for w in _link_targets(positional))
+        return targets + (PathArgument(positional[-1], "write"),)
     if name in _COPY_LIKE and len(positional) >= 2:
         return tuple(PathArgument(w, "read") for w in positional[:-1]) + (
             PathArgument(positional[-1], "write"),
@@ -247,3 +250,36 @@ def _sed_in_place(argv: tuple[Word, ...]) -> bool:
         ):
             return True
     return False
+
+
+def _symbolic(argv: tuple[Word, ...]) -> bool:
+    for word in argv[1:]:
+        value = word.value or ""
+        if value == "--":
+            return False
+        if value == "--symbolic" or (value.startswith("-") and not value.startswith("--")
+                                     and "s" in value[1:]):
+            return True
+    return False
+
+
+def _link_targets(positional: Sequence[Word]) -> list[Word]:
+    """``ln -s TARGET LINK``: a relative TARGET is resolved against LINK's directory.
+
+    LINK may be an existing directory (the link is made inside it) or a new name: both
+    readings are returned, so both are checked. An absolute target stays as it is.
+    """
+    link = positional[-1]
+    out: list[Word] = []
+    for target in positional[:-1]:
+        value = target.value
+        if value is None or link.value is None or value.startswith("/") or target.tilde:
+            out.append(target)
+            continue
+        directories = {posixpath.dirname(link.value.rstrip("/")) or ".", link.value}
+        if len(positional) > 2 or link.value.endswith("/"):
+            directories = {link.value}
+        for directory in sorted(directories):
+            joined = posixpath.join(directory, value)
+            out.append(Word(joined, joined, target.glob, link.tilde))
+    return out
