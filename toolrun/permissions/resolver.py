@@ -588,7 +588,9 @@ class _Call:
         )
         analysable = cmd.analysable
         problem = f"found inside {cmd.context}" if cmd.context else "not analysable"
-        if analysable and programs.options_matter(cmd.name):
+        read_only = readonly is not None and readonly.read_only
+        if analysable and not read_only and programs.options_matter(cmd.name):
+            # (a read-only verdict already checked every word where an option can stand)
             # `find . -{delete,print}`, `find . -del*`: bash makes the option; no rule
             # may trust a word that is not fixed where an option can stand.
             values = programs.value_options(cmd.name)
