@@ -113,6 +113,9 @@ def _combine(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         children.map(lambda c: f"coproc {c}"),
         children.map(lambda c: f"cat <<'EOF'\n$({c})\nEOF\n{c}"),
         children.map(lambda c: f"echo a\t;\t{c}"),
+        children.map(lambda c: f"cat <<EOF\n`{c}`\nEOF"),
+        children.map(lambda c: f'echo "${{x:-`{c}`}}"'),
+        children.map(lambda c: f"echo ${{x:-$({c})}}"),
         children.map(lambda c: f"echo a\r\n{c}"),
     )
 

@@ -89,3 +89,29 @@ def test_bypass_without_bash_rules_still_allows_what_it_cannot_analyse(tree: Tre
     assert decide(tree, "Bash", call, mode="bypassPermissions").decision == "allow"
     assert decide(tree, "Bash", call, deny=("Read(.env)",),
                   mode="bypassPermissions").decision == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    'echo "${x:-`rm y`}"', "echo ${x:-`rm y`}", "echo ${x:-$(rm y)}", 'echo "${x#`rm y`}"',
+])  # fmt: skip
+def test_substitutions_the_parser_reads_as_text_are_not_analysable(
+    tree: Tree, command: str
+) -> None:
+    assert decide(tree, "Bash", {"command": command}).decision == "ask"
+    assert decide(tree, "Bash", {"command": command}, deny=RM,
+                  mode="bypassPermissions").decision != "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "cat <<EOF\n`rm y`\nEOF", "cat <<EOF\nx `rm y` z\nEOF", "cat <<EOF\n${x:-`rm y`}\nEOF",
+    "cat <<-EOF\n\t`rm y`\n\tEOF",
+])  # fmt: skip
+def test_substitutions_in_unquoted_heredocs_are_seen(tree: Tree, command: str) -> None:
+    assert decide(tree, "Bash", {"command": command}).decision == "ask"
+    assert decide(tree, "Bash", {"command": command}, deny=RM,
+                  mode="bypassPermissions").decision != "allow"
+
+
+def test_quoted_heredocs_are_text(tree: Tree) -> None:
+    for command in ("cat <<'EOF'\n`rm y` $(rm y)\nEOF", 'cat <<"EOF"\n`x`\nEOF'):
+        assert decide(tree, "Bash", {"command": command}).decision == "allow"

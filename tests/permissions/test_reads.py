@@ -90,3 +90,13 @@ def test_a_symlink_target_is_resolved_against_the_links_own_directory(tree: Tree
     assert any(t.target == str(outside) for s in decision.subcommands for t in s.targets)
     inside = {"command": "ln -s ../x src/link"}
     assert decide(tree, "Bash", inside, deny=(f"Read(/{outside})",)).decision != "deny"
+
+
+@pytest.mark.parametrize("command", ["cat $HOME/.ssh/id_rsa", "head \"$F\"", "cat `echo x`"])
+def test_a_read_toolrun_cannot_resolve_asks_under_bypass_while_read_rules_exist(
+    tree: Tree, command: str
+) -> None:
+    call = {"command": command}
+    rules = ("Read(~/.ssh/**)",)
+    assert decide(tree, "Bash", call, deny=rules, mode="bypassPermissions").decision == "ask"
+    assert decide(tree, "Bash", call, mode="bypassPermissions").decision == "allow"

@@ -69,6 +69,13 @@ _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _WORD_PARENTS = _WORD_LISTS | _ONE_WORD | {"variable_assignment"}
 _METACHARS = frozenset(b" \t\n|&;()<>")
 _BLANKS = frozenset(b" \t")
+_BACKTICK = frozenset(b"`")
+#: Leaves whose text bash never expands (single quotes, $'...', comments, heredoc text
+#: under a quoted delimiter); every other leaf must not hide `...` or $(...).
+_LITERAL_LEAVES = frozenset(
+    {"raw_string", "ansi_c_string", "comment", "heredoc_content", "heredoc_start",
+     "heredoc_end", "heredoc_body"}
+)
 
 
 def _unescaped(data: bytes, wanted: frozenset[int]) -> bool:
@@ -82,6 +89,41 @@ def _unescaped(data: bytes, wanted: frozenset[int]) -> bool:
         if c in wanted:
             return True
         i += 1
+    return False
+
+
+def _unescaped_dollar_paren(data: bytes) -> bool:
+    i = 0
+    while i < len(data) - 1:
+        if data[i] == 0x5C:
+            i += 2
+            continue
+        if data[i] == 0x24 and data[i + 1] == 0x28:  # "$("
+            return True
+        i += 1
+    return False
+
+
+def _unquoted_heredoc(node: Node, source: bytes) -> bool:
+    for child in node.children:
+        if child.type == "heredoc_start":
+            text = source[child.start_byte : child.end_byte]
+            return not any(c in text for c in b"'\"\\")
+    return False
+
+
+def _hidden_substitution(node: Node, source: bytes) -> bool:
+    """Whether a heredoc_content below ``node`` holds `...` or $(...) as plain text."""
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        if child.type == "heredoc_content" or (child.type == "heredoc_body"
+                                                 and not child.children):
+            text = source[child.start_byte : child.end_byte]
+            if _unescaped(text, _BACKTICK) or _unescaped_dollar_paren(text):
+                return True
+        elif child.type not in _SUBSTITUTIONS:
+            stack.extend(child.children)
     return False
 
 
@@ -113,10 +155,16 @@ def problems(root: Node, source: bytes) -> list[str]:
                 say("several heredocs start on one line: toolrun does not follow which "
                     "body belongs to which")
             heredoc_rows.add(row)
+            if _unquoted_heredoc(node, source) and _hidden_substitution(node, source):
+                say("a command substitution in a heredoc the parser read as text: bash runs it")
         if node.is_missing or kind == "ERROR":
             say("the command does not parse as shell")
             continue
         children = node.children
+        if not children and node.is_named and kind not in _LITERAL_LEAVES:
+            text = source[node.start_byte : node.end_byte]
+            if _unescaped(text, _BACKTICK) or _unescaped_dollar_paren(text):
+                say("a command substitution the parser read as text: bash runs it")
         if not children:
             parent = node.parent
             if (

@@ -330,11 +330,12 @@ class _Call:
             return self._stepped("outside", s, f"{what} is outside the workspace")
         if not analysable:
             reason = f"{what} cannot be analysed ({problem}); no rule can allow it"
-            if self.mode == "bypassPermissions" and s.tool == "Bash" and self.engine.bash_guarded:
+            guarded = self.engine.bash_guarded or (s.effect == "read" and self.engine.read_guarded)
+            if self.mode == "bypassPermissions" and s.tool == "Bash" and guarded:
                 # "A deny anywhere wins": a deny or ask rule cannot be checked against
                 # what toolrun cannot read, so bypass does not wave it through.
                 return Verdict("ask", "default", "unanalysable", reason + "; bypassPermissions "
-                               "does not allow it while a Bash deny or ask rule exists")
+                               "does not allow it while a deny or ask rule could apply")
             return self._stepped("unanalysable", s, reason)
         rule = rules.first_match("allow", s)
         read_only = readonly is not None and readonly.read_only
@@ -644,7 +645,8 @@ class _Call:
         for word, access, what in reads:
             paths = self._word_paths(word, cwd)
             if paths is None:
-                if what.startswith("redirect"):
+                if what.startswith("redirect") or (access == "read" and engine.read_guarded):
+                    # A Read deny or ask rule cannot be checked against `cat $HOME/...`.
                     self._unanalysable_redirect(
                         word.raw, what, "read", "the file read is only known when the command "
                         "runs", parts, targets,

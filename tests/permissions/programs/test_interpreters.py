@@ -21,3 +21,14 @@ def test_inline_code_is_not_analysable(command: str) -> None:
 ])  # fmt: skip
 def test_scripts_from_files_stay_analysable(command: str) -> None:
     assert analysable(command)
+
+
+@pytest.mark.parametrize("command", [
+    "shopt -s expand_aliases; alias ls=rm\nls x", "alias ll='rm -rf'", "hash -p /bin/rm ls",
+    "source /dev/stdin <<< 'rm x'", ". <(echo rm x)", "bash /dev/stdin <<< 'rm x'",
+    "env -S 'rm x'", "enable -f ./evil.so x",
+])  # fmt: skip
+def test_builtins_that_rebind_names_or_source_fed_strings_are_not_analysable(
+    command: str,
+) -> None:
+    assert not analysable(command)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset(
-    {"source", ".", "trap", "printf", "test", "[", "read", "unset", "declare", "typeset", "local", "export",
+    {"alias", "hash", "source", ".", "trap", "printf", "test", "[", "read", "unset", "declare", "typeset", "local", "export",
      "readonly", "let", "mapfile", "readarray", "wait", "getopts", "shopt", "enable", "complete",
      "bind"}
 )  # fmt: skip
@@ -46,6 +46,10 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
         action = argv[1]
         if action.value is None or action.value not in ("-", "", "--"):
             return "trap runs its first argument as a command later"
+    if name == "alias" and any("=" in (w.value or "=") for w in argv[1:]):
+        return "alias makes a word run another command"
+    if name == "hash" and any((w.value or "-p").startswith("-p") for w in argv[1:]):
+        return "hash -p makes a command name run another program"
     if name == "let":
         return "let evaluates arithmetic, whose subscripts can run commands"
     if name in ("enable", "bind", "complete") and len(argv) > 1:
