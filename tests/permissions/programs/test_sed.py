@@ -21,7 +21,8 @@ def test_read_only(tree: Tree, command: str) -> None:
     "sed -i 's/a/b/' README.md", "sed -Ei 's/a/b/' README.md", "sed --in-place=.bak s/a/b/ f",
     "sed --in=.bak s/a/b/ f", "sed 'w out' README.md", "sed -n '1W out' README.md",
     "sed 'r /etc/passwd' README.md", "sed '1R x' README.md", "sed 's/a/b/w out' README.md",
-    "sed -f script.sed README.md", "sed \"$S\" README.md", "sed -n '/x/{p;w out\n}' f",
+    "sed -f script.sed README.md", "sed -n --expr='w /tmp/x' README.md",
+    "sed --expression 'w x' README.md", "sed -ne 'w x' README.md", "sed --fi=s.sed README.md", "sed \"$S\" README.md", "sed -n '/x/{p;w out\n}' f",
 ])  # fmt: skip
 def test_not_read_only(tree: Tree, command: str) -> None:
     assert not read_only(tree, command)

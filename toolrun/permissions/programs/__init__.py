@@ -122,8 +122,11 @@ def short_has(text: str, letters: str) -> bool:
     return any(c in text[1:] for c in letters)
 
 
-def option_values(argv: tuple[Word, ...], short: str, longs: tuple[str, ...]) -> list[Word]:
-    """The words given to an option that takes a value (``-f F``, ``-fF``, ``--file=F``)."""
+def option_values(
+    argv: tuple[Word, ...], short: str, longs: tuple[str, ...], *, abbreviations: bool = True
+) -> list[Word]:
+    """The words given to an option that takes a value (``-f F``, ``-fF``, ``--file=F``;
+    getopt_long's abbreviations such as ``--expr=`` too, unless the program has none)."""
     out: list[Word] = []
     words = argv[1:]
     i = 0
@@ -148,7 +151,7 @@ def option_values(argv: tuple[Word, ...], short: str, longs: tuple[str, ...]) ->
                     break
         elif text.startswith("--"):
             for name in longs:
-                if long_is(text, name, abbreviations=False):
+                if long_is(text, name, abbreviations=abbreviations):
                     if "=" in text:
                         out.append(_sub(word, text.index("=") + 1))
                     elif i + 1 < len(words):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolrun.permissions.programs import long_is, options
+from toolrun.permissions.programs import long_is, options, short_has
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
         if opt.startswith("+"):
             return f"less {opt} runs less commands at start (+! runs a shell command)"
         if (
-            opt.startswith(("-o", "-O"))
+            short_has(opt, "oOk")
             or long_is(opt, "--log-file")
             or long_is(opt, "--LOG-FILE")
             or long_is(opt, "--lesskey-file")

@@ -33,7 +33,7 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
 
 
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
-    return tuple(option_values(argv, "f", ("--file", "--ignore-file")))
+    return tuple(option_values(argv, "f", ("--file", "--ignore-file"), abbreviations=False))
 
 
 def recursive(argv: tuple[Word, ...]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolrun.permissions.programs import options
+from toolrun.permissions.programs import options, short_has
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
     for opt in options(argv):
         if opt == "\x00":
             return "a tree option is only known when the command runs"
-        if opt == "-o" or (opt.startswith("-o") and not opt.startswith("--")):
+        if short_has(opt, "o"):
             return "tree -o writes a file"
         if opt.split("=", 1)[0] in ("--fromfile", "--infofile"):
             return f"tree {opt} reads files named elsewhere"
