@@ -64,3 +64,10 @@ def test_explain_names_the_word_and_why(tree: Tree) -> None:
                       allow=("Bash(find *)",))
     assert decision.decision == "ask"
     assert "-{delete,print}" in decision.reason and "option" in decision.reason
+
+
+@pytest.mark.parametrize("command", ["rm -rf ~-", "rm -rf ~1", "rm -rf ~+/..", "rm -rf ~root"])
+def test_rm_of_a_tilde_form_is_critical_or_unknown_even_under_bypass(
+    tree: Tree, command: str
+) -> None:
+    assert decide(tree, "Bash", {"command": command}, mode="bypassPermissions").decision == "ask"

@@ -790,6 +790,8 @@ class _Call:
                     continue
                 path = word_path(word, cwd, home)
                 if path is None:
+                    if word.tilde:  # ~- is $OLDPWD, ~N the directory stack: unknown here
+                        return f"rm of {word.raw}, which is only known when the command runs"
                     if text in (".", "..") or text.startswith("../"):
                         return f"rm of {text} in a directory toolrun cannot determine"
                     continue
