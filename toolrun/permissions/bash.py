@@ -18,7 +18,7 @@ import functools
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from toolrun.permissions import expansions, fidelity, programs
@@ -186,13 +186,13 @@ class SimpleCommand:
     #: Every argv deny/ask rules consider (wrappers and prefixes stripped, find -exec).
     argvs: tuple[tuple[Word, ...], ...] = ()
 
-    @property
-    def name(self) -> str | None:
-        """The command name after stripping wrappers (None when dynamic)."""
-        if not self.effective:
-            return None
-        first = self.effective[0]
-        return first.value if first.is_static else None
+    #: The command name after stripping wrappers (None when dynamic); set from ``effective``.
+    name: str | None = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        first = self.effective[0] if self.effective else None
+        name = first.value if first is not None and first.is_static else None
+        object.__setattr__(self, "name", name)  # computed once: read many times per decision
 
 
 @dataclass(frozen=True, slots=True)

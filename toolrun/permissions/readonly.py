@@ -18,6 +18,7 @@ from pathlib import Path
 
 from toolrun.permissions import programs
 from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.memo import by_identity
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
 from toolrun.permissions.shellpaths import (
     expand_glob,
@@ -75,6 +76,13 @@ def _paths_inside(
     return None
 
 
+@by_identity
+def _all_literal(argv: tuple[Word, ...]) -> bool:
+    """Every word is a fixed string (the usual case: nothing for option_words to do)."""
+    return all(w.value is not None and not w.glob for w in argv)
+
+
+@by_identity
 def files_settled(commands: Sequence[SimpleCommand]) -> bool:
     """No part of the call can create a file before another part's glob is expanded
     (``touch ./-delete; find . *``): every part is in the read-only set, nothing redirects."""
@@ -104,6 +112,8 @@ def option_words(
     ``/``: then it cannot be an option. Returns (refusal, notes on kept globs).
     """
     notes: list[str] = []
+    if _all_literal(tuple(argv)):
+        return None, notes
     skip = False
     for word in argv[1:]:
         if skip:  # the value of `-m MSG`, `-name PATTERN`: never read as an option

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolrun.permissions.bash import SimpleCommand
+from toolrun.permissions.memo import by_identity
 from toolrun.permissions.paths import ResolvedPath, resolve
 from toolrun.permissions.tilde import TildeError, expand_tilde
 from toolrun.permissions.words import Word
@@ -181,6 +182,7 @@ class PathArgument:
     access: Access
 
 
+@by_identity
 def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
     """The words of a known file command that name files, with how they are used."""
     argv = command.effective

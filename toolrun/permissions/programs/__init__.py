@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from toolrun.permissions.memo import by_identity
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -79,12 +80,14 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
     return fn(argv) if fn is not None else None
 
 
+@by_identity
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
     module = program(argv[0].value if argv else None)
     fn = getattr(module, "option_reads", None)
     return tuple(fn(argv)) if fn is not None else ()
 
 
+@by_identity
 def recursive(argv: tuple[Word, ...]) -> bool:
     module = program(argv[0].value if argv else None)
     fn = getattr(module, "recursive", None)
