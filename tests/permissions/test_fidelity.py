@@ -84,11 +84,23 @@ def test_bypass_asks_for_what_it_cannot_analyse_when_a_bash_deny_exists(
     assert decide(tree, "Bash", call, ask=RM, mode="bypassPermissions").decision == "ask"
 
 
-def test_bypass_without_bash_rules_still_allows_what_it_cannot_analyse(tree: Tree) -> None:
+def test_bypass_without_rules_a_command_could_meet_still_allows_what_it_cannot_analyse(
+    tree: Tree,
+) -> None:
     call = {"command": "r${E}m x"}
     assert decide(tree, "Bash", call, mode="bypassPermissions").decision == "allow"
-    assert decide(tree, "Bash", call, deny=("Read(.env)",),
+    assert decide(tree, "Bash", call, deny=("mcp__evil",),
                   mode="bypassPermissions").decision == "allow"
+
+
+@pytest.mark.parametrize("command", ["cat <> .env", "r${E}m .env", "$(echo cat) .env"])
+def test_bypass_asks_for_what_it_cannot_analyse_when_a_file_rule_exists(
+    tree: Tree, command: str
+) -> None:
+    # What toolrun cannot read may read or write the denied file.
+    call = {"command": command}
+    assert decide(tree, "Bash", call, deny=("Read(.env)",),
+                  mode="bypassPermissions").decision != "allow"
 
 
 @pytest.mark.parametrize("command", [

@@ -157,8 +157,6 @@ class PermissionEngine:
         self.boundary = Boundary.of(roots)
         self.anchors = variants(self.workspace)
         self.rules = RuleSet.build(self._compile(config.rules))
-        #: A Bash deny or ask rule exists: under bypassPermissions what cannot be
-        #: analysed then asks, since the rule could not be checked against it.
         #: Trees recursive readers went through: (directory mtimes, guarded path found).
         self.tree_cache: dict[str, tuple[tuple[tuple[str, int], ...], TreeGuard]] = {}
         #: A Read deny or ask rule exists: recursive readers are checked file by file.
@@ -168,8 +166,12 @@ class PermissionEngine:
                 r.parsed, "Read")))
             for r in self.rules.rules
         )
+        #: A deny or ask rule exists that a Bash command could run into (a Bash rule, or a
+        #: file or web rule: a command can read, write or fetch anything). Under
+        #: bypassPermissions what cannot be analysed then asks: the rule cannot be checked.
         self.bash_guarded = any(
-            r.behavior in ("deny", "ask") and tool_name_matches(r.parsed, "Bash")
+            r.behavior in ("deny", "ask")
+            and (r.parsed.tool_glob or not r.parsed.tool.startswith("mcp__"))
             for r in self.rules.rules
         )
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
@@ -330,8 +332,7 @@ class _Call:
             return self._stepped("outside", s, f"{what} is outside the workspace")
         if not analysable:
             reason = f"{what} cannot be analysed ({problem}); no rule can allow it"
-            guarded = self.engine.bash_guarded or (s.effect == "read" and self.engine.read_guarded)
-            if self.mode == "bypassPermissions" and s.tool == "Bash" and guarded:
+            if self.mode == "bypassPermissions" and s.tool == "Bash" and self.engine.bash_guarded:
                 # "A deny anywhere wins": a deny or ask rule cannot be checked against
                 # what toolrun cannot read, so bypass does not wave it through.
                 return Verdict("ask", "default", "unanalysable", reason + "; bypassPermissions "
