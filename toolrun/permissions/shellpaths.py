@@ -30,7 +30,12 @@ READ_FILE_COMMANDS = frozenset(
         "strings", "od", "xxd", "hexdump", "base64", "md5sum", "sha1sum", "sha256sum",
         "nl", "tac", "sort", "uniq", "cut", "realpath", "readlink", "find", "grep",
         "egrep", "fgrep", "rg", "sed", "awk", "source", ".", "tree", "zgrep",
-        "gawk", "mawk", "nawk", "base32", "basenc",
+        "gawk", "mawk", "nawk", "base32", "basenc", "rev", "paste", "fold", "fmt", "pr",
+        "expand", "unexpand", "cmp", "comm", "join", "cksum", "sum", "b2sum", "sha224sum",
+        "sha384sum", "sha512sum", "shasum", "zcat", "bzcat", "xzcat", "zless", "zmore",
+        "column", "jq", "yq", "iconv", "look", "bat", "batcat", "view", "vim", "vi", "nano",
+        "emacs", "split", "csplit", "tar", "zip", "gzip", "bzip2", "xz", "scp", "rsync",
+        "curl", "wget", "openssl", "gpg", "xmllint", "sqlite3",
     }
 )  # fmt: skip
 WRITE_FILE_COMMANDS = frozenset(
@@ -43,7 +48,8 @@ WRITE_FILE_COMMANDS = frozenset(
 _COPY_LIKE = frozenset({"cp", "ln", "install"})
 #: Commands whose first positional argument is not a path (a pattern, a mode, an owner).
 _FIRST_NOT_PATH = frozenset(
-    {"grep", "egrep", "fgrep", "rg", "sed", "awk", "chmod", "chown", "chgrp"}
+    {"grep", "egrep", "fgrep", "rg", "sed", "awk", "chmod", "chown", "chgrp", "jq", "yq",
+     "look", "gawk", "mawk", "nawk", "zgrep"}
 )
 _PATTERN_OPTIONS = frozenset({"-e", "--regexp", "-f", "--file", "--expression"})
 #: Options that take the next word as their value (so it is not a path).
