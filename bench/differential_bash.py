@@ -33,8 +33,12 @@ def main() -> int:
         root = Path(tmp)
         bindir = make_bin(root)
 
-        @settings(max_examples=args.count, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=args.count,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(command=commands)
         def one(command: str) -> None:
             outcomes.append(run_one(command, root / f"s{len(outcomes)}", bindir))
@@ -44,8 +48,10 @@ def main() -> int:
         one()
     ran = [o for o in outcomes if o.ran_marker]
     unsafe = [o for o in outcomes if o.unsafe]
-    print(f"inputs run under bash: {len(outcomes)}; ran the marker: {len(ran)}; "
-          f"allowed by toolrun although the marker ran: {len(unsafe)}")
+    print(
+        f"inputs run under bash: {len(outcomes)}; ran the marker: {len(ran)}; "
+        f"allowed by toolrun although the marker ran: {len(unsafe)}"
+    )
     for o in unsafe:
         print(f"  UNSAFE default={o.default} bypass={o.bypass}: {o.command!r}")
     return 1 if unsafe else 0

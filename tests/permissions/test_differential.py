@@ -20,8 +20,12 @@ def bindir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_bin(tmp_path_factory.mktemp("marker"))
 
 
-@settings(max_examples=60, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(command=commands)
 def test_bash_never_runs_the_marker_when_toolrun_allowed(
     command: str, bindir: Path, tmp_path: Path

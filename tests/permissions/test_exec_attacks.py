@@ -19,9 +19,23 @@ def _exec(ws: Path, command: str, config: str, *extra: str) -> subprocess.Comple
     plan = {"calls": [{"tool": "Bash", "input": {"command": command}}]}
     (ws / "plan.yaml").write_text(json.dumps(plan))
     return subprocess.run(
-        [sys.executable, "-m", "toolrun", "exec", "plan.yaml", "--workspace", str(ws),
-         "--format", "jsonl", *extra],
-        cwd=ws, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "toolrun",
+            "exec",
+            "plan.yaml",
+            "--workspace",
+            str(ws),
+            "--format",
+            "jsonl",
+            *extra,
+        ],
+        cwd=ws,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
 

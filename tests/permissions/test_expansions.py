@@ -48,14 +48,26 @@ def test_they_are_never_allowed_by_default_or_under_bypass_with_a_deny(
 ) -> None:
     call = {"command": command}
     assert decide(tree, "Bash", call).decision != "allow"
-    assert decide(tree, "Bash", call, deny=("Bash(touch *)",),
-                  mode="bypassPermissions").decision != "allow"
+    assert (
+        decide(tree, "Bash", call, deny=("Bash(touch *)",), mode="bypassPermissions").decision
+        != "allow"
+    )
 
 
 @pytest.mark.parametrize(
     "command",
-    ["echo ${x}", "echo ${x:-d}", "echo ${#x}", "echo ${a[@]}", "echo ${a[0]}", "echo ${x:1:2}",
-     "echo $((1 + 2))", "[[ -f x && 1 -eq 1 ]]", "test -f x", "printf '%s\\n' a"],
+    [
+        "echo ${x}",
+        "echo ${x:-d}",
+        "echo ${#x}",
+        "echo ${a[@]}",
+        "echo ${a[0]}",
+        "echo ${x:1:2}",
+        "echo $((1 + 2))",
+        "[[ -f x && 1 -eq 1 ]]",
+        "test -f x",
+        "printf '%s\\n' a",
+    ],
 )
 def test_plain_reads_stay_analysable(command: str) -> None:
     analysis = analyse(command)

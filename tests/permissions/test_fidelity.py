@@ -29,7 +29,7 @@ def test_trees_that_are_not_bashs_parse_are_not_analysable(command: str) -> None
     "command",
     [
         "echo hi\nls",
-        'git commit -m "$(cat <<\'EOF\'\nfix: thing\nEOF\n)"',
+        "git commit -m \"$(cat <<'EOF'\nfix: thing\nEOF\n)\"",
         "echo \"a\nb\" 'c\nd' $'e\\nf'",
         "ls \\\n  -la",
         "echo a>b 2>&1 <c",
@@ -70,7 +70,7 @@ def test_commands_after_a_heredoc_operator_are_seen(tree: Tree, command: str) ->
         "trap 'rm x' EXIT",
         "awk 'BEGIN{system(\"rm x\")}'",
         "sed -n '1e rm x'",
-        "eval \"$x\"",
+        'eval "$x"',
         'bash -c "$x"',
         "x=rm; $x y",
         "cat <<EOF > f; rm x\nhi\nEOF",
@@ -89,8 +89,10 @@ def test_bypass_without_rules_a_command_could_meet_still_allows_what_it_cannot_a
 ) -> None:
     call = {"command": "r${E}m x"}
     assert decide(tree, "Bash", call, mode="bypassPermissions").decision == "allow"
-    assert decide(tree, "Bash", call, deny=("mcp__evil",),
-                  mode="bypassPermissions").decision == "allow"
+    assert (
+        decide(tree, "Bash", call, deny=("mcp__evil",), mode="bypassPermissions").decision
+        == "allow"
+    )
 
 
 @pytest.mark.parametrize("command", ["cat <> .env", "r${E}m .env", "$(echo cat) .env"])
@@ -99,8 +101,10 @@ def test_bypass_asks_for_what_it_cannot_analyse_when_a_file_rule_exists(
 ) -> None:
     # What toolrun cannot read may read or write the denied file.
     call = {"command": command}
-    assert decide(tree, "Bash", call, deny=("Read(.env)",),
-                  mode="bypassPermissions").decision != "allow"
+    assert (
+        decide(tree, "Bash", call, deny=("Read(.env)",), mode="bypassPermissions").decision
+        != "allow"
+    )
 
 
 @pytest.mark.parametrize("command", [
@@ -110,8 +114,10 @@ def test_substitutions_the_parser_reads_as_text_are_not_analysable(
     tree: Tree, command: str
 ) -> None:
     assert decide(tree, "Bash", {"command": command}).decision == "ask"
-    assert decide(tree, "Bash", {"command": command}, deny=RM,
-                  mode="bypassPermissions").decision != "allow"
+    assert (
+        decide(tree, "Bash", {"command": command}, deny=RM, mode="bypassPermissions").decision
+        != "allow"
+    )
 
 
 @pytest.mark.parametrize("command", [
@@ -120,8 +126,10 @@ def test_substitutions_the_parser_reads_as_text_are_not_analysable(
 ])  # fmt: skip
 def test_substitutions_in_unquoted_heredocs_are_seen(tree: Tree, command: str) -> None:
     assert decide(tree, "Bash", {"command": command}).decision == "ask"
-    assert decide(tree, "Bash", {"command": command}, deny=RM,
-                  mode="bypassPermissions").decision != "allow"
+    assert (
+        decide(tree, "Bash", {"command": command}, deny=RM, mode="bypassPermissions").decision
+        != "allow"
+    )
 
 
 def test_quoted_heredocs_are_text(tree: Tree) -> None:

@@ -43,8 +43,10 @@ def test_reads_outside_the_workspace_ask(tree: Tree, command: str) -> None:
 def test_dev_tcp_is_network_and_never_allowed_by_a_rule(tree: Tree, command: str) -> None:
     call = {"command": command}
     assert decide(tree, "Bash", call, allow=("Bash(cat *)", "Bash(echo *)")).decision != "allow"
-    assert decide(tree, "Bash", call, deny=("Bash(rm *)",),
-                  mode="bypassPermissions").decision != "allow"
+    assert (
+        decide(tree, "Bash", call, deny=("Bash(rm *)",), mode="bypassPermissions").decision
+        != "allow"
+    )
 
 
 def test_an_unknown_input_redirection_is_not_allowed_by_a_rule(tree: Tree) -> None:
@@ -94,7 +96,7 @@ def test_a_symlink_target_is_resolved_against_the_links_own_directory(tree: Tree
     assert decide(tree, "Bash", inside, deny=(f"Read(/{outside})",)).decision != "deny"
 
 
-@pytest.mark.parametrize("command", ["cat $HOME/.ssh/id_rsa", "head \"$F\"", "cat `echo x`"])
+@pytest.mark.parametrize("command", ["cat $HOME/.ssh/id_rsa", 'head "$F"', "cat `echo x`"])
 def test_a_read_toolrun_cannot_resolve_asks_under_bypass_while_read_rules_exist(
     tree: Tree, command: str
 ) -> None:

@@ -17,7 +17,7 @@ def test_expanded_words_make_a_command_not_read_only(tree: Tree, command: str) -
 
 
 def test_echo_options_are_harmless_so_expansions_stay_read_only(tree: Tree) -> None:
-    assert is_read_only_command("echo $HOME \"$x\"", tree.ws, tree.ws)
+    assert is_read_only_command('echo $HOME "$x"', tree.ws, tree.ws)
 
 
 def test_a_glob_that_cannot_become_an_option_stays_read_only_and_says_why(tree: Tree) -> None:
@@ -60,8 +60,7 @@ def test_tilde_writes_outside_the_workspace_are_not_allowed(tree: Tree, command:
 
 
 def test_explain_names_the_word_and_why(tree: Tree) -> None:
-    decision = decide(tree, "Bash", {"command": "find . -{delete,print}"},
-                      allow=("Bash(find *)",))
+    decision = decide(tree, "Bash", {"command": "find . -{delete,print}"}, allow=("Bash(find *)",))
     assert decision.decision == "ask"
     assert "-{delete,print}" in decision.reason and "option" in decision.reason
 

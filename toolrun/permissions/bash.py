@@ -57,6 +57,16 @@ DENY_ONLY_WRAPPERS = frozenset(
         "chroot",
         "runuser",
         "su",
+        # Programs that run the command in their arguments (anthropics/claude-code#92542:
+        # a wrapper outside the list shifts the program name past every deny rule).
+        "strace", "ltrace", "valgrind", "fakeroot", "faketime", "torsocks", "proxychains",
+        "proxychains4", "firejail", "unshare", "nsenter", "systemd-run", "chronic",
+        "catchsegv", "dbus-run-session", "dbus-launch", "xvfb-run", "pkexec", "sg",
+        "busybox", "toybox", "ssh-agent", "perf", "entr", "npx", "bunx", "pnpx", "uv", "uvx",
+        "poetry", "pipenv", "pdm", "hatch", "conda", "mamba", "bundle", "direnv", "mise",
+        "asdf", "devbox", "pixi", "rye", "scl", "prlimit", "cpulimit", "numactl",
+        "setpriv", "capsh", "chpst", "daemonize", "start-stop-daemon", "trickle", "tsocks",
+        "eatmydata", "nocache", "linux32", "linux64", "setarch", "gtimeout", "gstdbuf",
     }
 )
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})

@@ -73,8 +73,15 @@ _BACKTICK = frozenset(b"`")
 #: Leaves whose text bash never expands (single quotes, $'...', comments, heredoc text
 #: under a quoted delimiter); every other leaf must not hide `...` or $(...).
 _LITERAL_LEAVES = frozenset(
-    {"raw_string", "ansi_c_string", "comment", "heredoc_content", "heredoc_start",
-     "heredoc_end", "heredoc_body"}
+    {
+        "raw_string",
+        "ansi_c_string",
+        "comment",
+        "heredoc_content",
+        "heredoc_start",
+        "heredoc_end",
+        "heredoc_body",
+    }
 )
 
 
@@ -117,8 +124,7 @@ def _hidden_substitution(node: Node, source: bytes) -> bool:
     stack = list(node.children)
     while stack:
         child = stack.pop()
-        if child.type == "heredoc_content" or (child.type == "heredoc_body"
-                                                 and not child.children):
+        if child.type == "heredoc_content" or (child.type == "heredoc_body" and not child.children):
             text = source[child.start_byte : child.end_byte]
             if _unescaped(text, _BACKTICK) or _unescaped_dollar_paren(text):
                 return True
@@ -152,8 +158,10 @@ def problems(root: Node, source: bytes) -> list[str]:
             # whether `$(...)` in a body runs).
             row = node.start_point[0]
             if row in heredoc_rows:
-                say("several heredocs start on one line: toolrun does not follow which "
-                    "body belongs to which")
+                say(
+                    "several heredocs start on one line: toolrun does not follow which "
+                    "body belongs to which"
+                )
             heredoc_rows.add(row)
             if _unquoted_heredoc(node, source) and _hidden_substitution(node, source):
                 say("a command substitution in a heredoc the parser read as text: bash runs it")
@@ -174,13 +182,16 @@ def problems(root: Node, source: bytes) -> list[str]:
                 and parent.type in _WORD_PARENTS
                 and _unescaped(source[node.start_byte : node.end_byte], _METACHARS)
             ):
-                say("a word holds an unquoted blank, newline or operator: "
-                    "bash splits it where the parser did not")
+                say(
+                    "a word holds an unquoted blank, newline or operator: "
+                    "bash splits it where the parser did not"
+                )
             continue
         if kind in _CONTENT:
             # Literal text, but `$(...)` inside a string or heredoc is a command again.
-            stack.extend((child, False) for child in node.named_children
-                         if child.type not in _CONTENT)
+            stack.extend(
+                (child, False) for child in node.named_children if child.type not in _CONTENT
+            )
             continue
         one_line = kind in _ONE_LINE
         previous_end = node.start_byte

@@ -56,8 +56,10 @@ def test_git_on_a_nested_repository_is_not_read_only(tree: Tree) -> None:
 def test_ask_and_deny_rules_see_through_global_options(tree: Tree, command: str) -> None:
     call = {"command": command}
     assert decide(tree, "Bash", call, ask=("Bash(git push *)",)).decision == "ask"
-    assert decide(tree, "Bash", call, ask=("Bash(git push *)",),
-                  mode="bypassPermissions").decision == "ask"
+    assert (
+        decide(tree, "Bash", call, ask=("Bash(git push *)",), mode="bypassPermissions").decision
+        == "ask"
+    )
     assert decide(tree, "Bash", call, deny=("Bash(git push *)",)).decision == "deny"
 
 

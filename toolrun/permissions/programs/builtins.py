@@ -38,8 +38,10 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
     name = argv[0].value
     if name in ("source", ".") and len(argv) > 1:
         script = argv[1]
-        if script.value is None or script.value.startswith(_STDIN_FILES) or (
-            script.value.startswith("/proc/") and "/fd/" in script.value
+        if (
+            script.value is None
+            or script.value.startswith(_STDIN_FILES)
+            or (script.value.startswith("/proc/") and "/fd/" in script.value)
         ):
             return f"{name} {script.raw} runs commands fed in by the command itself"
     if name == "trap" and len(argv) > 2:

@@ -193,8 +193,10 @@ def _other_repository(directory: str | None, ctx: Context) -> str | None:
     home = repository(workspace) if workspace is not None else None
     if here != home:
         where = here or directory
-        return (f"git runs on the repository at {where}, not the workspace's own "
-                "(its configuration can run programs)")
+        return (
+            f"git runs on the repository at {where}, not the workspace's own "
+            "(its configuration can run programs)"
+        )
     return None
 
 

@@ -31,9 +31,7 @@ INLINE: dict[str, frozenset[str]] = {
 }
 #: Programs that hand a string to ``sh -c``.
 _SHELL_STRING = frozenset({"watch", "script"})
-NAMES = frozenset(
-    {*INLINE, *_SHELL_STRING, "python", "python3", "pypy3", "su", "runuser", "env"}
-)
+NAMES = frozenset({*INLINE, *_SHELL_STRING, "python", "python3", "pypy3", "su", "runuser", "env"})
 
 
 def _name(argv: tuple[Word, ...]) -> str:
@@ -46,8 +44,9 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
     if name in _SHELL_STRING and len(argv) > 1:
         return f"{name} runs its arguments as a shell command string"
     if name == "env" and any(
-        w.value is None or w.value.startswith(("-S", "--split-string")) or (
-            w.value.startswith("-") and not w.value.startswith("--") and "S" in w.value)
+        w.value is None
+        or w.value.startswith(("-S", "--split-string"))
+        or (w.value.startswith("-") and not w.value.startswith("--") and "S" in w.value)
         for w in argv[1:]
     ):
         return "env -S splits a string into a command line"
