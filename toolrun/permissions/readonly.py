@@ -157,11 +157,13 @@ def check_command(
     with_cd: bool = False,
     redirects_checked: bool = False,
     expand_globs: bool = True,
+    file_words: Sequence[Word] | None = None,
 ) -> ReadOnly:
     """Whether ``command`` (one simple command of a Bash call) is in the read-only set.
 
     ``redirects_checked``: the caller checks write redirections on their own (as file
-    writes), so they do not count against the command here.
+    writes), so they do not count against the command here. ``file_words``: the words
+    naming files the command reads or writes, when the caller has them.
     """
     if not command.analysable:
         return _no("it is inside a construct toolrun does not analyse")
@@ -203,9 +205,10 @@ def check_command(
     why = programs.check(argv, programs.Context(cwd, home, boundary))
     if why is not None:
         return _no(why)
-    paths = [arg.word for arg in path_arguments(command)]
-    paths.extend(programs.option_reads(argv))
-    outside = _paths_inside(paths, cwd, home, boundary)
+    if file_words is None:  # (the resolver passes what it already worked out)
+        file_words = [arg.word for arg in path_arguments(command)]
+        file_words.extend(programs.option_reads(argv))
+    outside = _paths_inside(file_words, cwd, home, boundary)
     if outside is not None:
         return outside
     reason = "; ".join([f"{name} is in the read-only set", *notes])

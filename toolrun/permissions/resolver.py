@@ -571,19 +571,20 @@ class _Call:
         engine = self.engine
         home = engine.home
         s = Subject("command", "Bash", cmd.text, "execute", command=cmd, params=self.input)
+        args = path_arguments(cmd)
+        option_files = programs.option_reads(cmd.effective)
         if cmd.kind == "redirects" and cmd.analysable:
             readonly: ReadOnly | None = ReadOnly(True, "only redirections, no command runs")
         else:
             readonly = check_command(
                 cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True,
-                expand_globs=settled,
+                expand_globs=settled, file_words=[*(a.word for a in args), *option_files],
             )
         if cmd.name in ("cd", "pushd") and cmd.analysable:
             for word in cmd.effective[1:2]:
                 path = word_path(word, cwd, home)
                 if path is not None:
                     self._check_boundary("cd", path)
-        args = path_arguments(cmd)
         critical = self._critical(cmd, cwd)
         edit_ok = self.mode in ("acceptEdits", "bypassPermissions") and self._file_op_inside(
             cmd, args, cwd
@@ -631,7 +632,7 @@ class _Call:
             parts.append(rv)
             targets.append(self._target(what, path.link, "write", rv, path, inside))
         reads = [(arg.word, arg.access, f"{cmd.name} argument") for arg in args]
-        reads += [(w, "read", f"{cmd.name} option") for w in programs.option_reads(cmd.effective)]
+        reads += [(w, "read", f"{cmd.name} option") for w in option_files]
         for redirect in cmd.redirects:
             if redirect.target is None:
                 continue
@@ -666,7 +667,13 @@ class _Call:
                 targets.append(self._target(what, path.link, effect, cv, path, inside))
                 if effect == "read" and not what.startswith("redirect"):
                     read_dirs.append(path)
-        if cmd.analysable and programs.recursive(cmd.effective):
+        if (
+            cmd.analysable
+            and programs.recursive(cmd.effective)
+            and _combine(parts).decision == "allow"
+        ):
+            # (only an allowed part can be changed by the tree's ask: an ask or a deny
+            # already decided it, and an appended ask never comes first)
             parts.extend(self._tree_reads(cmd, read_dirs, cwd))
         combined = _combine(parts)
         return (

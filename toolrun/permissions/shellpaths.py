@@ -35,7 +35,7 @@ READ_FILE_COMMANDS = frozenset(
         "sha384sum", "sha512sum", "shasum", "zcat", "bzcat", "xzcat", "zless", "zmore",
         "column", "jq", "yq", "iconv", "look", "bat", "batcat", "view", "vim", "vi", "nano",
         "emacs", "split", "csplit", "tar", "zip", "gzip", "bzip2", "xz", "scp", "rsync",
-        "curl", "wget", "openssl", "gpg", "xmllint", "sqlite3",
+        "openssl", "gpg", "xmllint", "sqlite3",
     }
 )  # fmt: skip
 WRITE_FILE_COMMANDS = frozenset(

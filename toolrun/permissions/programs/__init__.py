@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from toolrun.permissions.paths import Boundary
 
 _MODULES = (
-    "awk", "base64", "builtins", "find", "git", "grep", "interpreters", "less", "rg", "sed",
-    "sort", "tree", "uniq", "xargs",
+    "awk", "base64", "builtins", "curl", "find", "git", "grep", "interpreters", "less", "rg",
+    "sed", "sort", "tree", "uniq", "xargs",
 )  # fmt: skip
 
 
