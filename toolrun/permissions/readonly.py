@@ -34,7 +34,7 @@ READ_ONLY_COMMANDS = frozenset(
         "ls", "cat", "echo", "pwd", "head", "tail", "grep", "wc", "which", "diff", "stat",
         "du", "find", "true", "false", "test", "[", "sleep", "cd", "git", "printf", "basename",
         "dirname", "realpath", "readlink", "uname", "whoami", "nproc", ":", "sort", "uniq",
-        "base64", "tree", "rg", "sed", "less", "cut", "nl", "tac",
+        "base64", "tree", "rg", "sed", "less", "cut", "nl", "tac", "awk",
     }
 )  # fmt: skip
 #: Programs whose options cannot write, run or read anything: a word only known at run

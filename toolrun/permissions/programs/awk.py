@@ -40,6 +40,8 @@ _RUNS = re.compile(
     r"\bgetline\b[^;{}\n]*<|\bclose\s*\(|\bfflush\s*\("
 )
 _WRITES = re.compile(r"\b(?:print|printf)\b[^;{}\n]*>")
+#: ARGV/ARGC name the files awk reads from inside the program: past the path checks.
+_FILES = re.compile(r"\bARG[VC]\b|\bFILENAME\s*=")
 
 
 def programs(argv: tuple[Word, ...]) -> list[Word] | None:
@@ -84,6 +86,8 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
             return f"awk program {word.raw} is only known when the command runs"
         if _RUNS.search(word.value) or _WRITES.search(word.value):
             return "the awk program runs commands or writes files"
+        if _FILES.search(word.value):
+            return "the awk program chooses the files it reads (ARGV, ARGC)"
     return None
 
 
