@@ -53,7 +53,8 @@ def main() -> int:
         f"allowed by toolrun although the marker ran: {len(unsafe)}"
     )
     for o in unsafe:
-        print(f"  UNSAFE default={o.default} bypass={o.bypass}: {o.command!r}")
+        print(f"  UNSAFE default={o.default} bypass={o.bypass} allowing={o.allowing}: "
+              f"{o.command!r}")
     return 1 if unsafe else 0
 
 

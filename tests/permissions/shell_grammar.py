@@ -2,8 +2,8 @@
 
 Used by ``test_differential.py`` (a bounded run in the normal suite) and by
 ``bench/differential_bash.py`` (a long run with ``--count``). Each generated command
-is decided by toolrun under ``deny: ["Bash(marker *)"]`` (default mode and
-bypassPermissions) and then really run by bash in a scratch directory with ``marker``
+is decided by toolrun under ``deny: ["Bash(marker *)"]`` (default mode,
+bypassPermissions, and default mode with allow rules for every other program used) and then really run by bash in a scratch directory with ``marker``
 on PATH; whenever bash ran the marker, toolrun must not have allowed the command.
 """
 
@@ -121,7 +121,23 @@ def _combine(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     )
 
 
-commands = st.recursive(_leaf, _combine, max_leaves=4)
+_structured = st.recursive(_leaf, _combine, max_leaves=4)
+_NOISE = ["\\\n", "\n", ";", "'", '"', "\\", " ", "#", "\t", "{", "}", "(", ")", "&", "|",
+          "`", "$", "<", ">", "\r"]  # fmt: skip
+
+
+@st.composite
+def _mutated(draw: st.DrawFn) -> str:
+    """A structured command with a few shell metacharacters spliced in anywhere: the
+    places where tree-sitter's recovery and bash's tokenizer part ways."""
+    text = draw(_structured)
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(_NOISE)) + text[at:]
+    return text
+
+
+commands = st.one_of(_structured, _mutated())
 
 
 # ------------------------------------------------------------------ running it
@@ -133,10 +149,11 @@ class Outcome:
     ran_marker: bool
     default: str
     bypass: str
+    allowing: str = "ask"
 
     @property
     def unsafe(self) -> bool:
-        return self.ran_marker and "allow" in (self.default, self.bypass)
+        return self.ran_marker and "allow" in (self.default, self.bypass, self.allowing)
 
 
 def make_bin(root: Path) -> Path:
@@ -150,14 +167,24 @@ def make_bin(root: Path) -> Path:
     return bindir
 
 
-def engines(workspace: Path) -> tuple[PermissionEngine, PermissionEngine]:
+#: Allow rules for every other program the grammar uses: the deny must still win.
+ALLOWING = tuple(
+    f"Bash({p} *)"
+    for p in ("echo", "ls", "cat", "printf", "find", "sed", "awk", "xargs", "env", "timeout",
+              "nice", "command", "true", "test", "pwd", "wait", "tee", "bash", "sh", "trap")
+)  # fmt: skip
+
+
+def engines(workspace: Path) -> tuple[PermissionEngine, PermissionEngine, PermissionEngine]:
     source = SettingSource(SourceKind.TOOLRUN, workspace / "toolrun.yaml", 1, workspace)
     rules = (PermissionRule("deny", DENY, source),)
     default = PermissionEngine(Config(workspace=workspace, rules=rules))
     bypass = PermissionEngine(
         Config(workspace=workspace, rules=rules, default_mode="bypassPermissions")
     )
-    return default, bypass
+    allows = tuple(PermissionRule("allow", text, source) for text in ALLOWING)
+    allowing = PermissionEngine(Config(workspace=workspace, rules=rules + allows))
+    return default, bypass, allowing
 
 
 def run_one(command: str, scratch: Path, bindir: Path) -> Outcome:
@@ -165,9 +192,10 @@ def run_one(command: str, scratch: Path, bindir: Path) -> Outcome:
     command = command.replace("/scratchbin/", f"{bindir}/")
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "home").mkdir(exist_ok=True)
-    default_engine, bypass_engine = engines(scratch)
+    default_engine, bypass_engine, allowing_engine = engines(scratch)
     default = default_engine.decide("Bash", {"command": command}).decision
     bypass = bypass_engine.decide("Bash", {"command": command}).decision
+    allowing = allowing_engine.decide("Bash", {"command": command}).decision
     log = scratch / "marker.log"
     env = {
         "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
@@ -191,4 +219,4 @@ def run_one(command: str, scratch: Path, bindir: Path) -> Outcome:
     ran = log.exists()
     if ran:
         os.unlink(log)
-    return Outcome(command, ran, default, bypass)
+    return Outcome(command, ran, default, bypass, allowing)

@@ -1,6 +1,7 @@
 """Differential test against real bash (issue 9 point 9): whenever bash ran the marker,
-toolrun did not allow the command under ``deny: ["Bash(marker *)"]`` (default mode and
-bypassPermissions). A bounded run; ``bench/differential_bash.py --count N`` runs longer."""
+toolrun did not allow the command under ``deny: ["Bash(marker *)"]`` (default mode,
+bypassPermissions, and with allow rules for every other program the grammar uses). A
+bounded run; ``bench/differential_bash.py --count N`` runs longer."""
 
 from __future__ import annotations
 
