@@ -11,6 +11,7 @@ from tests.permissions.programs.helpers import analysable
     "python3 -c 'import os; os.system(\"rm x\")'", "python -Sc 'x'", "perl -e 'system q(rm)'",
     "perl -E 'say 1'", "node -e 'x'", "node --eval=x", "ruby -e 'x'", "php -r 'x'",
     "watch rm x", "su -c 'rm x'", "trap 'rm x' EXIT", "/usr/bin/python3 -c x", "lua -e x",
+    "python3 -W ignore -c x", "python3 -X dev -c x", "node -r m -e x", "ruby -I lib -e x",
 ])  # fmt: skip
 def test_inline_code_is_not_analysable(command: str) -> None:
     assert not analysable(command)

@@ -29,6 +29,18 @@ INLINE: dict[str, frozenset[str]] = {
     "julia": frozenset({"-e", "--eval", "-E", "--print"}),
     "jshell": frozenset(),
 }
+#: Interpreter options whose next word is their value (the script comes after them).
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "python": frozenset({"-W", "-X", "-Q"}),
+    "perl": frozenset({"-I", "-M", "-m", "-x", "-C", "-l", "-0"}),
+    "node": frozenset(
+        {"-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type", "--title"}
+    ),
+    "nodejs": frozenset({"-r", "--require", "--import", "--loader"}),
+    "ruby": frozenset({"-I", "-r", "-C", "-E", "-F"}),
+    "php": frozenset({"-c", "-d", "-z"}),
+    "lua": frozenset({"-l"}),
+}
 #: Programs that hand a string to ``sh -c``.
 _SHELL_STRING = frozenset({"watch", "script"})
 NAMES = frozenset({*INLINE, *_SHELL_STRING, "python", "python3", "pypy3", "su", "runuser", "env"})
@@ -57,10 +69,18 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
         flags = frozenset({"-c"})
     if flags is None:
         return None
+    takes_value = _VALUE_OPTIONS.get("python" if _PYTHON.fullmatch(name) else name, frozenset())
+    skip = False
     for word in argv[1:]:
         text = word.value
+        if skip:  # the value of `-W ignore`, `-r module`: not the script
+            skip = False
+            continue
         if text is None:
             return f"{name} argument {word.raw} is only known when the command runs"
+        if text in takes_value:
+            skip = True
+            continue
         if text in flags or (
             text.startswith("-")
             and not text.startswith("--")
