@@ -70,3 +70,9 @@ def test_rm_of_a_tilde_form_is_critical_or_unknown_even_under_bypass(
     tree: Tree, command: str
 ) -> None:
     assert decide(tree, "Bash", {"command": command}, mode="bypassPermissions").decision == "ask"
+
+
+def test_printf_arguments_after_a_literal_format_may_be_expansions(tree: Tree) -> None:
+    assert is_read_only_command("printf '%s\\n' \"$x\" $y", tree.ws, tree.ws)
+    assert not is_read_only_command('printf "$fmt" x', tree.ws, tree.ws)
+    assert not is_read_only_command("printf $opt PATH x", tree.ws, tree.ws)

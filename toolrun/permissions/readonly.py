@@ -40,6 +40,8 @@ READ_ONLY_COMMANDS = frozenset(
 #: Programs whose options cannot write, run or read anything: a word only known at run
 #: time may become one of them without harm.
 _HARMLESS_OPTIONS = frozenset({"echo", "true", "false", ":"})
+#: Programs that stop reading options at their first operand (no GNU permutation).
+_OPTIONS_BEFORE_OPERANDS = frozenset({"printf"})
 #: First characters that can never start an option.
 _NOT_OPTION_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./")
 
@@ -114,6 +116,7 @@ def option_words(
     notes: list[str] = []
     if _all_literal(tuple(argv)):
         return None, notes
+    first_operand_ends = bool(argv) and argv[0].value in _OPTIONS_BEFORE_OPERANDS
     skip = False
     for word in argv[1:]:
         if skip:  # the value of `-m MSG`, `-name PATTERN`: never read as an option
@@ -128,6 +131,8 @@ def option_words(
             return _no(f"bash expands {word.raw!r} (variable, substitution or braces) "
                        "and the result could be an option"), notes
         if not word.glob:
+            if first_operand_ends and not word.value.startswith("-"):
+                break  # printf's format: every later word is an argument
             continue
         if word.value[:1] in _NOT_OPTION_START or word.tilde:
             continue
