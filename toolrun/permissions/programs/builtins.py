@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset(
-    {"alias", "hash", "source", ".", "trap", "printf", "test", "[", "read", "unset", "declare", "typeset", "local", "export",
-     "readonly", "let", "mapfile", "readarray", "wait", "getopts", "shopt", "enable", "complete",
-     "bind"}
+    {"alias", "hash", "source", ".", "trap", "printf", "test", "[", "read", "unset", "declare",
+     "typeset", "local", "export", "readonly", "let", "mapfile", "readarray", "wait", "getopts",
+     "shopt", "enable", "complete", "bind"}
 )  # fmt: skip
 #: A name with a subscript that is not a plain number (``a[i]``, ``a[$(cmd)]``).
 _SUBSCRIPT = re.compile(r"\[[^\]]*[^0-9\]@*][^\]]*\]")

@@ -14,7 +14,10 @@ NAMES = frozenset({"find"})
 DANGEROUS_OPTIONS = True
 #: Options whose next word is their value (that word is never read as an option).
 VALUE_OPTIONS = frozenset(
-    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-user", "-group", "-perm", "-uid", "-gid", "-links", "-inum", "-newer", "-samefile", "-printf", "-regextype", "-fstype", "-used"}
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+     "-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-size", "-mtime",
+     "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-user", "-group", "-perm", "-uid", "-gid",
+     "-links", "-inum", "-newer", "-samefile", "-printf", "-regextype", "-fstype", "-used"}
 )  # fmt: skip
 #: Actions that run a program, delete, or write a file (GNU find; BSD find adds -delete too).
 ACTIONS = frozenset(

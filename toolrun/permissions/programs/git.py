@@ -27,7 +27,9 @@ NAMES = frozenset({"git"})
 DANGEROUS_OPTIONS = True
 #: Options whose next word is their value (that word is never read as an option).
 VALUE_OPTIONS = frozenset(
-    {"-m", "--message", "-F", "--file", "--author", "--date", "-C", "-c", "--format", "--pretty", "--grep", "-S", "-G", "-e", "--since", "--until", "--after", "--before", "-n", "--max-count", "--committer", "-L"}
+    {"-m", "--message", "-F", "--file", "--author", "--date", "-C", "-c", "--format",
+     "--pretty", "--grep", "-S", "-G", "-e", "--since", "--until", "--after", "--before", "-n",
+     "--max-count", "--committer", "-L"}
 )  # fmt: skip
 
 #: Global options that take the next word as their value.

@@ -15,7 +15,9 @@ NAMES = frozenset({"rg"})
 DANGEROUS_OPTIONS = True
 #: Options whose next word is their value (that word is never read as an option).
 VALUE_OPTIONS = frozenset(
-    {"-e", "--regexp", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not", "-A", "-B", "-C", "-m", "--max-count", "-M", "--max-columns", "-j", "--threads", "-r", "--replace", "--max-depth", "-d"}
+    {"-e", "--regexp", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not", "-A",
+     "-B", "-C", "-m", "--max-count", "-M", "--max-columns", "-j", "--threads", "-r",
+     "--replace", "--max-depth", "-d"}
 )  # fmt: skip
 _RUNS = ("--pre", "--hostname-bin", "--search-zip")
 

@@ -1,14 +1,15 @@
 """xargs: runs a command with arguments read from standard input.
 
 Those arguments are unknown, and can be options (``echo -delete | xargs find .``),
-so xargs is never read-only. :func:`command` finds the command it runs, for deny and
-ask rules.
+so xargs is never read-only. Deny and ask rules see the command it runs (xargs is a
+wrapper in ``bash.py``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolrun.permissions.programs import option_values
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -19,50 +20,9 @@ NAMES = frozenset({"xargs"})
 DANGEROUS_OPTIONS = True
 #: Options whose next word is their value (that word is never read as an option).
 VALUE_OPTIONS = frozenset(
-    {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-e", "--max-args", "--max-procs", "--max-lines", "--max-chars", "--delimiter", "--eof", "--replace"}
+    {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-e", "-a", "--max-args", "--max-procs",
+     "--max-lines", "--max-chars", "--delimiter", "--eof", "--replace", "--arg-file"}
 )  # fmt: skip
-_VALUE = frozenset(
-    {
-        "-I",
-        "-L",
-        "-n",
-        "-P",
-        "-s",
-        "-d",
-        "-E",
-        "-a",
-        "-e",
-        "-i",
-        "-l",
-        "--max-args",
-        "--max-procs",
-        "--max-lines",
-        "--max-chars",
-        "--delimiter",
-        "--arg-file",
-        "--eof",
-        "--replace",
-        "--process-slot-var",
-    }
-)
-
-
-def command(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
-    words = argv[1:]
-    i = 0
-    while i < len(words):
-        text = words[i].text
-        if text == "--":
-            i += 1
-            break
-        if text in _VALUE:
-            i += 2
-        elif text.startswith("-"):
-            i += 1
-        else:
-            break
-    rest = tuple(words[i:])
-    return rest or None
 
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
@@ -70,6 +30,4 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
 
 
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
-    from toolrun.permissions.programs import option_values
-
     return tuple(option_values(argv, "a", ("--arg-file",)))
