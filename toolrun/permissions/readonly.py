@@ -21,6 +21,7 @@ from toolrun.permissions.bash import SimpleCommand, analyse
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
 from toolrun.permissions.shellpaths import (
+    PathArgument,
     expand_glob,
     glob_matches,
     path_arguments,
@@ -162,13 +163,14 @@ def check_command(
     with_cd: bool = False,
     redirects_checked: bool = False,
     expand_globs: bool = True,
-    file_words: Sequence[Word] | None = None,
+    file_args: Sequence[PathArgument] | None = None,
+    option_files: Sequence[Word] | None = None,
 ) -> ReadOnly:
     """Whether ``command`` (one simple command of a Bash call) is in the read-only set.
 
     ``redirects_checked``: the caller checks write redirections on their own (as file
-    writes), so they do not count against the command here. ``file_words``: the words
-    naming files the command reads or writes, when the caller has them.
+    writes), so they do not count against the command here. ``file_args`` and
+    ``option_files``: the command's file arguments, when the caller has them.
     """
     if not command.analysable:
         return _no("it is inside a construct toolrun does not analyse")
@@ -210,10 +212,10 @@ def check_command(
     why = programs.check(argv, programs.Context(cwd, home, boundary))
     if why is not None:
         return _no(why)
-    if file_words is None:  # (the resolver passes what it already worked out)
-        file_words = [arg.word for arg in path_arguments(command)]
-        file_words.extend(programs.option_reads(argv))
-    outside = _paths_inside(file_words, cwd, home, boundary)
+    # (the resolver passes what it already worked out)
+    named = path_arguments(command) if file_args is None else file_args
+    extra = programs.option_reads(argv) if option_files is None else option_files
+    outside = _paths_inside([*(a.word for a in named), *extra], cwd, home, boundary)
     if outside is not None:
         return outside
     reason = "; ".join([f"{name} is in the read-only set", *notes])

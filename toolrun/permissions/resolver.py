@@ -578,7 +578,7 @@ class _Call:
         else:
             readonly = check_command(
                 cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True,
-                expand_globs=settled, file_words=[*(a.word for a in args), *option_files],
+                expand_globs=settled, file_args=args, option_files=option_files,
             )
         if cmd.name in ("cd", "pushd") and cmd.analysable:
             for word in cmd.effective[1:2]:

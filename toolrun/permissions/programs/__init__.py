@@ -70,6 +70,8 @@ def program(name: str | None) -> ModuleType | None:
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
     module = program(argv[0].value if argv else None)
+    if module is None:
+        return None
     fn = getattr(module, "check", None)
     return fn(argv, ctx) if fn is not None else None
 

@@ -142,7 +142,13 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
     return _sub_command(sub, args)
 
 
+#: Sub-commands that are read-only only in some of their forms.
+_MIXED = frozenset({"branch", "tag", "remote", "config", "stash", "worktree", "reflog"})
+
+
 def _sub_command(sub: str, args: list[str]) -> str | None:
+    if sub not in _MIXED:
+        return None
     changes = f"git {' '.join([sub, *args])} can change the repository"
     if sub == "branch":
         listing = any(a in ("-l", "--list") for a in args)
