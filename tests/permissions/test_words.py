@@ -76,3 +76,9 @@ def test_printf_arguments_after_a_literal_format_may_be_expansions(tree: Tree) -
     assert is_read_only_command("printf '%s\\n' \"$x\" $y", tree.ws, tree.ws)
     assert not is_read_only_command('printf "$fmt" x', tree.ws, tree.ws)
     assert not is_read_only_command("printf $opt PATH x", tree.ws, tree.ws)
+
+
+def test_explain_says_why_a_tilde_form_is_refused(tree: Tree) -> None:
+    assert "$OLDPWD" in decide(tree, "Bash", {"command": "cat ~-/x"}).reason
+    assert "directory stack" in decide(tree, "Bash", {"command": "cat ~2/x"}).reason
+    assert "/root/x is outside" in decide(tree, "Bash", {"command": "cat ~root/x"}).reason

@@ -28,6 +28,7 @@ from toolrun.permissions.shellpaths import (
     track_cwds,
     word_path,
 )
+from toolrun.permissions.tilde import TildeError, expand_tilde
 from toolrun.permissions.words import Word
 
 READ_ONLY_COMMANDS = frozenset(
@@ -66,13 +67,23 @@ def _word_paths(word: Word, cwd: str | None, home: str) -> tuple[ResolvedPath, .
     return (path,) if path is not None else None
 
 
+def _unresolved(word: Word, cwd: str | None, home: str) -> str:
+    """Why ``word`` has no path before the command runs (tilde forms say which and why)."""
+    if word.tilde and word.value is not None:
+        try:
+            expand_tilde(word.value, home=home, cwd=cwd)
+        except TildeError as exc:
+            return f"{word.raw!r}: {exc}"
+    return f"{word.raw!r} is not a path toolrun can resolve before it runs"
+
+
 def _paths_inside(
     words: Sequence[Word], cwd: str | None, home: str, boundary: Boundary
 ) -> ReadOnly | None:
     for word in words:
         paths = _word_paths(word, cwd, home)
         if paths is None:
-            return _no(f"{word.raw!r} is not a path toolrun can resolve before it runs")
+            return _no(_unresolved(word, cwd, home))
         for path in paths:
             if not boundary.contains(path):
                 return _no(f"{path.link} is outside the workspace")
