@@ -35,7 +35,7 @@ def test_plain_awk_is_read_only(tree: Tree, command: str) -> None:
     "command",
     [
         "awk '{print > \"out\"}' README.md",
-        "awk '{printf \"%s\", $0 >> \"f\"}' README.md",
+        'awk \'{printf "%s", $0 >> "f"}\' README.md',
         "awk 'BEGIN{ARGV[1]=\"/etc/passwd\"; ARGC=2} {print}'",
         "awk -f prog.awk README.md",
         "awk '{print}' /etc/passwd",
