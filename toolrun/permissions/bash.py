@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from toolrun.permissions import expansions, fidelity, programs
 from toolrun.permissions.programs import git
-from toolrun.permissions.words import Word
+from toolrun.permissions.words import Word as Word  # noqa: PLC0414 (re-exported for callers)
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
