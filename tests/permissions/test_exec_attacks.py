@@ -83,3 +83,11 @@ def test_braces_do_not_smuggle_find_delete_past_an_allow_rule(
     result = _exec(ws, command, "permissions:\n  allow: ['Bash(find *)']\n")
     assert result.returncode == 5, result.stdout + result.stderr
     assert (ws / "tree" / "deep" / "keep.txt").exists()
+
+
+def test_rm_after_a_subshell_cd_does_not_run_under_bypass(scene: tuple[Path, Path]) -> None:
+    ws, victim = scene
+    config = "permissions:\n  defaultMode: bypassPermissions\n"
+    result = _exec(ws, "(cd .. && rm -rf victim)", config)
+    assert result.returncode == 5, result.stdout + result.stderr
+    assert (victim / "keep.txt").exists()

@@ -82,3 +82,14 @@ def test_explain_says_why_a_tilde_form_is_refused(tree: Tree) -> None:
     assert "$OLDPWD" in decide(tree, "Bash", {"command": "cat ~-/x"}).reason
     assert "directory stack" in decide(tree, "Bash", {"command": "cat ~2/x"}).reason
     assert "/root/x is outside" in decide(tree, "Bash", {"command": "cat ~root/x"}).reason
+
+
+@pytest.mark.parametrize(
+    "command", ["(cd .. && rm -rf proj)", "(cd / && rm -rf home)", "ls | cd ..; rm -rf proj"]
+)
+def test_rm_after_a_cd_toolrun_cannot_follow_asks_even_under_bypass(
+    tree: Tree, command: str
+) -> None:
+    assert decide(tree, "Bash", {"command": command}, mode="bypassPermissions").decision == "ask"
+    assert decide(tree, "Bash", {"command": "cd .. && rm -rf x"},
+                  mode="bypassPermissions").decision == "allow"

@@ -800,9 +800,9 @@ class _Call:
                 if path is None:
                     if word.tilde:  # ~- is $OLDPWD, ~N the directory stack: unknown here
                         return f"rm of {word.raw}, which is only known when the command runs"
-                    if text in (".", "..") or text.startswith("../"):
-                        return f"rm of {text} in a directory toolrun cannot determine"
-                    continue
+                    # `(cd .. && rm -rf proj)`: relative to a directory toolrun could not
+                    # follow, any name may be the workspace or a parent.
+                    return f"rm of {text} in a directory toolrun cannot determine"
                 why = critical_reason(path, home=home, anchors=anchors)
                 if why is not None:
                     return f"rm of {path.link}: {why} (critical path)"
