@@ -93,3 +93,13 @@ def test_rm_after_a_cd_toolrun_cannot_follow_asks_even_under_bypass(
     assert decide(tree, "Bash", {"command": command}, mode="bypassPermissions").decision == "ask"
     assert decide(tree, "Bash", {"command": "cd .. && rm -rf x"},
                   mode="bypassPermissions").decision == "allow"
+
+
+@pytest.mark.parametrize(
+    "command", ["cp -t /etc x", "cp -rt /etc x", "cp --target-directory=/etc x", "mv -t /etc x",
+                "install -t/usr/local/bin x", "ln -st /etc x"]
+)  # fmt: skip
+def test_a_target_directory_option_is_the_write(tree: Tree, command: str) -> None:
+    assert decide(tree, "Bash", {"command": command}, mode="acceptEdits").decision == "ask"
+    assert decide(tree, "Bash", {"command": command}, deny=("Edit(//etc/**)",
+                  "Edit(//usr/**)")).decision == "deny"

@@ -238,6 +238,14 @@ def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
         positional = positional[:1]
     if not write:
         return tuple(PathArgument(w, "read") for w in positional)
+    if name in _COPY_LIKE | {"mv"}:
+        # `cp -t DIR SRC...`: the directory written is an option's value.
+        directory = _target_directory(argv)
+        if directory is not None:
+            sources: Access = "write" if name == "mv" else "read"
+            return tuple(PathArgument(w, sources) for w in positional if w is not directory) + (
+                PathArgument(directory, "write"),
+            )
     if name == "ln" and len(positional) >= 2 and _symbolic(argv):
         targets = tuple(PathArgument(w, "read") for w in _link_targets(positional))
         return targets + (PathArgument(positional[-1], "write"),)
@@ -291,3 +299,11 @@ def _link_targets(positional: Sequence[Word]) -> list[Word]:
             joined = posixpath.join(directory, value)
             out.append(Word(joined, joined, target.glob, link.tilde))
     return out
+
+
+def _target_directory(argv: tuple[Word, ...]) -> Word | None:
+    """The value of ``-t DIR`` / ``-rtDIR`` / ``--target-directory=DIR`` (cp, mv, ln, install)."""
+    from toolrun.permissions.programs import option_values
+
+    found = option_values(argv, "t", ("--target-directory",))
+    return found[0] if found else None
