@@ -90,7 +90,6 @@ def _paths_inside(
     return None
 
 
-@by_identity
 def _all_literal(argv: tuple[Word, ...]) -> bool:
     """Every word is a fixed string (the usual case: nothing for option_words to do)."""
     return all(w.value is not None and not w.glob for w in argv)
@@ -214,15 +213,16 @@ def check_command(
         return _no("xargs adds arguments read from standard input")
     if name == "git" and with_cd:
         return _no("git after cd in the same command can run a repository's programs")
+    # The program's own verdict first: it is cheaper, and says what the option does.
+    why = programs.check(argv, programs.Context(cwd, home, boundary))
+    if why is not None:
+        return _no(why)
     notes: list[str] = []
-    if name not in _HARMLESS_OPTIONS:
+    if name not in _HARMLESS_OPTIONS and not _all_literal(argv):
         refused, notes = option_words(argv, cwd, home, programs.value_options(name),
                                       expand_globs=expand_globs)
         if refused is not None:
             return refused
-    why = programs.check(argv, programs.Context(cwd, home, boundary))
-    if why is not None:
-        return _no(why)
     # (the resolver passes what it already worked out)
     named = path_arguments(command) if file_args is None else file_args
     extra = programs.option_reads(argv) if option_files is None else option_files

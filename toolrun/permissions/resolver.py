@@ -631,6 +631,9 @@ class _Call:
             rv = self.verdict(rs, protected=protected_reason(path, engine.boundary), inside=inside)
             parts.append(rv)
             targets.append(self._target(what, path.link, "write", rv, path, inside))
+        recursive = programs.recursive(cmd.effective)
+        if not (args or option_files or cmd.redirects or recursive):
+            return self._finish(index, cmd, parts, targets)  # (the usual `npm test`)
         reads = [(arg.word, arg.access, f"{cmd.name} argument") for arg in args]
         reads += [(w, "read", f"{cmd.name} option") for w in option_files]
         for redirect in cmd.redirects:
@@ -668,13 +671,17 @@ class _Call:
                 if effect == "read" and not what.startswith("redirect"):
                     read_dirs.append(path)
         if (
-            cmd.analysable
-            and programs.recursive(cmd.effective)
-            and _combine(parts).decision == "allow"
+            recursive and cmd.analysable and _combine(parts).decision == "allow"
         ):
             # (only an allowed part can be changed by the tree's ask: an ask or a deny
             # already decided it, and an appended ask never comes first)
             parts.extend(self._tree_reads(cmd, read_dirs, cwd))
+        return self._finish(index, cmd, parts, targets)
+
+    @staticmethod
+    def _finish(
+        index: int, cmd: SimpleCommand, parts: list[Verdict], targets: list[TargetVerdict]
+    ) -> tuple[SubcommandVerdict, Verdict]:
         combined = _combine(parts)
         return (
             SubcommandVerdict(

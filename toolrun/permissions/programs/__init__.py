@@ -18,6 +18,7 @@ A new bypass of one program is a one-file fix here.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import posixpath
 from collections.abc import Iterable, Iterator
@@ -89,11 +90,23 @@ def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
     return tuple(fn(argv)) if fn is not None else ()
 
 
-@by_identity
 def recursive(argv: tuple[Word, ...]) -> bool:
-    module = program(argv[0].value if argv else None)
-    fn = getattr(module, "recursive", None)
+    name = argv[0].value if argv else None
+    if name is None:
+        return False
+    if (posixpath.basename(name) if "/" in name else name) not in _names_with("recursive"):
+        return False
+    fn = getattr(program(name), "recursive", None)
     return bool(fn(argv)) if fn is not None else False
+
+
+@functools.cache
+def _names_with(attribute: str) -> frozenset[str]:
+    """The program names whose module defines ``attribute`` (a quick pre-check)."""
+    if _TABLE is None:
+        program("")
+    assert _TABLE is not None
+    return frozenset(n for n, m in _TABLE.items() if getattr(m, attribute, None))
 
 
 # ---------------------------------------------------------------------- option helpers
@@ -176,7 +189,9 @@ def _sub(word: Word, start: int) -> Word:
 
 def options_matter(name: str | None) -> bool:
     """Whether some option of ``name`` writes, runs a program or reads a named file."""
-    return bool(getattr(program(name), "DANGEROUS_OPTIONS", False))
+    if name is not None and "/" in name:
+        name = posixpath.basename(name)
+    return name in _names_with("DANGEROUS_OPTIONS")
 
 
 def value_options(name: str | None) -> frozenset[str]:

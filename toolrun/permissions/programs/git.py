@@ -107,8 +107,6 @@ def repository(directory: str) -> str | None:
 
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
-    from toolrun.permissions.shellpaths import word_path
-
     directory = ctx.cwd
     i = 1
     while i < len(argv) and argv[i].text.startswith("-"):
@@ -116,6 +114,8 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
         if opt in _HARMLESS_GLOBALS:
             i += 1
         elif opt == "-C" and i + 1 < len(argv):
+            from toolrun.permissions.shellpaths import word_path  # (shellpaths imports bash)
+
             path = word_path(argv[i + 1], directory, ctx.home)
             if path is None:
                 return f"git -C {argv[i + 1].raw}: toolrun cannot tell which directory that is"
