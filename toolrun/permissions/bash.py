@@ -18,8 +18,12 @@ import functools
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
+
+from toolrun.permissions import expansions, fidelity, programs
+from toolrun.permissions.programs import git
+from toolrun.permissions.words import Word as Word  # noqa: PLC0414 (re-exported for callers)
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -53,6 +57,16 @@ DENY_ONLY_WRAPPERS = frozenset(
         "chroot",
         "runuser",
         "su",
+        # Programs that run the command in their arguments (anthropics/claude-code#92542:
+        # a wrapper outside the list shifts the program name past every deny rule).
+        "strace", "ltrace", "valgrind", "fakeroot", "faketime", "torsocks", "proxychains",
+        "proxychains4", "firejail", "unshare", "nsenter", "systemd-run", "chronic",
+        "catchsegv", "dbus-run-session", "dbus-launch", "xvfb-run", "pkexec", "sg",
+        "busybox", "toybox", "ssh-agent", "perf", "entr", "npx", "bunx", "pnpx", "uv", "uvx",
+        "poetry", "pipenv", "pdm", "hatch", "conda", "mamba", "bundle", "direnv", "mise",
+        "asdf", "devbox", "pixi", "rye", "scl", "prlimit", "cpulimit", "numactl",
+        "setpriv", "capsh", "chpst", "daemonize", "start-stop-daemon", "trickle", "tsocks",
+        "eatmydata", "nocache", "linux32", "linux64", "setarch", "gtimeout", "gstdbuf",
     }
 )
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
@@ -78,11 +92,9 @@ SAFE_ENV_VARS = frozenset(
         "GOOS",
         "GOARCH",
         "CGO_ENABLED",
-        "GOFLAGS",
         "PYTHONUNBUFFERED",
         "PYTHONDONTWRITEBYTECODE",
         "PYTHONHASHSEED",
-        "PYTEST_ADDOPTS",
         "DEBUG",
         "VERBOSE",
     }
@@ -123,25 +135,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
-class Word:
-    """One shell word: its source text and, when static, its value after quote removal."""
-
-    raw: str
-    value: str | None
-    glob: bool = False
-    tilde: bool = False
-
-    @property
-    def text(self) -> str:
-        """The value when known, else the source text."""
-        return self.value if self.value is not None else self.raw
-
-    @property
-    def is_static(self) -> bool:
-        return self.value is not None and not self.glob
-
-
-@dataclass(frozen=True, slots=True)
 class Redirect:
     op: str
     target: Word | None
@@ -154,10 +147,27 @@ class Redirect:
         if self.op in _WRITE_OPS:
             return True
         # ``>& file`` (not ``>&2``/``>&-``) writes to a file.
-        return self.op == ">&" and not (
-            self.target.value is not None
-            and (self.target.value.isdigit() or self.target.value == "-")
-        )
+        return self.op == ">&" and not self._duplicates
+
+    @property
+    def reads(self) -> bool:
+        """``< file``, ``0< file``, ``<& file`` (not ``<&3``): the target is read."""
+        if self.target is None:
+            return False
+        return self.op == "<" or (self.op == "<&" and not self._duplicates)
+
+    @property
+    def network(self) -> bool:
+        """``/dev/tcp/HOST/PORT`` and ``/dev/udp/...``: bash opens a connection."""
+        if self.target is None:
+            return False
+        text = self.target.text
+        return "/dev/tcp" in text or "/dev/udp" in text
+
+    @property
+    def _duplicates(self) -> bool:
+        value = self.target.value if self.target is not None else None
+        return value is not None and (value.isdigit() or value == "-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,13 +196,13 @@ class SimpleCommand:
     #: Every argv deny/ask rules consider (wrappers and prefixes stripped, find -exec).
     argvs: tuple[tuple[Word, ...], ...] = ()
 
-    @property
-    def name(self) -> str | None:
-        """The command name after stripping wrappers (None when dynamic)."""
-        if not self.effective:
-            return None
-        first = self.effective[0]
-        return first.value if first.is_static else None
+    #: The command name after stripping wrappers (None when dynamic); set from ``effective``.
+    name: str | None = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        first = self.effective[0] if self.effective else None
+        name = first.value if first is not None and first.is_static else None
+        object.__setattr__(self, "name", name)  # computed once: read many times per decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,13 +280,11 @@ def _evaluate(node: Node) -> tuple[str | None, bool, bool]:
     if kind == "raw_string":
         return _text(node)[1:-1], False, False
     if kind == "string":
-        parts: list[str] = []
         for child in node.named_children:
-            if child.type == "string_content":
-                parts.append(_unescape_double(_text(child)))
-            else:
+            if child.type != "string_content":
                 return None, False, False
-        return "".join(parts), False, False
+        # From the source, not the children: the parser drops newlines between them.
+        return _unescape_double(_text(node)[1:-1]), False, False
     if kind == "concatenation":
         values: list[str] = []
         glob = brace = False
@@ -297,7 +305,9 @@ def _make_word(node: Node) -> Word:
     value, glob, brace = _evaluate(node)
     if brace:
         value = None
-    tilde = raw.startswith("~")
+    # Bash expands a tilde prefix only when no character of it is quoted.
+    prefix = raw.split("/", 1)[0]
+    tilde = raw.startswith("~") and not any(c in prefix for c in "'\"\\$`")
     return Word(raw, value, glob, tilde)
 
 
@@ -469,6 +479,12 @@ def command_forms(
     full = assignments + words
     for variant in _deny_variants(full):
         argvs.append(variant)
+        if variant and posixpath.basename(variant[0].text) == "git":
+            # Deny and ask rules see through git's global options (never allow rules):
+            # `git -C . --no-pager push` is still `git push`.
+            bare = git.strip_globals(variant)
+            if bare is not None:
+                argvs.append(bare)
         if variant and variant[0].text == "find":
             for inner in _exec_argvs(variant):
                 argvs.extend(_deny_variants(inner))
@@ -500,6 +516,8 @@ def _shell_script(argv: tuple[Word, ...]) -> tuple[bool, Word | None]:
             continue
         if saw_c:
             return True, word
+        if word.value is None or word.value.startswith(("/dev/stdin", "/dev/fd/", "/proc/")):
+            return True, None  # `bash /dev/stdin <<< ...`, `bash <(...)`: a fed-in string
         return False, None  # `bash script.sh`: runs a file, like any command
     # No script argument: the shell reads commands from stdin (or -c with nothing).
     return True, None
@@ -631,6 +649,14 @@ class _Walker:
                     out.extend(self.redirect(child, analysable))
                 elif child.type == "heredoc_body":
                     self.scan(child, analysable, opaque=True)
+                elif child.type in _STATEMENTS:
+                    # `cat <<EOF | rm x` / `&& rm x`: the rest of the line hangs here.
+                    self.statement(child, "", False, analysable)
+                elif child.type not in ("heredoc_start", "heredoc_end"):
+                    self.problem(f"unsupported shell construct in a heredoc: {child.type}")
+            for child in node.children:
+                if not child.is_named and child.type not in ("<<", "<<-", *_SEPARATORS, *_PIPES):
+                    self.problem(f"unsupported shell operator {child.type!r}")
             return out
         if node.type == "herestring_redirect":
             for child in node.named_children:
@@ -681,6 +707,11 @@ class _Walker:
         if words and not words[0].is_static:
             self.problem(f"the command name {words[0].raw!r} is computed at run time")
             analysable = False
+        elif words and words[0].raw in _RESERVED_WORDS:
+            # `! ! cmd`: tree-sitter reads the second `!` as a program; bash does not.
+            self.problem(f"the reserved word {words[0].raw!r} stands where a command "
+                         "name is: bash reads it differently")
+            analysable = False
         self.add(
             _text(node), "command", tuple(assignments), tuple(words), tuple(redirects),
             context, top, analysable,
@@ -705,6 +736,10 @@ class _Walker:
                 else:
                     words.append(_make_word(child))
         kind: CommandKind = "declaration" if node.type == "declaration_command" else "unset"
+        why = programs.runs_code(tuple(words)) if words else None
+        if why is not None:
+            self.problem(why)
+            analysable = False
         self.add(_text(node), kind, (), tuple(words), extra_redirects, context, top, analysable)
 
     def test_command(
@@ -717,6 +752,9 @@ class _Walker:
     ) -> None:
         self.scan(node, analysable, opaque=True)
         text = _text(node)
+        why = expansions.conditional_problem(text)
+        if why is not None:
+            self.problem(why)
         words = (Word(text, text),)
         self.add(text, "test", (), words, extra_redirects, context, top, analysable)
 
@@ -752,6 +790,11 @@ class _Walker:
             return
         if node.type == "ERROR":
             self.problem("the command does not parse as shell")
+        audit = _AUDITS.get(node.type)
+        if audit is not None:
+            why = audit(_text(node))
+            if why is not None:
+                self.problem(why)
         for child in node.named_children:
             if child.type in _SUBSTITUTIONS:
                 self.substitution(child, analysable)
@@ -786,7 +829,13 @@ class _Walker:
         )
         nested: list[tuple[Word, ...]] = []
         if kind == "command" and words:
-            analysable = self.nested_scripts(assignments + words, analysable, nested)
+            for argv in argvs:
+                if argv and not argv[0].is_static:
+                    # `command ${M:-rm}`, `env $(echo rm)`: behind a wrapper, still a name.
+                    self.problem(f"the command name {argv[0].raw!r} is computed at run time")
+                    analysable = False
+                    break
+            analysable = self.nested_scripts(argvs, analysable, nested)
             if not analysable:
                 allow_form = None
         if kind in ("redirects", "assignment", "declaration", "unset", "test"):
@@ -811,14 +860,22 @@ class _Walker:
         )
 
     def nested_scripts(
-        self, argv: tuple[Word, ...], analysable: bool, nested: list[tuple[Word, ...]]
+        self,
+        argvs: Iterable[tuple[Word, ...]],
+        analysable: bool,
+        nested: list[tuple[Word, ...]],
     ) -> bool:
-        """Detect ``eval`` and ``sh -c``: never allowable; their insides are checked for deny."""
+        """Detect code given as a string (``eval``, ``sh -c``, ``awk 'BEGIN{system(..)}'``,
+        ``python -c``, ``trap``): never allowable; shell strings are checked for deny."""
         scripts: list[str] = []
-        for variant in _deny_variants(argv):
+        for variant in argvs:
             if not variant:
                 continue
             name = posixpath.basename(variant[0].text)
+            inline = programs.runs_code(variant) if variant[0].is_static else None
+            if inline is not None:
+                self.problem(inline)
+                analysable = False
             if name == "eval":
                 self.problem("eval runs a string as a command")
                 analysable = False
@@ -844,6 +901,17 @@ class _Walker:
                 nested.append(command.words)
         return analysable
 
+
+#: Reserved words: unquoted, they are never a command name for bash.
+_RESERVED_WORDS = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "case", "esac", "for", "select",
+     "while", "until", "do", "done", "in", "function", "[[", "]]", "coproc"}
+)  # fmt: skip
+
+_AUDITS = {
+    "expansion": expansions.expansion_problem,
+    "arithmetic_expansion": expansions.arithmetic_problem,
+}
 
 _STATEMENTS = frozenset(
     {
@@ -908,10 +976,12 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
         # Bash drops backslash-newline before splitting words; deny rules see that too.
         joined = _analyse(command.replace("\\\n", ""), depth + 1)
         walker.commands.extend(_mark_unanalysable(c, "joined lines") for c in joined.commands)
-    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
-    root = tree.root_node
+    source = command.encode("utf-8", "surrogatepass")
+    root = _parser().parse(source).root_node
     if root.has_error:
         walker.problem("the command does not parse as shell")
+    for problem in fidelity.problems(root, source):
+        walker.problem(problem)
     walker.statement(root, "", True, True)
     if not command.strip():
         walker.problem("empty command")

@@ -58,7 +58,7 @@ _GUARDED = (
 def apply_mode(step: Step, effect: Effect, mode: str, *, guarded: bool = False) -> Outcome:
     """Allow, ask or deny for the first step that decided a subject, under ``mode``.
 
-    ``guarded``: Bash deny or ask rules exist. A command that cannot be analysed could
+    ``guarded``: deny or ask rules exist that a Bash command could meet. A command that cannot be analysed could
     be one of theirs in disguise (``r${E}m x``), so bypassPermissions asks for it: "a deny
     anywhere wins" holds in every mode.
     """

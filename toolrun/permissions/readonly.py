@@ -16,52 +16,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolrun.permissions.bash import SimpleCommand, Word, analyse
-from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary
+from toolrun.permissions import programs
+from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.memo import by_identity
+from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
 from toolrun.permissions.shellpaths import (
-    glob_directory,
+    PathArgument,
+    expand_glob,
+    glob_matches,
     path_arguments,
     track_cwds,
     word_path,
 )
+from toolrun.permissions.tilde import TildeError, expand_tilde
+from toolrun.permissions.words import Word
 
 READ_ONLY_COMMANDS = frozenset(
     {
         "ls", "cat", "echo", "pwd", "head", "tail", "grep", "wc", "which", "diff", "stat",
-        "du", "find", "true", "false", "test", "sleep", "cd", "git", "printf", "basename",
-        "dirname", "realpath", "readlink", "uname", "whoami", "nproc", ":",
+        "du", "find", "true", "false", "test", "[", "sleep", "cd", "git", "printf", "basename",
+        "dirname", "realpath", "readlink", "uname", "whoami", "nproc", ":", "sort", "uniq",
+        "base64", "tree", "rg", "sed", "less", "cut", "nl", "tac", "awk",
     }
 )  # fmt: skip
-_FIND_ACTIONS = frozenset(
-    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-)
-_GIT_READ_ONLY = frozenset(
-    {
-        "status", "log", "diff", "show", "rev-parse", "ls-files", "ls-tree", "cat-file",
-        "blame", "shortlog", "describe", "grep", "merge-base", "rev-list", "show-ref",
-        "count-objects", "whatchanged", "name-rev", "for-each-ref", "check-ignore",
-        "version", "branch", "tag", "remote", "config", "stash", "worktree", "reflog",
-    }
-)  # fmt: skip
-_GIT_FORBIDDEN_PREFIXES = (
-    "--output",
-    "-O",
-    "--open-files-in-pager",
-    "--ext-diff",
-    "--exec",
-    "--upload-pack",
-    "--receive-pack",
-)
-_BRANCH_FLAGS = frozenset(
-    {
-        "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current",
-        "--no-color", "-q", "--quiet", "--no-column", "-l", "--list",
-    }
-)  # fmt: skip
-_BRANCH_FLAG_PREFIXES = (
-    "--color", "--sort=", "--merged", "--no-merged", "--contains", "--no-contains",
-    "--points-at", "--format=", "--column", "--abbrev",
-)  # fmt: skip
+#: Programs whose options cannot write, run or read anything: a word only known at run
+#: time may become one of them without harm.
+_HARMLESS_OPTIONS = frozenset({"echo", "true", "false", ":"})
+#: Programs that stop reading options at their first operand (no GNU permutation).
+_OPTIONS_BEFORE_OPERANDS = frozenset({"printf"})
+#: First characters that can never start an option.
+_NOT_OPTION_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,61 +60,108 @@ def _no(reason: str) -> ReadOnly:
     return ReadOnly(False, reason)
 
 
+def _word_paths(word: Word, cwd: str | None, home: str) -> tuple[ResolvedPath, ...] | None:
+    if word.glob:
+        return glob_matches(word, cwd, home)
+    path = word_path(word, cwd, home)
+    return (path,) if path is not None else None
+
+
+def _unresolved(word: Word, cwd: str | None, home: str) -> str:
+    """Why ``word`` has no path before the command runs (tilde forms say which and why)."""
+    if word.tilde and word.value is not None:
+        try:
+            expand_tilde(word.value, home=home, cwd=cwd)
+        except TildeError as exc:
+            return f"{word.raw!r}: {exc}"
+    return f"{word.raw!r} is not a path toolrun can resolve before it runs"
+
+
 def _paths_inside(
     words: Sequence[Word], cwd: str | None, home: str, boundary: Boundary
 ) -> ReadOnly | None:
     for word in words:
-        path = glob_directory(word, cwd, home) if word.glob else word_path(word, cwd, home)
-        if path is None:
-            return _no(f"{word.raw!r} is not a path toolrun can resolve before it runs")
-        if not boundary.contains(path):
-            return _no(f"{path.link} is outside the workspace")
+        paths = _word_paths(word, cwd, home)
+        if paths is None:
+            return _no(_unresolved(word, cwd, home))
+        for path in paths:
+            if not boundary.contains(path):
+                return _no(f"{path.link} is outside the workspace")
     return None
 
 
-def _git(argv: tuple[Word, ...], cwd: str | None, home: str, boundary: Boundary) -> ReadOnly:
-    i = 1
-    while i < len(argv) and argv[i].text.startswith("-"):
-        opt = argv[i].text
-        if opt in ("--no-pager", "-P", "--no-optional-locks"):
-            i += 1
-        elif opt == "-C" and i + 1 < len(argv):
-            outside = _paths_inside([argv[i + 1]], cwd, home, boundary)
-            if outside is not None:
-                return outside
-            i += 2
-        else:
-            return _no(f"git option {opt} is not read-only")
-    if i >= len(argv):
-        return _no("git without a sub-command")
-    sub = argv[i].text
-    args = [w.text for w in argv[i + 1 :]]
-    if sub not in _GIT_READ_ONLY:
-        return _no(f"git {sub} is not a read-only git command")
-    for arg in args:
-        if arg.startswith(_GIT_FORBIDDEN_PREFIXES):
-            return _no(f"git {sub} {arg} can write files or run programs")
-    ok = {
-        "branch": lambda: all(
-            a in _BRANCH_FLAGS or a.startswith(_BRANCH_FLAG_PREFIXES) for a in args
-        )
-        or (any(a in ("-l", "--list") for a in args)),
-        "tag": lambda: not args or any(a in ("-l", "--list") for a in args),
-        "remote": lambda: not args
-        or args in (["-v"], ["--verbose"])
-        or (args[:1] == ["get-url"]),
-        "config": lambda: bool(
-            {"--get", "--get-all", "--get-regexp", "--list", "-l", "get", "list"} & set(args)
-        )
-        and not {"--add", "--unset", "--unset-all", "--replace-all", "--edit", "-e", "set",
-                 "unset", "--rename-section", "--remove-section"} & set(args),
-        "stash": lambda: args[:1] in (["list"], ["show"]),
-        "worktree": lambda: args[:1] == ["list"],
-        "reflog": lambda: not args or args[0] == "show",
-    }.get(sub)
-    if ok is not None and not ok():
-        return _no(f"git {' '.join([sub, *args])} can change the repository")
-    return ReadOnly(True, f"git {sub} is a read-only git command")
+def _all_literal(argv: tuple[Word, ...]) -> bool:
+    """Every word is a fixed string (the usual case: nothing for option_words to do)."""
+    return all(w.value is not None and not w.glob for w in argv)
+
+
+@by_identity
+def files_settled(commands: Sequence[SimpleCommand]) -> bool:
+    """No part of the call can create a file before another part's glob is expanded
+    (``touch ./-delete; find . *``): every part is in the read-only set, nothing redirects."""
+    for command in commands:
+        if command.kind == "test":
+            continue
+        if command.kind != "command" or command.name not in READ_ONLY_COMMANDS:
+            return False
+        if any(r.writes for r in command.redirects):
+            return False
+    return True
+
+
+def option_words(
+    argv: Sequence[Word],
+    cwd: str | None,
+    home: str,
+    values: frozenset[str] = frozenset(),
+    *,
+    expand_globs: bool = True,
+) -> tuple[ReadOnly | None, list[str]]:
+    """Words bash expands before the program sees them must not become options.
+
+    ``find . -{delete,print}`` runs ``find . -delete -print``; ``find . -del*`` becomes
+    ``-delete`` when a file named ``-delete`` exists. A glob is kept when every match
+    (or the word itself, when nothing matches) starts with a letter, digit, ``.`` or
+    ``/``: then it cannot be an option. Returns (refusal, notes on kept globs).
+    """
+    notes: list[str] = []
+    if _all_literal(tuple(argv)):
+        return None, notes
+    first_operand_ends = bool(argv) and argv[0].value in _OPTIONS_BEFORE_OPERANDS
+    skip = False
+    for word in argv[1:]:
+        if skip:  # the value of `-m MSG`, `-name PATTERN`: never read as an option
+            skip = False
+            continue
+        if word.value == "--" and not word.glob:
+            break
+        if word.value in values and not word.glob:
+            skip = True
+            continue
+        if word.value is None:
+            return _no(f"bash expands {word.raw!r} (variable, substitution or braces) "
+                       "and the result could be an option"), notes
+        if not word.glob:
+            if first_operand_ends and not word.value.startswith("-"):
+                break  # printf's format: every later word is an argument
+            continue
+        if word.value[:1] in _NOT_OPTION_START or word.tilde:
+            continue
+        if word.value[:1] not in "*?[" or not expand_globs:
+            return _no(f"the glob {word.raw!r} could become an option"
+                       + ("" if expand_globs else " (another part of the command can create "
+                          "files before it is expanded)")), notes
+        matches = expand_glob(word, cwd, home)
+        if matches is None:
+            return _no(f"the glob {word.raw!r} cannot be expanded before it runs "
+                       "and could become an option"), notes
+        bad = [m for m in matches if m[:1] not in _NOT_OPTION_START]
+        if bad:
+            return _no(f"the glob {word.raw!r} matches {bad[0]!r}, which the program "
+                       "could read as an option"), notes
+        notes.append(f"every match of {word.raw} starts with a letter, digit, . or /, "
+                     "so it cannot become an option")
+    return None, notes
 
 
 def check_command(
@@ -141,11 +172,15 @@ def check_command(
     *,
     with_cd: bool = False,
     redirects_checked: bool = False,
+    expand_globs: bool = True,
+    file_args: Sequence[PathArgument] | None = None,
+    option_files: Sequence[Word] | None = None,
 ) -> ReadOnly:
     """Whether ``command`` (one simple command of a Bash call) is in the read-only set.
 
     ``redirects_checked``: the caller checks write redirections on their own (as file
-    writes), so they do not count against the command here.
+    writes), so they do not count against the command here. ``file_args`` and
+    ``option_files``: the command's file arguments, when the caller has them.
     """
     if not command.analysable:
         return _no("it is inside a construct toolrun does not analyse")
@@ -172,19 +207,30 @@ def check_command(
             return _no("cd without exactly one directory leaves the workspace or is ambiguous")
         outside = _paths_inside(args, cwd, home, boundary)
         return outside or ReadOnly(True, "cd inside the workspace")
-    if name == "git":
-        if with_cd:
-            return _no("git after cd in the same command can run a repository's programs")
-        return _git(argv, cwd, home, boundary)
-    if name == "find":
-        for word in argv[1:]:
-            if word.text in _FIND_ACTIONS:
-                return _no(f"find {word.text} runs commands or changes files")
-    paths = [arg.word for arg in path_arguments(command)]
-    outside = _paths_inside(paths, cwd, home, boundary)
+    if len(argv) < len(command.words) and any(
+        w.value == "xargs" for w in command.words[: len(command.words) - len(argv)]
+    ):
+        return _no("xargs adds arguments read from standard input")
+    if name == "git" and with_cd:
+        return _no("git after cd in the same command can run a repository's programs")
+    # The program's own verdict first: it is cheaper, and says what the option does.
+    why = programs.check(argv, programs.Context(cwd, home, boundary))
+    if why is not None:
+        return _no(why)
+    notes: list[str] = []
+    if name not in _HARMLESS_OPTIONS and not _all_literal(argv):
+        refused, notes = option_words(argv, cwd, home, programs.value_options(name),
+                                      expand_globs=expand_globs)
+        if refused is not None:
+            return refused
+    # (the resolver passes what it already worked out)
+    named = path_arguments(command) if file_args is None else file_args
+    extra = programs.option_reads(argv) if option_files is None else option_files
+    outside = _paths_inside([*(a.word for a in named), *extra], cwd, home, boundary)
     if outside is not None:
         return outside
-    return ReadOnly(True, f"{name} is in the read-only set")
+    reason = "; ".join([f"{name} is in the read-only set", *notes])
+    return ReadOnly(True, reason)
 
 
 def check_all(
@@ -193,19 +239,29 @@ def check_all(
     """Read-only verdicts for every command of a call, following ``cd`` through it."""
     cwds = track_cwds(commands, cwd, home)
     with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
+    settled = files_settled(commands)
     return tuple(
-        check_command(c, d, home, boundary, with_cd=with_cd)
+        check_command(c, d, home, boundary, with_cd=with_cd, expand_globs=settled)
         for c, d in zip(commands, cwds, strict=True)
     )
 
 
-@functools.lru_cache(maxsize=4096)
-def _is_read_only(command: str, cwd: str, roots: tuple[str, ...], home: str) -> bool:
+def _read_only_now(command: str, cwd: str, roots: tuple[str, ...], home: str) -> bool:
     analysis = analyse(command)
     if not analysis.analysable or not analysis.commands:
         return False
     boundary = Boundary.of(roots)
     return all(v.read_only for v in check_all(analysis.commands, cwd, home, boundary))
+
+
+_read_only_cached = functools.lru_cache(maxsize=4096)(_read_only_now)
+
+
+def _is_read_only(command: str, cwd: str, roots: tuple[str, ...], home: str) -> bool:
+    # A glob's verdict depends on the files that exist now (and git's on the
+    # repositories): those are decided afresh every time.
+    fresh = any(w.glob for c in analyse(command).commands for w in c.words) or "git" in command
+    return (_read_only_now if fresh else _read_only_cached)(command, cwd, roots, home)
 
 
 def is_read_only_command(command: str, cwd: Path, workspace: Path) -> bool:

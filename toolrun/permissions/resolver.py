@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.config.models import Config, PermissionRule
 from toolrun.errors import ConfigError, Location, Problem, ToolError
-from toolrun.permissions.bash import SimpleCommand, Word, analyse
+from toolrun.permissions import programs
+from toolrun.permissions.bash import SimpleCommand, analyse
 from toolrun.permissions.decision import (
     BoundaryCheck,
     DecidedBy,
@@ -56,7 +57,7 @@ from toolrun.permissions.paths import (
     resolve_tool_path,
     variants,
 )
-from toolrun.permissions.readonly import ReadOnly, check_command
+from toolrun.permissions.readonly import ReadOnly, check_command, files_settled, option_words
 from toolrun.permissions.rules import (
     CompiledRule,
     Family,
@@ -64,13 +65,16 @@ from toolrun.permissions.rules import (
     Subject,
     compile_rule,
     match,
+    tool_name_matches,
 )
 from toolrun.permissions.shellpaths import (
     glob_directory,
+    glob_matches,
     path_arguments,
     track_cwds,
     word_path,
 )
+from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
     from toolrun.sandbox.policy import SandboxPolicy
@@ -165,10 +169,21 @@ class PermissionEngine:
         self.boundary = Boundary.of(roots)
         self.anchors = variants(self.workspace)
         self.rules = RuleSet.build(self._compile(config.rules))
-        #: Bash deny/ask patterns exist: a command that cannot be analysed may hide one of
-        #: their commands, so no mode and no --ask allow lets it through unasked.
+        #: Trees recursive readers went through: (directory mtimes, guarded path found).
+        self.tree_cache: dict[str, tuple[tuple[tuple[str, int], ...], TreeGuard]] = {}
+        #: A Read deny or ask rule exists: recursive readers are checked file by file.
+        self.read_guarded = any(
+            r.behavior in ("deny", "ask")
+            and (r.family == "read" or (r.parsed.content is None and tool_name_matches(
+                r.parsed, "Read")))
+            for r in self.rules.rules
+        )
+        #: A deny or ask rule exists that a Bash command could run into (a Bash rule, or a
+        #: file or web rule: a command can read, write or fetch anything). Under
+        #: bypassPermissions what cannot be analysed then asks: the rule cannot be checked.
         self.bash_guarded = any(
-            r.behavior != "allow" and r.parsed.kind == "bash" and not r.parsed.ignored
+            r.behavior in ("deny", "ask")
+            and (r.parsed.tool_glob or not r.parsed.tool.startswith("mcp__"))
             for r in self.rules.rules
         )
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
@@ -350,7 +365,10 @@ class _Call:
         if not analysable:
             guarded = s.tool == "Bash" and self.engine.bash_guarded
             if guarded:
-                self.protected.append(f"{what} cannot be analysed while Bash deny/ask rules exist")
+                # "A deny anywhere wins": a deny or ask rule cannot be checked against what
+                # toolrun cannot read, so neither bypass, nor --ask allow, nor a hook's allow
+                # waves it through.
+                self.protected.append(f"{what} cannot be analysed while deny/ask rules exist")
             return self._stepped("unanalysable", s, f"{what} cannot be analysed ({problem}); "
                                  "no rule can allow it", guarded=guarded)
         rule = rules.first_match("allow", s)
@@ -628,10 +646,11 @@ class _Call:
         home = self.engine.home
         cwds = track_cwds(commands, self.cwd, home)
         with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
+        settled = files_settled(commands)
         subcommands: list[SubcommandVerdict] = []
         verdicts: list[Verdict] = []
         for index, (cmd, cwd) in enumerate(zip(commands, cwds, strict=True)):
-            sub = self._subcommand(index, cmd, cwd, with_cd)
+            sub = self._subcommand(index, cmd, cwd, with_cd, settled)
             subcommands.append(sub[0])
             verdicts.append(sub[1])
         if analysis.problems:
@@ -641,32 +660,46 @@ class _Call:
         return tuple(subcommands), analysis.problems, _combine(verdicts)
 
     def _subcommand(
-        self, index: int, cmd: SimpleCommand, cwd: str | None, with_cd: bool
+        self, index: int, cmd: SimpleCommand, cwd: str | None, with_cd: bool, settled: bool
     ) -> tuple[SubcommandVerdict, Verdict]:
         engine = self.engine
         home = engine.home
         s = Subject("command", "Bash", cmd.text, "execute", command=cmd, params=self.input)
+        args = path_arguments(cmd)
+        option_files = programs.option_reads(cmd.effective)
         if cmd.kind == "redirects" and cmd.analysable:
             readonly: ReadOnly | None = ReadOnly(True, "only redirections, no command runs")
         else:
             readonly = check_command(
-                cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True
+                cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True,
+                expand_globs=settled, file_args=args, option_files=option_files,
             )
         if cmd.name in ("cd", "pushd") and cmd.analysable:
             for word in cmd.effective[1:2]:
                 path = word_path(word, cwd, home)
                 if path is not None:
                     self._check_boundary("cd", path)
-        args = path_arguments(cmd)
         critical = self._critical(cmd, cwd)
         edit_ok = self.mode in ("acceptEdits", "bypassPermissions") and self._file_op_inside(
             cmd, args, cwd
         )
+        analysable = cmd.analysable
+        problem = f"found inside {cmd.context}" if cmd.context else "not analysable"
+        read_only = readonly is not None and readonly.read_only
+        if analysable and not read_only and programs.options_matter(cmd.name):
+            # (a read-only verdict already checked every word where an option can stand)
+            # `find . -{delete,print}`, `find . -del*`: bash makes the option; no rule
+            # may trust a word that is not fixed where an option can stand.
+            values = programs.value_options(cmd.name)
+            refused, _notes = option_words(cmd.effective, cwd, home, values,
+                                           expand_globs=settled)
+            if refused is not None:
+                analysable, problem = False, refused.reason
         verdict = self.verdict(
             s,
             protected=critical,
-            analysable=cmd.analysable,
-            problem=f"found inside {cmd.context}" if cmd.context else "not analysable",
+            analysable=analysable,
+            problem=problem,
             readonly=readonly,
             edit_ok=edit_ok,
         )
@@ -681,11 +714,10 @@ class _Call:
                 continue
             path = word_path(word, cwd, home)
             if path is None:
-                rs = Subject("problem", "Bash", word.raw, "write", what=what, redirect=True)
-                rv = self.verdict(rs, analysable=False,
-                                  problem="the target is only known when the command runs")
-                parts.append(rv)
-                targets.append(self._target(what, word.raw, "write", rv, None, None))
+                self._unanalysable_redirect(
+                    word.raw, what, "write", "the target is only known when the command runs",
+                    parts, targets,
+                )
                 continue
             rs = Subject("path", "Bash", path.link, "write", path=path, family="edit",
                          redirect=True, what=what)
@@ -693,22 +725,57 @@ class _Call:
             rv = self.verdict(rs, protected=protected_reason(path, engine.boundary), inside=inside)
             parts.append(rv)
             targets.append(self._target(what, path.link, "write", rv, path, inside))
-        for arg in args:
-            word = arg.word
-            path = glob_directory(word, cwd, home) if word.glob else word_path(word, cwd, home)
-            if path is None:
+        recursive = programs.recursive(cmd.effective)
+        if not (args or option_files or cmd.redirects or recursive):
+            return self._finish(index, cmd, parts, targets)  # (the usual `npm test`)
+        reads = [(arg.word, arg.access, f"{cmd.name} argument") for arg in args]
+        reads += [(w, "read", f"{cmd.name} option") for w in option_files]
+        for redirect in cmd.redirects:
+            if redirect.target is None:
                 continue
-            access: Effect = arg.access
-            family: Family = "read" if access == "read" else "edit"
-            what = f"{cmd.name} argument"
-            cs = Subject("path", "Bash", path.link, access, path=path, family=family,
-                         constraint=True, what=what)
-            protected = protected_reason(path, engine.boundary) if access == "write" else None
-            inside = self._check_boundary(what, path)
-            cv = self.verdict(cs, protected=protected, inside=inside)
-            if cv.step is not None:
-                parts.append(cv)
-            targets.append(self._target(what, path.link, access, cv, path, inside))
+            if redirect.network:
+                self._unanalysable_redirect(
+                    redirect.target.raw, f"redirect {redirect.op}", "network",
+                    "bash opens a network connection (/dev/tcp, /dev/udp)", parts, targets,
+                )
+            elif redirect.reads:
+                reads.append((redirect.target, "read", f"redirect {redirect.op}"))
+        read_dirs: list[ResolvedPath] = []
+        for word, access, what in reads:
+            paths = self._word_paths(word, cwd)
+            if paths is None:
+                if what.startswith("redirect") or (access == "read" and engine.read_guarded):
+                    # A Read deny or ask rule cannot be checked against `cat $HOME/...`.
+                    self._unanalysable_redirect(
+                        word.raw, what, "read", "the file read is only known when the command "
+                        "runs", parts, targets,
+                    )
+                continue
+            for path in paths:
+                effect: Effect = "read" if access == "read" else "write"
+                family: Family = "read" if access == "read" else "edit"
+                cs = Subject("path", "Bash", path.link, effect, path=path, family=family,
+                             constraint=True, what=what)
+                protected = protected_reason(path, engine.boundary) if effect == "write" else None
+                inside = self._check_boundary(what, path)
+                cv = self.verdict(cs, protected=protected, inside=inside)
+                if cv.step is not None:
+                    parts.append(cv)
+                targets.append(self._target(what, path.link, effect, cv, path, inside))
+                if effect == "read" and not what.startswith("redirect"):
+                    read_dirs.append(path)
+        if (
+            recursive and cmd.analysable and _combine(parts).decision == "allow"
+        ):
+            # (only an allowed part can be changed by the tree's ask: an ask or a deny
+            # already decided it, and an appended ask never comes first)
+            parts.extend(self._tree_reads(cmd, read_dirs, cwd))
+        return self._finish(index, cmd, parts, targets)
+
+    @staticmethod
+    def _finish(
+        index: int, cmd: SimpleCommand, parts: list[Verdict], targets: list[TargetVerdict]
+    ) -> tuple[SubcommandVerdict, Verdict]:
         combined = _combine(parts)
         return (
             SubcommandVerdict(
@@ -722,6 +789,66 @@ class _Call:
             ),
             combined,
         )
+
+    def _unanalysable_redirect(
+        self,
+        label: str,
+        what: str,
+        effect: Effect,
+        problem: str,
+        parts: list[Verdict],
+        targets: list[TargetVerdict],
+    ) -> None:
+        """A redirection toolrun cannot check (dynamic target, network): no rule allows it."""
+        s = Subject("problem", "Bash", label, effect, what=what, redirect=True)
+        verdict = self.verdict(s, analysable=False, problem=problem)
+        parts.append(verdict)
+        targets.append(self._target(what, label, effect, verdict, None, None))
+
+    def _word_paths(self, word: Word, cwd: str | None) -> tuple[ResolvedPath, ...] | None:
+        """The paths a file word names: every current match of a glob (each is checked)."""
+        home = self.engine.home
+        if word.glob:
+            matches = glob_matches(word, cwd, home)
+            if matches is not None:
+                return matches
+            directory = glob_directory(word, cwd, home)
+            return (directory,) if directory is not None else None
+        path = word_path(word, cwd, home)
+        return (path,) if path is not None else None
+
+    def _tree_reads(
+        self, cmd: SimpleCommand, paths: Sequence[ResolvedPath], cwd: str | None
+    ) -> list[Verdict]:
+        """A recursive reader (``grep -r``, ``rg``, ``find``, ``tree``) over a directory that
+        holds a path a Read deny or ask rule covers asks (as Claude Code does)."""
+        engine = self.engine
+        if not engine.read_guarded:
+            return []
+        roots = [p for p in paths if os.path.isdir(p.target)]
+        if not paths:
+            if cwd is None:
+                return []
+            roots = [resolve(cwd, "/", engine.home)]
+        for root in roots:
+            found = _guarded_below(engine, root)
+            if found is None:
+                continue
+            label, rule = found
+            what = f"{cmd.name} reads {root.link} recursively"
+            s = Subject("path", "Bash", label, "read", path=resolve(label, "/", engine.home),
+                        family="read", constraint=True, what=what)
+            # Like an ask rule: bypassPermissions does not wave it through.
+            outcome = apply_mode("ask_rule", "read", self.mode)
+            if rule is None:
+                reason = f"{what}, which has {label} (Read deny/ask rules exist)"
+                verdict = Verdict(outcome.decision, "default", "ask_rule", reason)
+            else:
+                reason = f"{what}, and {rule.describe()} covers {label} inside it"
+                verdict = Verdict(outcome.decision, "rule", "ask_rule", reason, rule)
+            self.subjects.append((s, verdict))
+            return [verdict]
+        return []
 
     @staticmethod
     def _target(
@@ -772,9 +899,11 @@ class _Call:
                     continue
                 path = word_path(word, cwd, home)
                 if path is None:
-                    if text in (".", "..") or text.startswith("../"):
-                        return f"rm of {text} in a directory toolrun cannot determine"
-                    continue
+                    if word.tilde:  # ~- is $OLDPWD, ~N the directory stack: unknown here
+                        return f"rm of {word.raw}, which is only known when the command runs"
+                    # `(cd .. && rm -rf proj)`: relative to a directory toolrun could not
+                    # follow, any name may be the workspace or a parent.
+                    return f"rm of {text} in a directory toolrun cannot determine"
                 why = critical_reason(path, home=home, anchors=anchors)
                 if why is not None:
                     return f"rm of {path.link}: {why} (critical path)"
@@ -798,6 +927,54 @@ class _Call:
             if redirect.writes:
                 return False
         return True
+
+
+#: A guarded path below a tree and the rule covering it (None: too large to check).
+TreeGuard = tuple[str, "CompiledRule | None"] | None
+#: How many entries a recursive read is checked over before it simply asks.
+MAX_TREE_ENTRIES = 5000
+
+
+def _guarded_below(engine: PermissionEngine, root: ResolvedPath) -> TreeGuard:
+    """A path under ``root`` that a Read deny/ask rule covers (with the rule); a rule of
+    None means the tree is too large to check. None when nothing is covered.
+
+    Remembered per tree until a directory in it changes (names only matter, and adding,
+    removing or renaming an entry changes its directory's mtime)."""
+    cache = engine.tree_cache
+    cached = cache.get(root.target)
+    if cached is not None and _mtimes(cached[0]) == cached[0]:
+        return cached[1]  # no directory of the tree changed since it was checked
+    entries: list[str] = []
+    directories: list[str] = []
+    for directory, dirs, files in os.walk(root.target):
+        directories.append(directory)
+        entries.extend(posixpath.join(directory, name) for name in (*dirs, *files))
+        if len(entries) > MAX_TREE_ENTRIES:
+            return f"more than {MAX_TREE_ENTRIES} entries to check", None
+    signature = _mtimes(tuple((d, 0) for d in directories))
+    found: TreeGuard = None
+    for full in entries:
+        path = resolve(full, "/", engine.home)
+        s = Subject("path", "Read", path.link, "read", path=path, family="read")
+        rule = engine.rules.first_match("deny", s) or engine.rules.first_match("ask", s)
+        if rule is not None:
+            found = (path.link, rule)
+            break
+    if len(cache) > 256:
+        cache.clear()
+    cache[root.target] = (signature, found)
+    return found
+
+
+def _mtimes(signature: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    out: list[tuple[str, int]] = []
+    for directory, _old in signature:
+        try:
+            out.append((directory, os.stat(directory).st_mtime_ns))
+        except OSError:
+            out.append((directory, -1))
+    return tuple(out)
 
 
 def _rm_argvs(cmd: SimpleCommand) -> list[tuple[Word, ...]]:

@@ -8,22 +8,34 @@ after a ``cd`` we could not follow) has no path: callers treat that as
 
 from __future__ import annotations
 
+import glob
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from toolrun.permissions.bash import SimpleCommand, Word
+from toolrun.permissions.bash import SimpleCommand
+from toolrun.permissions.memo import by_identity
 from toolrun.permissions.paths import ResolvedPath, resolve
+from toolrun.permissions.tilde import TildeError, expand_tilde
+from toolrun.permissions.words import Word
 
 Access = Literal["read", "write"]
+#: A glob that matches more files than this is not checked file by file.
+MAX_GLOB_MATCHES = 2000
 
 READ_FILE_COMMANDS = frozenset(
     {
         "cat", "head", "tail", "less", "more", "wc", "stat", "ls", "du", "diff", "file",
         "strings", "od", "xxd", "hexdump", "base64", "md5sum", "sha1sum", "sha256sum",
         "nl", "tac", "sort", "uniq", "cut", "realpath", "readlink", "find", "grep",
-        "egrep", "fgrep", "rg", "sed", "awk", "source", ".",
+        "egrep", "fgrep", "rg", "sed", "awk", "source", ".", "tree", "zgrep",
+        "gawk", "mawk", "nawk", "base32", "basenc", "rev", "paste", "fold", "fmt", "pr",
+        "expand", "unexpand", "cmp", "comm", "join", "cksum", "sum", "b2sum", "sha224sum",
+        "sha384sum", "sha512sum", "shasum", "zcat", "bzcat", "xzcat", "zless", "zmore",
+        "column", "jq", "yq", "iconv", "look", "bat", "batcat", "view", "vim", "vi", "nano",
+        "emacs", "split", "csplit", "tar", "zip", "gzip", "bzip2", "xz", "scp", "rsync",
+        "openssl", "gpg", "xmllint", "sqlite3",
     }
 )  # fmt: skip
 WRITE_FILE_COMMANDS = frozenset(
@@ -36,7 +48,8 @@ WRITE_FILE_COMMANDS = frozenset(
 _COPY_LIKE = frozenset({"cp", "ln", "install"})
 #: Commands whose first positional argument is not a path (a pattern, a mode, an owner).
 _FIRST_NOT_PATH = frozenset(
-    {"grep", "egrep", "fgrep", "rg", "sed", "awk", "chmod", "chown", "chgrp"}
+    {"grep", "egrep", "fgrep", "rg", "sed", "awk", "chmod", "chown", "chgrp", "jq", "yq",
+     "look", "gawk", "mawk", "nawk", "zgrep"}
 )
 _PATTERN_OPTIONS = frozenset({"-e", "--regexp", "-f", "--file", "--expression"})
 #: Options that take the next word as their value (so it is not a path).
@@ -92,19 +105,68 @@ def track_cwds(
 
 
 def word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
-    """The path a static shell word names; None when it depends on run time."""
+    """The path a static shell word names; None when it depends on run time.
+
+    An unquoted tilde prefix is expanded as bash expands it (``~``, ``~user``, ``~+``;
+    ``~-`` and the directory stack are refused: not known before the command runs).
+    """
     if not word.is_static or word.value is None or not word.value:
         return None
     value = word.value
-    if word.tilde and (value == "~" or value.startswith("~/")):
-        return resolve(value, cwd or "/", home)
+    if word.tilde:
+        try:
+            value = expand_tilde(value, home=home, cwd=cwd)
+        except TildeError:
+            return None
     if value.startswith("~"):
-        value = "./" + value  # a quoted ~ is a file named ~, not the home directory
+        value = "./" + value  # a quoted ~ (or ~nosuchuser) is a file named ~...
     if value.startswith("/"):
         return resolve(value, "/", home)
     if cwd is None:
         return None
     return resolve(value, cwd, home)
+
+
+def expand_glob(word: Word, cwd: str | None, home: str) -> list[str] | None:
+    """The file names an unquoted glob word matches right now (bash's default options).
+
+    Empty when nothing matches (bash then keeps the word as it is); None when it cannot
+    be known (dynamic parts, unknown directory, POSIX classes, too many matches).
+    """
+    if word.value is None:
+        return None
+    pattern = word.value
+    if word.tilde:
+        try:
+            pattern = expand_tilde(pattern, home=home, cwd=cwd)
+        except TildeError:
+            return None
+    if "[:" in pattern or "[=" in pattern or "[." in pattern:
+        return None  # POSIX classes: Python's glob would match less than bash
+    pattern = pattern.replace("[^", "[!")  # bash's [^...] is Python's [!...]
+    prefix = ""
+    if not pattern.startswith("/"):
+        if cwd is None:
+            return None
+        prefix = cwd.rstrip("/") + "/"
+    found: list[str] = []
+    for i, match in enumerate(glob.iglob(glob.escape(prefix) + pattern)):
+        if i >= MAX_GLOB_MATCHES:
+            return None
+        found.append(match[len(prefix) :])
+    return sorted(found)
+
+
+def glob_matches(word: Word, cwd: str | None, home: str) -> tuple[ResolvedPath, ...] | None:
+    """The paths a glob word names: its matches, or the word itself when nothing matches."""
+    found = expand_glob(word, cwd, home)
+    if found is None:
+        return None
+    if not found:
+        path = word_path(Word(word.raw, word.value, False, word.tilde), cwd, home)
+        return (path,) if path is not None else None
+    base = cwd or "/"
+    return tuple(resolve(m, base, home) for m in found)
 
 
 def glob_directory(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
@@ -126,6 +188,7 @@ class PathArgument:
     access: Access
 
 
+@by_identity
 def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
     """The words of a known file command that name files, with how they are used."""
     argv = command.effective
@@ -135,7 +198,9 @@ def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
     if name == "dd":
         return tuple(
             PathArgument(
-                Word(w.raw[3:], w.value[3:], w.glob), "write" if w.value[:3] == "of=" else "read"
+                # bash expands a tilde after = in name=value words: of=~/x is $HOME/x
+                Word(w.raw[3:], w.value[3:], w.glob, w.raw[3:4] == "~"),
+                "write" if w.value[:3] == "of=" else "read",
             )
             for w in argv[1:]
             if w.value is not None and w.value[:3] in ("if=", "of=")
@@ -173,6 +238,17 @@ def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
         positional = positional[:1]
     if not write:
         return tuple(PathArgument(w, "read") for w in positional)
+    if name in _COPY_LIKE | {"mv"}:
+        # `cp -t DIR SRC...`: the directory written is an option's value.
+        directory = _target_directory(argv)
+        if directory is not None:
+            sources: Access = "write" if name == "mv" else "read"
+            return tuple(PathArgument(w, sources) for w in positional if w is not directory) + (
+                PathArgument(directory, "write"),
+            )
+    if name == "ln" and len(positional) >= 2 and _symbolic(argv):
+        targets = tuple(PathArgument(w, "read") for w in _link_targets(positional))
+        return targets + (PathArgument(positional[-1], "write"),)
     if name in _COPY_LIKE and len(positional) >= 2:
         return tuple(PathArgument(w, "read") for w in positional[:-1]) + (
             PathArgument(positional[-1], "write"),
@@ -190,3 +266,44 @@ def _sed_in_place(argv: tuple[Word, ...]) -> bool:
         ):
             return True
     return False
+
+
+def _symbolic(argv: tuple[Word, ...]) -> bool:
+    for word in argv[1:]:
+        value = word.value or ""
+        if value == "--":
+            return False
+        if value == "--symbolic" or (value.startswith("-") and not value.startswith("--")
+                                     and "s" in value[1:]):
+            return True
+    return False
+
+
+def _link_targets(positional: Sequence[Word]) -> list[Word]:
+    """``ln -s TARGET LINK``: a relative TARGET is resolved against LINK's directory.
+
+    LINK may be an existing directory (the link is made inside it) or a new name: both
+    readings are returned, so both are checked. An absolute target stays as it is.
+    """
+    link = positional[-1]
+    out: list[Word] = []
+    for target in positional[:-1]:
+        value = target.value
+        if value is None or link.value is None or value.startswith("/") or target.tilde:
+            out.append(target)
+            continue
+        directories = {posixpath.dirname(link.value.rstrip("/")) or ".", link.value}
+        if len(positional) > 2 or link.value.endswith("/"):
+            directories = {link.value}
+        for directory in sorted(directories):
+            joined = posixpath.join(directory, value)
+            out.append(Word(joined, joined, target.glob, link.tilde))
+    return out
+
+
+def _target_directory(argv: tuple[Word, ...]) -> Word | None:
+    """The value of ``-t DIR`` / ``-rtDIR`` / ``--target-directory=DIR`` (cp, mv, ln, install)."""
+    from toolrun.permissions.programs import option_values
+
+    found = option_values(argv, "t", ("--target-directory",))
+    return found[0] if found else None

@@ -1,0 +1,137 @@
+"""The parse is bash's parse, or the command is not analysable (issue 9 point 1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.permissions.conftest import Tree, decide
+from toolrun.permissions.bash import analyse
+
+RM = ("Bash(rm *)",)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo hi\n\\rm -rf build",  # tree-sitter reads one echo; bash runs rm
+        "echo hi\n\\rm\t-rf build",
+        "ls\n\\r\\m x",
+        "echo ok \n\\rm x",
+        "cat <<EOF > f; rm x\nhi\nEOF",
+        "echo a\\\nb",
+    ],
+)
+def test_trees_that_are_not_bashs_parse_are_not_analysable(command: str) -> None:
+    assert not analyse(command).analysable
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo hi\nls",
+        "git commit -m \"$(cat <<'EOF'\nfix: thing\nEOF\n)\"",
+        "echo \"a\nb\" 'c\nd' $'e\\nf'",
+        "ls \\\n  -la",
+        "echo a>b 2>&1 <c",
+        'x=1; echo ${x:-a b} "${y[@]}"',
+        "find . -name '*.py' -exec grep -l x {} \\;",
+        'grep -E "a|b" file | sort | uniq -c > out.txt',
+        "echo a\\ b c\\;d",
+        "a && \\\n  b",
+        "cat > f <<EOF\nx\nEOF",
+        "echo a#b # c",
+    ],
+)
+def test_ordinary_commands_stay_analysable(command: str) -> None:
+    analysis = analyse(command)
+    assert analysis.analysable, analysis.problems
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat <<EOF | rm x\nhi\nEOF",
+        "cat <<EOF && rm x\nhi\nEOF",
+        "cat <<-EOF || rm x &\nhi\nEOF",
+        "cat <<EOF ; rm x\nhi\nEOF",
+    ],
+)
+def test_commands_after_a_heredoc_operator_are_seen(tree: Tree, command: str) -> None:
+    assert decide(tree, "Bash", {"command": command}, deny=RM).decision != "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo hi\n\\rm -rf build",
+        "r${E}m x",
+        "$(echo rm) x",
+        "`echo rm` x",
+        "trap 'rm x' EXIT",
+        "awk 'BEGIN{system(\"rm x\")}'",
+        "sed -n '1e rm x'",
+        'eval "$x"',
+        'bash -c "$x"',
+        "x=rm; $x y",
+        "cat <<EOF > f; rm x\nhi\nEOF",
+    ],
+)
+def test_bypass_asks_for_what_it_cannot_analyse_when_a_bash_deny_exists(
+    tree: Tree, command: str
+) -> None:
+    call = {"command": command}
+    assert decide(tree, "Bash", call, deny=RM, mode="bypassPermissions").decision == "ask"
+    assert decide(tree, "Bash", call, ask=RM, mode="bypassPermissions").decision == "ask"
+
+
+def test_bypass_without_rules_a_command_could_meet_still_allows_what_it_cannot_analyse(
+    tree: Tree,
+) -> None:
+    call = {"command": "r${E}m x"}
+    assert decide(tree, "Bash", call, mode="bypassPermissions").decision == "allow"
+    assert (
+        decide(tree, "Bash", call, deny=("mcp__evil",), mode="bypassPermissions").decision
+        == "allow"
+    )
+
+
+@pytest.mark.parametrize("command", ["cat <> .env", "r${E}m .env", "$(echo cat) .env"])
+def test_bypass_asks_for_what_it_cannot_analyse_when_a_file_rule_exists(
+    tree: Tree, command: str
+) -> None:
+    # What toolrun cannot read may read or write the denied file.
+    call = {"command": command}
+    assert (
+        decide(tree, "Bash", call, deny=("Read(.env)",), mode="bypassPermissions").decision
+        != "allow"
+    )
+
+
+@pytest.mark.parametrize("command", [
+    'echo "${x:-`rm y`}"', "echo ${x:-`rm y`}", "echo ${x:-$(rm y)}", 'echo "${x#`rm y`}"',
+])  # fmt: skip
+def test_substitutions_the_parser_reads_as_text_are_not_analysable(
+    tree: Tree, command: str
+) -> None:
+    assert decide(tree, "Bash", {"command": command}).decision == "ask"
+    assert (
+        decide(tree, "Bash", {"command": command}, deny=RM, mode="bypassPermissions").decision
+        != "allow"
+    )
+
+
+@pytest.mark.parametrize("command", [
+    "cat <<EOF\n`rm y`\nEOF", "cat <<EOF\nx `rm y` z\nEOF", "cat <<EOF\n${x:-`rm y`}\nEOF",
+    "cat <<-EOF\n\t`rm y`\n\tEOF",
+])  # fmt: skip
+def test_substitutions_in_unquoted_heredocs_are_seen(tree: Tree, command: str) -> None:
+    assert decide(tree, "Bash", {"command": command}).decision == "ask"
+    assert (
+        decide(tree, "Bash", {"command": command}, deny=RM, mode="bypassPermissions").decision
+        != "allow"
+    )
+
+
+def test_quoted_heredocs_are_text(tree: Tree) -> None:
+    for command in ("cat <<'EOF'\n`rm y` $(rm y)\nEOF", 'cat <<"EOF"\n`x`\nEOF'):
+        assert decide(tree, "Bash", {"command": command}).decision == "allow"

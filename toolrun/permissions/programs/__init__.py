@@ -1,0 +1,200 @@
+"""What toolrun knows about individual programs: one small module per family.
+
+Each module names the programs it covers (``NAMES``) and may define:
+
+- ``check(argv, ctx) -> str | None``: why this use of the program is *not* read-only
+  (writes a file, runs a program, reads configuration that runs code); None when its
+  options are all known to be harmless. Only consulted for programs in the read-only set.
+- ``runs_code(argv) -> str | None``: why the arguments themselves are code the program
+  runs (``awk 'BEGIN{system(...)}'``, ``sed 'e ...'``, ``trap '...'``, ``python -c``). Such
+  a command cannot be analysed: no rule may allow it, and deny rules cannot see inside.
+- ``option_reads(argv) -> tuple[Word, ...]``: files named by options that are read
+  (``grep -f FILE``), checked like file arguments.
+- ``recursive(argv) -> bool``: the program reads whole directory trees.
+
+``argv`` is the command after wrappers are stripped; ``argv[0]`` is the program name.
+A new bypass of one program is a one-file fix here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import posixpath
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from toolrun.permissions.memo import by_identity
+from toolrun.permissions.words import Word
+
+if TYPE_CHECKING:
+    from toolrun.permissions.paths import Boundary
+
+_MODULES = (
+    "awk", "base64", "builtins", "curl", "find", "git", "grep", "interpreters", "less", "rg",
+    "sed", "sort", "tree", "uniq", "xargs",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where a command runs: its working directory (None when unknown), $HOME, the boundary."""
+
+    cwd: str | None
+    home: str
+    boundary: Boundary
+
+
+def _load() -> dict[str, ModuleType]:
+    table: dict[str, ModuleType] = {}
+    for name in _MODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        for program in module.NAMES:
+            table[program] = module
+    return table
+
+
+_TABLE: dict[str, ModuleType] | None = None
+
+
+def program(name: str | None) -> ModuleType | None:
+    """The module that knows ``name`` (a program name or path), if any."""
+    global _TABLE
+    if name is None:
+        return None
+    if _TABLE is None:
+        _TABLE = _load()
+    return _TABLE.get(posixpath.basename(name) if "/" in name else name)
+
+
+def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
+    module = program(argv[0].value if argv else None)
+    if module is None:
+        return None
+    fn = getattr(module, "check", None)
+    return fn(argv, ctx) if fn is not None else None
+
+
+def runs_code(argv: tuple[Word, ...]) -> str | None:
+    module = program(argv[0].value if argv else None)
+    fn = getattr(module, "runs_code", None)
+    return fn(argv) if fn is not None else None
+
+
+@by_identity
+def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    module = program(argv[0].value if argv else None)
+    fn = getattr(module, "option_reads", None)
+    return tuple(fn(argv)) if fn is not None else ()
+
+
+def recursive(argv: tuple[Word, ...]) -> bool:
+    name = argv[0].value if argv else None
+    if name is None:
+        return False
+    if (posixpath.basename(name) if "/" in name else name) not in _names_with("recursive"):
+        return False
+    fn = getattr(program(name), "recursive", None)
+    return bool(fn(argv)) if fn is not None else False
+
+
+@functools.cache
+def _names_with(attribute: str) -> frozenset[str]:
+    """The program names whose module defines ``attribute`` (a quick pre-check)."""
+    if _TABLE is None:
+        program("")
+    assert _TABLE is not None
+    return frozenset(n for n, m in _TABLE.items() if getattr(m, attribute, None))
+
+
+# ---------------------------------------------------------------------- option helpers
+
+
+def options(argv: Iterable[Word]) -> Iterator[str]:
+    """The option words of a GNU-style command (options may follow operands; ``--`` ends them).
+
+    A word that is not a fixed string is yielded as ``"\\x00"``: it might become any option.
+    """
+    for word in list(argv)[1:]:
+        text = word.value if word.value is not None and not word.glob else "\x00"
+        if text == "--":
+            return
+        if text == "\x00" or (text.startswith("-") and text != "-") or text.startswith("+"):
+            yield text
+
+
+def long_is(text: str, name: str, *, abbreviations: bool = True) -> bool:
+    """``--name``, ``--name=value`` or (getopt_long and git) an unambiguous-looking prefix."""
+    option = text.split("=", 1)[0]
+    if option == name:
+        return True
+    return abbreviations and option.startswith("--") and len(option) > 3 and name.startswith(option)
+
+
+def short_has(text: str, letters: str) -> bool:
+    """Whether a short-option cluster (``-uo``) holds one of ``letters`` (over-approximates)."""
+    if not text.startswith("-") or text.startswith("--") or len(text) < 2:
+        return False
+    return any(c in text[1:] for c in letters)
+
+
+def option_values(
+    argv: tuple[Word, ...], short: str, longs: tuple[str, ...], *, abbreviations: bool = True
+) -> list[Word]:
+    """The words given to an option that takes a value (``-f F``, ``-fF``, ``--file=F``;
+    getopt_long's abbreviations such as ``--expr=`` too, unless the program has none)."""
+    out: list[Word] = []
+    words = argv[1:]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        text = word.value
+        if text is None:
+            i += 1
+            continue
+        if text == "--":
+            break
+        if short and text.startswith("-") and not text.startswith("--") and len(text) >= 2:
+            cluster = text[1:]
+            for k, c in enumerate(cluster):
+                if c in short:
+                    rest = cluster[k + 1 :]
+                    if rest:
+                        out.append(_sub(word, len(text) - len(rest)))
+                    elif i + 1 < len(words):
+                        out.append(words[i + 1])
+                        i += 1
+                    break
+        elif text.startswith("--"):
+            for name in longs:
+                if long_is(text, name, abbreviations=abbreviations):
+                    if "=" in text:
+                        out.append(_sub(word, text.index("=") + 1))
+                    elif i + 1 < len(words):
+                        out.append(words[i + 1])
+                        i += 1
+                    break
+        i += 1
+    return out
+
+
+def _sub(word: Word, start: int) -> Word:
+    """The tail of a static word from ``start`` (the value of ``-fFILE``/``--file=FILE``)."""
+    value = (word.value or "")[start:]
+    # A tilde is only expanded at the start of a word, or after = in assignments.
+    return Word(value, value, word.glob, False)
+
+
+def options_matter(name: str | None) -> bool:
+    """Whether some option of ``name`` writes, runs a program or reads a named file."""
+    if name is not None and "/" in name:
+        name = posixpath.basename(name)
+    return name in _names_with("DANGEROUS_OPTIONS")
+
+
+def value_options(name: str | None) -> frozenset[str]:
+    """Options of ``name`` whose next word is their value, not an option."""
+    found: frozenset[str] = getattr(program(name), "VALUE_OPTIONS", frozenset())
+    return found
