@@ -88,7 +88,10 @@ def test_names_and_output_that_are_not_utf8_are_escaped_in_results_journal_and_s
 def test_text_formats_escape_too(tmp_path: Path, fmt: str) -> None:
     (tmp_path / "d\udcff").mkdir()
     # the third call's error names the working directory that the second one removed
-    remove_cwd = f"{sys.executable} -c 'import os; os.rmdir(os.getcwd())'"
+    # (a script, not `python -c`: code given as a string is not analysable, so it asks)
+    script = tmp_path / "rmcwd.py"
+    script.write_text("import os\nos.rmdir(os.getcwd())\n")
+    remove_cwd = f"{sys.executable} {script}"
     plan(tmp_path, "cd d*", remove_cwd, "echo hi")
     done = toolrun(tmp_path, "exec", "plan.yaml", "--format", fmt)
     assert done.returncode == 1, done.stderr
@@ -190,10 +193,12 @@ def test_hooks_get_names_that_are_not_utf8_escaped(tmp_path: Path) -> None:
     """Glob, Grep and ls list a file whose name is not UTF-8; a PostToolUse hook sees it."""
     (tmp_path / "d\udcff").mkdir()
     (tmp_path / "d\udcff" / "f\udcfe.txt").write_text("x\n")
-    seen = tmp_path / "seen.json"
+    seen = tmp_path.parent / f"{tmp_path.name}-seen"
+    seen.mkdir()
+    # the three calls run side by side: each hook writes a file of its own
     (tmp_path / "toolrun.yaml").write_text(
         "permissions:\n  allow: [Bash, Glob, Grep]\nhooks:\n  PostToolUse:\n"
-        f"    - hooks: [{{type: command, command: 'cat >> {seen}; echo >> {seen}'}}]\n"
+        f"    - hooks: [{{type: command, command: 'cat > {seen}/$$.json'}}]\n"
     )
     (tmp_path / "plan.yaml").write_text(
         "calls:\n  - {tool: Glob, input: {pattern: '**/*.txt'}}\n"
@@ -205,5 +210,5 @@ def test_hooks_get_names_that_are_not_utf8_escaped(tmp_path: Path) -> None:
     results = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]
     assert [r["status"] for r in results] == ["ok"] * 3
     assert "f\udcfe.txt" in results[0]["output"]  # reads back to the very name
-    payloads = [json.loads(line) for line in seen.read_bytes().decode("utf-8").splitlines()]
+    payloads = [json.loads(f.read_bytes().decode("utf-8")) for f in seen.iterdir()]
     assert len(payloads) == 3

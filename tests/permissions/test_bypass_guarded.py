@@ -1,5 +1,5 @@
 """bypassPermissions and --ask allow never let a command that cannot be analysed slip past
-a Bash deny or ask rule ("a deny anywhere wins", issue 9 point 1)."""
+a deny or ask rule a command could meet ("a deny anywhere wins", issue 9 point 1)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,17 @@ def test_bypass_asks_for_what_it_cannot_analyse_when_bash_rules_guard(
         assert decision.protected  # only a person may approve it
 
 
-def test_bypass_still_allows_what_it_cannot_analyse_without_bash_rules(tmp_path: Path) -> None:
-    plain = engine(tmp_path, 'permissions:\n  deny: ["Read(./.env)"]\n')
+def test_a_read_deny_guards_too(tmp_path: Path) -> None:
+    """A command can read anything (`cat <> .env`), so a Read deny rule counts."""
+    guarded = engine(tmp_path, 'permissions:\n  deny: ["Read(./.env)"]\n')
+    assert guarded.decide("Bash", {"command": "r${E}m x"}).decision == "ask"
+
+
+def test_bypass_still_allows_what_it_cannot_analyse_when_no_rule_could_apply(
+    tmp_path: Path,
+) -> None:
+    # an MCP tool's rule is no rule a shell command can run into
+    plain = engine(tmp_path, 'permissions:\n  deny: ["mcp__srv__drop"]\n')
     assert plain.decide("Bash", {"command": "r${E}m x"}).decision == "allow"
 
 
