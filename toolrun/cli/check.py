@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
+from toolrun.cli.options import (
+    config_options,
+    format_option,
+    jobs_option,
+    no_hooks_option,
+    policy_options,
+)
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CheckReport, PlanCheck
@@ -24,7 +30,14 @@ REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
 INPUT_FORMATS = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
 # the result statuses (toolrun.execution.results.Status), for the JSON summary
 STATUSES = (
-    "ok", "error", "denied", "needs_approval", "timeout", "cancelled", "interrupted", "skipped"
+    "ok",
+    "error",
+    "denied",
+    "needs_approval",
+    "timeout",
+    "cancelled",
+    "interrupted",
+    "skipped",
 )
 
 
@@ -61,6 +74,7 @@ STATUSES = (
 )
 @jobs_option("Inputs checked in parallel processes (output keeps the input order).")
 @no_hooks_option
+@policy_options
 def check(
     inputs: tuple[str, ...],
     config_file: Path | None,
@@ -74,6 +88,8 @@ def check(
     report_format: str | None,
     jobs: int,
     no_hooks: bool,
+    strict: bool,
+    managed_settings: Path | None,
 ) -> int:
     """Decide every call of plans and agent transcripts; execute nothing.
 
@@ -112,6 +128,8 @@ def check(
             hooks=not no_hooks,
             jobs=jobs,
             fail_on=fail_on,
+            strict=strict,
+            managed_settings=managed_settings,
         ),
         on_plan=show,
     )
@@ -281,6 +299,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
             }
             for p in report.plans
         ],
+        "config_warnings": list(report.config_warnings),
         "problems": [
             {
                 "file": p.location.file if p.location else None,

@@ -56,6 +56,26 @@ def config_options(f: F) -> F:
     return f
 
 
+def policy_options(f: F) -> F:
+    """``--strict`` and ``--managed-settings``: how strictly the config is read, and the
+    managed settings file that overrides every other source."""
+    f = click.option(
+        "--managed-settings",
+        type=click.Path(dir_okay=False, path_type=Path),
+        envvar="TOOLRUN_MANAGED_SETTINGS",
+        default=None,
+        help="Managed settings file (Claude Code's shape) above every other source: its "
+        "disableBypassPermissionsMode, allowManagedPermissionRulesOnly and "
+        "allowManagedHooksOnly are enforced [env: TOOLRUN_MANAGED_SETTINGS].",
+    )(f)
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Unknown config keys and other config warnings are errors (exit 3); "
+        "also toolrun.strict: true.",
+    )(f)
+
+
 def format_option(choices: tuple[str, ...]) -> Callable[[F], F]:
     """``--format``: the default is chosen at run time (a table only on a terminal)."""
     return click.option(

@@ -140,6 +140,8 @@ class CheckRequest:
     hooks: bool = True
     jobs: int = 1
     fail_on: str = "deny"
+    strict: bool = False  # config warnings are errors
+    managed_settings: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,8 @@ class CheckReport:
     fail_on: str
     plans: tuple[PlanCheck, ...]
     wall_ms: float
+    #: the config's warnings (unknown keys, ignored Claude Code keys, managed-only locks)
+    config_warnings: tuple[str, ...] = ()
 
     @property
     def problems(self) -> Iterator[Problem]:
@@ -268,6 +272,8 @@ class _Options:
     hooks: bool
     source_format: str | None
     run_id: str
+    strict: bool = False
+    managed_settings: str | None = None
 
 
 @dataclass
@@ -296,6 +302,8 @@ def _state(options: _Options) -> _State:
         config_file=Path(options.config_file) if options.config_file else None,
         settings_files=[Path(f) for f in options.settings_files],
         mode=options.mode,
+        strict=options.strict,
+        managed_settings=Path(options.managed_settings) if options.managed_settings else None,
     )
     registry = default_registry()
     if config.mcp_servers:
@@ -509,8 +517,10 @@ def check(
         hooks=request.hooks,
         source_format=request.source_format,
         run_id=new_run_id(),
+        strict=request.strict,
+        managed_settings=str(request.managed_settings) if request.managed_settings else None,
     )
-    _state(options)  # an invalid config stops everything here
+    warnings = _state(options).config.warnings  # an invalid config stops everything here
     inputs = expand_inputs(request.inputs)
     done: list[PlanCheck] = []
 
@@ -530,6 +540,7 @@ def check(
         fail_on=request.fail_on,
         plans=tuple(done),
         wall_ms=(time.perf_counter() - started) * 1000,
+        config_warnings=warnings,
     )
 
 

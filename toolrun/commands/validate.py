@@ -37,6 +37,8 @@ def validate_plans(
     config_file: Path | None = None,
     settings_files: Sequence[Path] = (),
     mode: str | None = None,
+    strict: bool = False,
+    managed_settings: Path | None = None,
 ) -> ValidateReport:
     """Validate the config and each plan; every problem of every file is collected."""
     from toolrun.config import load_config
@@ -51,7 +53,12 @@ def validate_plans(
     per_turn = MAX_CALLS_PER_TURN  # when the config is invalid, its problems are listed too
     try:
         config = load_config(
-            workspace=workspace, config_file=config_file, settings_files=settings_files, mode=mode
+            workspace=workspace,
+            config_file=config_file,
+            settings_files=settings_files,
+            mode=mode,
+            strict=strict,
+            managed_settings=managed_settings,
         )
         if config.mcp_servers:
             from toolrun.tools.mcp import register_mcp_tools

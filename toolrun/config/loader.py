@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from toolrun.config.keys import KeyReport, check_keys, is_known_tool, tool_hint
 from toolrun.config.models import (
     PERMISSION_MODES,
     Behavior,
@@ -45,8 +46,15 @@ from toolrun.yamlfile import (
 )
 
 CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
+#: Claude Code's managed settings file on Linux (docs/settings "Settings files"); read when
+#: ``loadClaudeSettings`` is on. ``--managed-settings FILE`` names one explicitly (CI).
+MANAGED_SETTINGS_PATH = Path("/etc/claude-code/managed-settings.json")
 _log = logging.getLogger("toolrun.config")
 MAX_CONCURRENCY_ENV = "TOOLRUN_MAX_CONCURRENCY"
+#: the environment's spelling of ``--managed-settings`` and ``--strict`` (every command reads
+#: them, exec and explain-permission included)
+MANAGED_SETTINGS_ENV = "TOOLRUN_MANAGED_SETTINGS"
+STRICT_ENV = "TOOLRUN_STRICT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +64,7 @@ class _Loaded:
     root: Path
     doc: Document
     spec: ConfigFile
+    keys: KeyReport
 
     def source(self, path: Sequence[str | int]) -> SettingSource:
         loc = self.doc.value_location(path)
@@ -108,10 +117,11 @@ def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> 
     except ValidationError as exc:
         problems.extend(problems_from_validation(exc, doc, model=ConfigFile))
         return None
-    return _Loaded(kind, path, root, doc, spec)
+    keys = check_keys(data, doc, managed=kind is SourceKind.MANAGED)
+    return _Loaded(kind, path, root, doc, spec, keys)
 
 
-def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[str]) -> None:
+def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[Problem]) -> None:
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
     perms = loaded.spec.permissions
@@ -129,16 +139,52 @@ def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[str]) 
                     )
                 )
                 continue
-            if parsed.warning:
-                warning = Problem(
-                    loaded.doc.value_location(where),
-                    f"permissions.{behavior}[{i}]",
-                    f"warning: {parsed.text!r}: {parsed.warning}",
+            if not parsed.tool_glob and not is_known_tool(parsed.tool):
+                problems.append(
+                    Problem(
+                        loaded.doc.value_location(where),
+                        f"permissions.{behavior}[{i}]",
+                        f"unknown tool {parsed.tool!r} in rule {text!r}{tool_hint(parsed.tool)}",
+                    )
                 )
-                warnings.append(str(warning))
+                continue
+            if parsed.warning:
+                warnings.append(
+                    Problem(
+                        loaded.doc.value_location(where),
+                        f"permissions.{behavior}[{i}]",
+                        f"warning: {parsed.text!r}: {parsed.warning}",
+                    )
+                )
+
+
+def _check_hooks(loaded: _Loaded, problems: list[Problem]) -> None:
+    """Matchers that are not valid regexes, empty commands and bad ``if`` rules: errors
+    (each would silently keep a hook from ever running)."""
+    from toolrun.hooks.matching import compile_matcher
+    from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+
     for event, groups in (loaded.spec.hooks or {}).items():
         for g, group in enumerate(groups):
+            matcher = compile_matcher(group.matcher)
+            if matcher.kind == "invalid":
+                problems.append(
+                    Problem(
+                        loaded.doc.value_location(("hooks", event, g, "matcher")),
+                        f"hooks.{event}[{g}].matcher",
+                        f"invalid matcher regex {group.matcher!r}: {matcher.error}; "
+                        "the hooks under it would never run",
+                    )
+                )
             for h, hook in enumerate(group.hooks):
+                if not hook.command.strip():
+                    problems.append(
+                        Problem(
+                            loaded.doc.value_location(("hooks", event, g, "hooks", h, "command")),
+                            f"hooks.{event}[{g}].hooks[{h}].command",
+                            "empty command: the hook would do nothing",
+                        )
+                    )
                 if hook.if_ is None:
                     continue
                 try:
@@ -177,8 +223,16 @@ def load_config(
     mode: str | None = None,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
+    strict: bool = False,
+    managed_settings: Path | None = None,
+    managed_path: Path = MANAGED_SETTINGS_PATH,
 ) -> Config:
-    """Read every source that applies and merge them; ConfigError lists every problem."""
+    """Read every source that applies and merge them; ConfigError lists every problem.
+
+    ``strict`` (or ``toolrun.strict: true`` in any source) makes every config warning an
+    error. ``managed_settings`` is read always; ``managed_path`` (Claude Code's managed
+    settings file) only with ``loadClaudeSettings``.
+    """
     env = os.environ if env is None else env
     ws = Path(workspace).expanduser().resolve()
     if not ws.is_dir():
@@ -194,6 +248,15 @@ def load_config(
 
     problems: list[Problem] = []
     loaded: list[_Loaded] = []
+    if managed_settings is None and env.get(MANAGED_SETTINGS_ENV):
+        managed_settings = Path(env[MANAGED_SETTINGS_ENV])
+    strict = strict or env.get(STRICT_ENV, "").lower() in ("1", "true", "yes")
+    if managed_settings is not None:
+        item = _read(
+            SourceKind.MANAGED, managed_settings, managed_settings.resolve().parent, problems
+        )
+        if item is not None:
+            loaded.append(item)
     # --settings: the last one given has the highest precedence.
     for path in reversed(settings_files):
         item = _read(SourceKind.SETTINGS, path, path.resolve().parent, problems)
@@ -215,6 +278,10 @@ def load_config(
     )
     home_dir = home if home is not None else Path(env.get("HOME") or Path.home())
     if load_claude:
+        if managed_settings is None and managed_path.is_file():
+            item = _read(SourceKind.MANAGED, managed_path, managed_path.parent, problems)
+            if item is not None:
+                loaded.insert(0, item)
         for kind, path, root in (
             (SourceKind.LOCAL, ws / ".claude" / "settings.local.json", ws),
             (SourceKind.PROJECT, ws / ".claude" / "settings.json", ws),
@@ -225,15 +292,54 @@ def load_config(
                 if item is not None:
                     loaded.append(item)
 
-    warnings: list[str] = []
+    warned: list[Problem] = []
     for item in loaded:
-        _check_rules(item, problems, warnings)
+        _check_rules(item, problems, warned)
+        _check_hooks(item, problems)
+        warned.extend(item.keys.warnings)
+    strict = strict or any(s.spec.toolrun is not None and s.spec.toolrun.strict for s in loaded)
+    if strict:  # every warning is an error: the message as is, with where it was written
+        problems.extend(
+            Problem(w.location, w.path, w.message.removeprefix("warning: ")) for w in warned
+        )
     if problems:
         raise ConfigError(problems)
     config = _merge(ws, loaded, mode, _env_max_concurrency(env), home_dir)
+    _check_bypass(config, loaded)
+    warnings = [
+        str(w if w.message.startswith("warning: ") else replace(w, message=f"warning: {w.message}"))
+        for w in warned
+    ]
+    ignored = tuple(dict.fromkeys(k for item in loaded for k in item.keys.ignored))
+    if ignored:
+        warnings.append(
+            f"ignored: {', '.join(ignored)} (Claude Code settings toolrun does not enforce)"
+        )
+    warnings.extend(config.policy_notes)  # so that explain-permission and check say so
     for warning in warnings:  # the CLI shows these on stderr (toolrun.cli installs a handler)
         _log.warning("%s", warning)
-    return replace(config, warnings=tuple(warnings))
+    return replace(config, warnings=tuple(warnings), ignored=ignored)
+
+
+def _check_bypass(config: Config, loaded: list[_Loaded]) -> None:
+    """``permissions.disableBypassPermissionsMode: disable`` in any source forbids the mode,
+    whoever asks for it (``--mode``, a ``defaultMode``): an error naming both places."""
+    if config.default_mode != "bypassPermissions":
+        return
+    for item in loaded:
+        perms = item.spec.permissions
+        if perms is not None and perms.disableBypassPermissionsMode == "disable":
+            where = ("permissions", "disableBypassPermissionsMode")
+            raise ConfigError(
+                [
+                    Problem(
+                        item.doc.value_location(where),
+                        format_path(where),
+                        "bypassPermissions mode is disabled by this setting; it was asked for by "
+                        f"{config.mode_source or 'the config'}",
+                    )
+                ]
+            )
 
 
 def _merge(
@@ -251,8 +357,33 @@ def _merge(
     mode_source: SettingSource | None = (
         SettingSource(SourceKind.CLI, None, 0, workspace, flag="--mode") if mode else None
     )
+    managed = [i for i in loaded if i.kind is SourceKind.MANAGED]
+    for item in managed:  # managed settings win over the command line too (Claude Code's order)
+        perms = item.spec.permissions
+        if perms is not None and perms.defaultMode is not None:
+            default_mode = perms.defaultMode
+            mode_source = item.source(("permissions", "defaultMode"))
+            break
+    rules_lock = _lock(managed, "allowManagedPermissionRulesOnly")
+    hooks_lock = _lock(managed, "allowManagedHooksOnly")
+    notes: list[str] = []
     for item in loaded:
         perms = item.spec.permissions
+        if rules_lock is not None and item.kind is not SourceKind.MANAGED and perms is not None:
+            dropped = len(perms.allow) + len(perms.ask) + len(perms.deny)
+            if dropped:
+                notes.append(
+                    f"allowManagedPermissionRulesOnly ({rules_lock}): {dropped} permission "
+                    f"rule{'s' if dropped != 1 else ''} from {item.doc.file} not used"
+                )
+            perms = perms.model_copy(update={"allow": [], "ask": [], "deny": []})
+        if hooks_lock is not None and item.kind is not SourceKind.MANAGED and item.spec.hooks:
+            dropped = sum(len(g.hooks) for groups in item.spec.hooks.values() for g in groups)
+            notes.append(
+                f"allowManagedHooksOnly ({hooks_lock}): {dropped} hook"
+                f"{'s' if dropped != 1 else ''} from {item.doc.file} not used"
+            )
+            item = replace(item, spec=item.spec.model_copy(update={"hooks": None}))
         if perms is not None:
             if default_mode is None and perms.defaultMode is not None:
                 default_mode = perms.defaultMode
@@ -307,7 +438,16 @@ def _merge(
         toolrun=_merge_toolrun(loaded, env_concurrency),
         sandbox=_merge_sandbox(loaded, home),
         files=tuple(Path(i.doc.file) for i in loaded),
+        policy_notes=tuple(notes),
     )
+
+
+def _lock(managed: list[_Loaded], key: str) -> SettingSource | None:
+    """Where a managed file turns a managed-only lock on, if one does."""
+    for item in managed:
+        if getattr(item.spec, key):
+            return item.source((key,))
+    return None
 
 
 def _merge_toolrun(loaded: list[_Loaded], env_concurrency: int | None) -> ToolrunSettings:

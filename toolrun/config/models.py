@@ -31,6 +31,7 @@ HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch
 class SourceKind(enum.IntEnum):
     """Where a setting came from. Lower value = higher precedence."""
 
+    MANAGED = -1  # managed settings (/etc/claude-code, --managed-settings): above everything
     CLI = 0  # --mode and other flags
     SETTINGS = 1  # --settings FILE
     TOOLRUN = 2  # toolrun.yaml (discovered, --config or TOOLRUN_CONFIG)
@@ -41,6 +42,7 @@ class SourceKind(enum.IntEnum):
     @property
     def label(self) -> str:
         return {
+            SourceKind.MANAGED: "managed settings",
             SourceKind.CLI: "command line",
             SourceKind.SETTINGS: "--settings",
             SourceKind.TOOLRUN: "toolrun config",
@@ -127,6 +129,10 @@ class Config:
     files: tuple[Path, ...] = ()  # the files that were read, highest precedence first
     #: rules that load but are skipped or read in a way worth saying (``file:line: ...``)
     warnings: tuple[str, ...] = ()
+    #: Claude Code keys toolrun knows but does not enforce (``statusLine``, ``hooks.Stop``)
+    ignored: tuple[str, ...] = ()
+    #: what managed settings changed (rules or hooks of other sources not used), to explain
+    policy_notes: tuple[str, ...] = ()
 
     def rules_for(self, behavior: Behavior) -> tuple[PermissionRule, ...]:
         return tuple(r for r in self.rules if r.behavior == behavior)

@@ -23,6 +23,9 @@ class PermissionsSection(_Open):
     additionalDirectories: list[str] = Field(
         default_factory=list, description="Directories outside the workspace that count as inside."
     )
+    disableBypassPermissionsMode: Literal["disable"] | None = Field(
+        default=None, description='"disable": bypassPermissions mode is an error.'
+    )
 
 
 class HookCommandSpec(_Open):
@@ -71,7 +74,11 @@ class ToolrunSection(BaseModel):
         default=None, description="closed: a hook timeout, crash, 127 or bad JSON denies."
     )
     loadClaudeSettings: bool | None = Field(
-        default=None, description="Also read ~/.claude and .claude settings files."
+        default=None,
+        description="Also read ~/.claude, .claude and /etc/claude-code managed settings files.",
+    )
+    strict: bool | None = Field(
+        default=None, description="Unknown keys and other config warnings are errors (exit 3)."
     )
 
 
@@ -141,3 +148,9 @@ class ConfigFile(_Open):
     mcpServers: dict[str, McpServerSpec] | None = None
     toolrun: ToolrunSection | None = None
     sandbox: SandboxSection | None = None
+    allowManagedPermissionRulesOnly: bool | None = Field(
+        default=None, description="Managed settings only: other sources' rules are not used."
+    )
+    allowManagedHooksOnly: bool | None = Field(
+        default=None, description="Managed settings only: other sources' hooks are not used."
+    )
