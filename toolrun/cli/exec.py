@@ -186,7 +186,9 @@ def _print_report(
         click.echo(recap)
     elif fmt == "json":
         extra = {"unread_lines": report.unread_lines} if report.plans == ("-",) else None
-        click.echo(render.json_report(report.run_id, report.plans, results, report.wall_ms, extra))
+        click.echo(
+            render.json_report(report.run_id, report.plans, results, report.wall_ms, extra)
+        )
     elif fmt == "text":
         click.echo(recap)
     elif report.unread_lines:  # jsonl: stdout holds results only
