@@ -520,7 +520,9 @@ def check(
         strict=request.strict,
         managed_settings=str(request.managed_settings) if request.managed_settings else None,
     )
-    warnings = _state(options).config.warnings  # an invalid config stops everything here
+    state = _state(options)  # an invalid config stops everything here
+    _check_examples(state)
+    warnings = state.config.warnings
     inputs = expand_inputs(request.inputs)
     done: list[PlanCheck] = []
 
@@ -542,6 +544,16 @@ def check(
         wall_ms=(time.perf_counter() - started) * 1000,
         config_warnings=warnings,
     )
+
+
+def _check_examples(state: _State) -> None:
+    """The config's rule self-tests: a failing one is an invalid config (exit 3)."""
+    from toolrun.errors import ConfigError
+    from toolrun.policy.examples import check_examples
+
+    failed = check_examples(state.config, state.registry)
+    if failed:
+        raise ConfigError(failed)
 
 
 def _check_in_processes(

@@ -65,6 +65,11 @@ def validate_plans(
 
             register_mcp_tools(config, registry)  # so that mcp__server__tool calls validate
         per_turn = config.toolrun.max_calls_per_turn
+        from toolrun.policy.examples import check_examples
+
+        failed = check_examples(config, registry)  # rule self-tests: the rules as meant
+        problems.extend(failed)
+        invalid += len({p.location.file if p.location else p.path for p in failed})
     except ConfigError as exc:
         problems.extend(exc.problems)
         invalid += len({p.location.file if p.location else p.path for p in exc.problems})

@@ -27,12 +27,13 @@ from toolrun.config.models import (
     HookMatcher,
     PermissionMode,
     PermissionRule,
+    RuleExample,
     SettingSource,
     SourceKind,
     ToolrunSettings,
 )
 from toolrun.config.sandbox import SandboxSettings
-from toolrun.config.schema import ConfigFile
+from toolrun.config.schema import ConfigFile, ExampleSpec
 from toolrun.errors import ConfigError, Problem
 from toolrun.paths import display_path
 from toolrun.validation import problems_from_validation
@@ -297,6 +298,7 @@ def load_config(
         _check_rules(item, problems, warned)
         _check_hooks(item, problems)
         warned.extend(item.keys.warnings)
+    examples = _collect_examples(loaded, problems)
     strict = strict or any(s.spec.toolrun is not None and s.spec.toolrun.strict for s in loaded)
     if strict:  # every warning is an error: the message as is, with where it was written
         problems.extend(
@@ -318,7 +320,57 @@ def load_config(
     warnings.extend(config.policy_notes)  # so that explain-permission and check say so
     for warning in warnings:  # the CLI shows these on stderr (toolrun.cli installs a handler)
         _log.warning("%s", warning)
-    return replace(config, warnings=tuple(warnings), ignored=ignored)
+    return replace(config, warnings=tuple(warnings), ignored=ignored, examples=examples)
+
+
+def _example(spec: ExampleSpec, doc: Document, where: tuple[str | int, ...]) -> RuleExample:
+    return RuleExample(
+        expect=spec.expect,
+        location=doc.value_location(where),
+        path=format_path(where),
+        call=spec.call,
+        tool=spec.tool,
+        input=MappingProxyType(dict(spec.input)) if spec.input is not None else None,
+        mode=spec.mode,
+    )
+
+
+def _collect_examples(loaded: list[_Loaded], problems: list[Problem]) -> tuple[RuleExample, ...]:
+    """``toolrun.examples`` of every source, then each ``examplesFile`` (a list of examples,
+    relative to its source's folder)."""
+    from pydantic import TypeAdapter
+
+    out: list[RuleExample] = []
+    for item in loaded:
+        section = item.spec.toolrun
+        if section is None:
+            continue
+        for i, spec in enumerate(section.examples or ()):
+            out.append(_example(spec, item.doc, ("toolrun", "examples", i)))
+        if section.examplesFile is None:
+            continue
+        path = Path(os.path.expanduser(section.examplesFile))
+        path = path if path.is_absolute() else item.root / path
+        try:
+            doc = load_document(path, display=display_path(path))
+        except DocumentError as exc:
+            problems.append(exc.problem)
+            continue
+        data = doc.data
+        prefix: tuple[str, ...] = ()
+        if isinstance(data, dict) and "examples" in data:
+            data, prefix = data["examples"], ("examples",)
+        try:
+            specs = TypeAdapter(list[ExampleSpec]).validate_python(data)
+        except ValidationError as exc:
+            for error in exc.errors():
+                where = (*prefix, *error["loc"])
+                problems.append(
+                    Problem(doc.value_location(where), format_path(where), error["msg"])
+                )
+            continue
+        out.extend(_example(s, doc, (*prefix, i)) for i, s in enumerate(specs))
+    return tuple(out)
 
 
 def _check_bypass(config: Config, loaded: list[_Loaded]) -> None:

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from toolrun.config.sandbox import SandboxSettings
+from toolrun.errors import Location
 
 Behavior = Literal["allow", "ask", "deny"]
 PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
@@ -97,6 +98,23 @@ class HookMatcher:
     sequential: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class RuleExample:
+    """A rule self-test (``toolrun.examples``): a call and the decision it must get.
+
+    ``call`` is the rule-like form (``Bash(git push)``) or None when ``tool`` and
+    ``input`` are given; ``path`` and ``location`` say where it was written.
+    """
+
+    expect: Behavior
+    location: Location
+    path: str
+    call: str | None = None
+    tool: str | None = None
+    input: Mapping[str, Any] | None = None
+    mode: PermissionMode | None = None
+
+
 def _frozen(d: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
     return MappingProxyType(dict(d or {}))
 
@@ -131,6 +149,8 @@ class Config:
     warnings: tuple[str, ...] = ()
     #: Claude Code keys toolrun knows but does not enforce (``statusLine``, ``hooks.Stop``)
     ignored: tuple[str, ...] = ()
+    #: rule self-tests from every source (toolrun.examples, examplesFile)
+    examples: tuple[RuleExample, ...] = ()
     #: what managed settings changed (rules or hooks of other sources not used), to explain
     policy_notes: tuple[str, ...] = ()
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ModeName = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 
@@ -56,6 +56,28 @@ class McpServerSpec(_Open):
     url: str | None = None
 
 
+class ExampleSpec(BaseModel):
+    """A rule self-test: one call and the decision the rules must give it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    call: str | None = Field(
+        default=None, description="The call in rule form, e.g. 'Bash(git push origin main)'."
+    )
+    tool: str | None = Field(default=None, description="The tool (with input; instead of call).")
+    input: dict[str, Any] | None = Field(default=None, description="The tool's input.")
+    expect: Literal["allow", "ask", "deny"] = Field(description="The decision the rules give.")
+    mode: ModeName | None = Field(default=None, description="Decide in this mode.")
+
+    @model_validator(mode="after")
+    def _one_call(self) -> ExampleSpec:
+        if (self.call is None) == (self.tool is None):
+            raise ValueError("give either call: 'Tool(arg)' or tool: with input:")
+        if self.call is not None and self.input is not None:
+            raise ValueError("input goes with tool:, not with call:")
+        return self
+
+
 class ToolrunSection(BaseModel):
     """toolrun's own settings. Unknown keys here are errors."""
 
@@ -79,6 +101,12 @@ class ToolrunSection(BaseModel):
     )
     strict: bool | None = Field(
         default=None, description="Unknown keys and other config warnings are errors (exit 3)."
+    )
+    examples: list[ExampleSpec] | None = Field(
+        default=None, description="Rule self-tests, checked by validate and check."
+    )
+    examplesFile: str | None = Field(
+        default=None, description="A YAML/JSON file holding a list of more examples."
     )
 
 
