@@ -223,7 +223,10 @@ def test_json_report(runner: CliRunner, ws: Path, rules: Path) -> None:
     assert code == 3  # the invalid input decides the exit code
     assert err == "bad.yaml:2:6: calls[0].tool: unknown tool 'Nope'\n"  # also in the report
     report = json.loads(out)
-    assert set(report) == {"run_id", "plans", "inputs", "problems", "summary", "results"}
+    assert set(report) == {
+        "run_id", "plans", "inputs", "config_warnings", "problems", "summary", "results"
+    }
+    assert report["config_warnings"] == []
     assert report["plans"] == ["plan.yaml", "bad.yaml"]
     assert report["inputs"][0] == {
         "file": "plan.yaml",
@@ -382,7 +385,7 @@ def test_help_names_the_exit_codes(runner: CliRunner) -> None:
     result = runner.invoke(main, ["check", "--help"])
     assert result.exit_code == 0
     assert "4 a call would be denied" in result.stdout
-    assert "--fail-on [deny|ask|never]" in result.stdout
+    assert "--fail-on [deny|ask|never|loosen]" in result.stdout
 
 
 def test_an_existing_file_with_glob_characters_is_taken_as_named(

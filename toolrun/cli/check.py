@@ -20,7 +20,7 @@ from toolrun.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CheckReport, PlanCheck
+    from toolrun.commands.check import CheckReport, CheckRequest, PlanCheck
 
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
 REPORT_FORMATS = ("junit", "json", "jsonl", "github")
@@ -53,10 +53,11 @@ STATUSES = (
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(["deny", "ask", "never"]),
+    type=click.Choice(["deny", "ask", "never", "loosen"]),
     default="deny",
     show_default=True,
-    help="Which decisions fail the check: deny (exit 4), ask (also exit 5), never.",
+    help="Which decisions fail the check: deny (exit 4), ask (also exit 5), never; with "
+    "--compare-config/--compare-settings: loosen (exit 4 when a decision loosens) or never.",
 )
 @format_option(FORMATS)
 @click.option(
@@ -75,7 +76,23 @@ STATUSES = (
 @jobs_option("Inputs checked in parallel processes (output keeps the input order).")
 @no_hooks_option
 @policy_options
+@click.option(
+    "--compare-config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Policy diff: decide every call under this toolrun.yaml too and report only the "
+    "calls whose decision changes (loosened, tightened).",
+)
+@click.option(
+    "--compare-settings",
+    type=click.Path(dir_okay=False, path_type=Path),
+    multiple=True,
+    help="Policy diff against these settings files (instead of the --settings files); "
+    "repeatable.",
+)
+@click.pass_context
 def check(
+    ctx: click.Context,
     inputs: tuple[str, ...],
     config_file: Path | None,
     settings_files: tuple[Path, ...],
@@ -90,6 +107,8 @@ def check(
     no_hooks: bool,
     strict: bool,
     managed_settings: Path | None,
+    compare_config: Path | None,
+    compare_settings: tuple[Path, ...],
 ) -> int:
     """Decide every call of plans and agent transcripts; execute nothing.
 
@@ -103,6 +122,12 @@ def check(
     Exit codes: 0 nothing fails; 4 a call would be denied; 5 a call would ask (with
     --fail-on ask); 3 an input or the config is invalid (every input is still checked and
     reported). When several apply: 3, then 4, then 5.
+
+    Policy diff: with --compare-config NEW (or --compare-settings NEW), every call is
+    decided under both configs and only the calls whose decision changes are reported,
+    as loosened (deny→ask/allow, ask→allow) or tightened, with both deciders. Exit 4
+    with --fail-on loosen when any decision loosens; 3 when an input or a config is
+    invalid; 0 otherwise.
     """
     from toolrun.commands.check import CheckRequest
     from toolrun.commands.check import check as run_check
@@ -116,23 +141,27 @@ def check(
                 "--report-format junit|json|jsonl|github",
                 param_hint="'-o'",
             )
-    show = _streamer(fmt, fail_on)
-    report = run_check(
-        CheckRequest(
-            inputs=inputs,
-            workspace=workspace,
-            config_file=config_file,
-            settings_files=settings_files,
-            mode=mode,
-            source_format=source_format,
-            hooks=not no_hooks,
-            jobs=jobs,
-            fail_on=fail_on,
-            strict=strict,
-            managed_settings=managed_settings,
-        ),
-        on_plan=show,
+    request = CheckRequest(
+        inputs=inputs,
+        workspace=workspace,
+        config_file=config_file,
+        settings_files=settings_files,
+        mode=mode,
+        source_format=source_format,
+        hooks=not no_hooks,
+        jobs=jobs,
+        fail_on=fail_on,
+        strict=strict,
+        managed_settings=managed_settings,
     )
+    if compare_config is not None or compare_settings:
+        compare = (compare_config, compare_settings)
+        return _policy_diff(ctx, request, compare, fmt, (output, report_format))
+    if fail_on == "loosen":
+        raise click.BadParameter(
+            "loosen needs --compare-config or --compare-settings", param_hint="'--fail-on'"
+        )
+    report = run_check(request, on_plan=_streamer(fmt, fail_on))
     if fmt in ("table", "text", "github"):
         click.echo(recap(report))
     else:
@@ -338,3 +367,54 @@ def _n(count: int, word: str) -> str:
 def _short(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- policy diff (--compare-config) -----------------------------------------------------------
+
+
+def _policy_diff(
+    ctx: click.Context,
+    request: CheckRequest,
+    compare: tuple[Path | None, tuple[Path, ...]],
+    fmt: str,
+    report: tuple[Path | None, str | None],
+) -> int:
+    """``check --compare-config``: only the calls whose decision changes, in ``fmt``."""
+    from dataclasses import replace
+
+    from toolrun.commands.check import compare as run_compare
+    from toolrun.policy import diff as render
+
+    if request.fail_on not in ("loosen", "never"):
+        if ctx.get_parameter_source("fail_on") is not click.core.ParameterSource.DEFAULT:
+            raise click.BadParameter(
+                "with --compare-config/--compare-settings use loosen or never",
+                param_hint="'--fail-on'",
+            )
+        request = replace(request, fail_on="never")
+    diff = run_compare(
+        request, config_file=compare[0], settings_files=compare[1], on_plan=_problems
+    )
+
+    def chunks(kind: str) -> Iterator[str]:
+        if kind == "json":
+            yield render.json_text(diff)
+        elif kind == "junit":
+            yield render.junit_xml(diff)
+        else:
+            lines = {"jsonl": render.jsonl_lines, "github": render.github_lines}.get(
+                kind, render.text_lines
+            )
+            for line in lines(diff):
+                yield line + "\n"
+
+    for chunk in chunks(fmt):
+        click.echo(chunk, nl=False)
+    output, report_format = report
+    if output is not None and report_format is not None:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text("".join(chunks(report_format)), encoding="utf-8")
+        except OSError as exc:
+            raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
+    return int(diff.exit_code)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from toolrun.execution.results import CallDecision, Result
     from toolrun.hooks import HookRunner, PreToolUseResult
     from toolrun.plan.models import Call, Plan
+    from toolrun.policy.diff import PolicyDiff
     from toolrun.tools.registry import ToolRegistry
 
 FAIL_ON = ("deny", "ask", "never")
@@ -152,6 +153,7 @@ class CheckReport:
     wall_ms: float
     #: the config's warnings (unknown keys, ignored Claude Code keys, managed-only locks)
     config_warnings: tuple[str, ...] = ()
+    config_files: tuple[str, ...] = ()  # the config files that were read
 
     @property
     def problems(self) -> Iterator[Problem]:
@@ -543,6 +545,41 @@ def check(
         plans=tuple(done),
         wall_ms=(time.perf_counter() - started) * 1000,
         config_warnings=warnings,
+        config_files=tuple(display_path(f) for f in state.config.files),
+    )
+
+
+def compare(
+    request: CheckRequest,
+    *,
+    config_file: Path | None = None,
+    settings_files: Sequence[Path] | None = None,
+    on_plan: Callable[[PlanCheck], None] | None = None,
+) -> PolicyDiff:
+    """Decide every call under the request's config and under the new one (``config_file``
+    instead of the toolrun.yaml, ``settings_files`` instead of the --settings files); the
+    calls whose decision changes. ``request.fail_on``: ``loosen`` or ``never``."""
+    from dataclasses import replace
+
+    from toolrun.policy.diff import diff_reports
+
+    if request.fail_on not in ("loosen", "never"):
+        raise ValueError(f"a policy diff fails on loosen or never, not {request.fail_on!r}")
+    base = check(replace(request, fail_on="never"), on_plan=on_plan)
+    new = check(
+        replace(
+            request,
+            fail_on="never",
+            config_file=config_file if config_file is not None else request.config_file,
+            settings_files=settings_files if settings_files else request.settings_files,
+        )
+    )
+    return diff_reports(
+        base,
+        new,
+        base_label=", ".join(base.config_files) or "no config",
+        new_label=", ".join(new.config_files) or "no config",
+        fail_on=request.fail_on,
     )
 
 
