@@ -1,7 +1,7 @@
 """`toolrun check` at scale: time and peak memory for plans of 10,000 and 100,000 calls.
 
 Run:  .venv/bin/python bench/check.py [--sizes 10000 100000] [--syntax json yaml]
-                                      [--distinct] [--repeat 1] [--format text]
+                                      [--distinct] [--repeat 1] [--format text] [--compare]
 
 Each plan is a realistic mix (Read, Grep, Glob, Edit and Bash with a dozen different
 commands, in turns of 10 calls) checked against a 50-rule config. `toolrun check` runs as
@@ -11,6 +11,9 @@ in <= 10 s and <= 500 MB, cost linear in calls (the per-call cost is printed for
 --distinct makes every call's input unique (no two calls alike), the worst case for the
 check's memo of permission decisions; the default mix repeats commands and paths the way
 an agent's plans do.
+
+--compare also times a policy diff (`--compare-config` against a config that moves a few
+rules) on the same plan and prints its ratio to the single check (budget: <= 2x).
 """
 
 from __future__ import annotations
@@ -175,12 +178,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--format", default="text", help="output format (stdout is discarded)")
     parser.add_argument("--junit", action="store_true", help="also write -o report.xml")
+    parser.add_argument("--compare", action="store_true", help="also time --compare-config")
     args = parser.parse_args()
     extra = ["-o", "report.xml"] if args.junit else []
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         (ws / "toolrun.yaml").write_text(json.dumps({"permissions": RULES}) + "\n")
         assert sum(len(v) for v in RULES.values()) == 50
+        # the proposed policy: one deny rule dropped, one ask rule turned into an allow
+        new_rules = {
+            "allow": [*RULES["allow"], RULES["ask"][0]],
+            "ask": RULES["ask"][1:],
+            "deny": RULES["deny"][1:],
+        }
+        (ws / "new.yaml").write_text(json.dumps({"permissions": new_rules}) + "\n")
         for syntax in args.syntax:
             # the fixed cost (interpreter, imports, config) from a 10-call plan
             small = write_plan(ws / f"plan-10.{syntax}", 10, syntax=syntax, distinct=False)
@@ -204,6 +215,17 @@ def main() -> None:
                     f"{per_call[-1] * 1e6:5.1f} us/call after start-up"
                     + ("  (budget 10 s, 500 MB)" if n == 100_000 else "")
                 )
+                if args.compare:
+                    both = [
+                        run_check(ws, plan, args.format, "--compare-config", "new.yaml")[:2]
+                        for _ in range(args.repeat)
+                    ]
+                    diff_wall = statistics.median(w for w, _ in both)
+                    print(
+                        f"{n:>7,} calls with --compare-config: {diff_wall:6.2f} s, "
+                        f"peak {max(m for _, m in both):5.0f} MB, "
+                        f"{diff_wall / wall:.2f} x the single check (budget 2 x)"
+                    )
                 os.unlink(plan)
             if len(per_call) > 1:
                 print(
