@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "completions": "toolrun.cli.completions:completions",
     "exec": "toolrun.cli.exec:exec_",
     "explain-permission": "toolrun.cli.explain:explain_permission",
+    "lint": "toolrun.cli.lint:lint",
     "runs": "toolrun.cli.runs:runs",
     "schema": "toolrun.cli.schema:schema",
     "show": "toolrun.cli.runs:show",
