@@ -202,3 +202,14 @@ def test_explain_permission_says_the_rules_were_dropped(tmp_path: Path) -> None:
     assert done.returncode == 5  # ask: the allow rule is not used
     assert "allowManagedPermissionRulesOnly" in done.stderr
     assert "1 permission rule from" in done.stderr
+
+
+def test_a_self_test_in_bypass_mode_is_refused_too(tmp_path: Path) -> None:
+    write(
+        tmp_path / "toolrun.yaml",
+        "permissions: {disableBypassPermissionsMode: disable}\ntoolrun:\n  examples:\n"
+        "    - {call: 'Bash(git status)', expect: allow, mode: bypassPermissions}\n",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(workspace=tmp_path, env={})
+    assert "asked for by" in str(info.value) and "toolrun.yaml:4" in str(info.value)

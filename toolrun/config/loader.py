@@ -307,7 +307,7 @@ def load_config(
     if problems:
         raise ConfigError(problems)
     config = _merge(ws, loaded, mode, _env_max_concurrency(env), home_dir)
-    _check_bypass(config, loaded)
+    _check_bypass(config, loaded, examples)
     warnings = [
         str(w if w.message.startswith("warning: ") else replace(w, message=f"warning: {w.message}"))
         for w in warned
@@ -373,11 +373,18 @@ def _collect_examples(loaded: list[_Loaded], problems: list[Problem]) -> tuple[R
     return tuple(out)
 
 
-def _check_bypass(config: Config, loaded: list[_Loaded]) -> None:
+def _check_bypass(
+    config: Config, loaded: list[_Loaded], examples: tuple[RuleExample, ...]
+) -> None:
     """``permissions.disableBypassPermissionsMode: disable`` in any source forbids the mode,
-    whoever asks for it (``--mode``, a ``defaultMode``): an error naming both places."""
+    whoever asks for it (``--mode``, a ``defaultMode``, a self-test's ``mode``): an error
+    naming both places."""
+    asker: object = config.mode_source or "the config"
     if config.default_mode != "bypassPermissions":
-        return
+        example = next((e for e in examples if e.mode == "bypassPermissions"), None)
+        if example is None:
+            return
+        asker = f"{example.location.file}:{example.location.line}"
     for item in loaded:
         perms = item.spec.permissions
         if perms is not None and perms.disableBypassPermissionsMode == "disable":
@@ -388,7 +395,7 @@ def _check_bypass(config: Config, loaded: list[_Loaded]) -> None:
                         item.doc.value_location(where),
                         format_path(where),
                         "bypassPermissions mode is disabled by this setting; it was asked for by "
-                        f"{config.mode_source or 'the config'}",
+                        f"{asker}",
                     )
                 ]
             )
