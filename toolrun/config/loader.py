@@ -373,9 +373,7 @@ def _collect_examples(loaded: list[_Loaded], problems: list[Problem]) -> tuple[R
     return tuple(out)
 
 
-def _check_bypass(
-    config: Config, loaded: list[_Loaded], examples: tuple[RuleExample, ...]
-) -> None:
+def _check_bypass(config: Config, loaded: list[_Loaded], examples: tuple[RuleExample, ...]) -> None:
     """``permissions.disableBypassPermissionsMode: disable`` in any source forbids the mode,
     whoever asks for it (``--mode``, a ``defaultMode``, a self-test's ``mode``): an error
     naming both places."""
