@@ -14,7 +14,7 @@ import click
 from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CheckReport, PlanCheck
+    from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
 
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
 REPORT_FORMATS = ("junit", "json", "jsonl", "github")
@@ -37,6 +37,13 @@ STATUSES = (
     type=click.Choice(INPUT_FORMATS),
     default=None,
     help="Read every input as this format [default: detect each one from its content].",
+)
+@click.option(
+    "--transcript-cwd",
+    metavar="DIR",
+    default=None,
+    help="The directory the transcripts were recorded in: absolute paths under it are "
+    "decided as the same paths under --workspace [default: the cwd a transcript records].",
 )
 @click.option(
     "--fail-on",
@@ -68,6 +75,7 @@ def check(
     workspace: Path,
     mode: str | None,
     source_format: str | None,
+    transcript_cwd: str | None,
     fail_on: str,
     fmt: str | None,
     output: Path | None,
@@ -109,6 +117,7 @@ def check(
             settings_files=settings_files,
             mode=mode,
             source_format=source_format,
+            transcript_cwd=transcript_cwd,
             hooks=not no_hooks,
             jobs=jobs,
             fail_on=fail_on,
@@ -197,11 +206,21 @@ def _text_plan(plan: PlanCheck) -> None:
             f"{where}: {c.decision:<5} {c.id} {c.tool}({c.target}) · turn {c.turn} · {run}"
             f" — {c.why()}"
         )
+        lines.extend(_rebased_lines(c))
         if len(lines) >= 1000:  # a few big writes rather than one per call
             click.echo("\n".join(lines))
             lines.clear()
     if lines:
         click.echo("\n".join(lines))
+
+
+def _rebased_lines(call: CallCheck) -> list[str]:
+    """Where a transcript's recorded paths were decided (``--transcript-cwd``)."""
+    return [
+        f"    {field} recorded {recorded} → decided as {new}"
+        for field, recorded, new in call.rebased
+        if recorded != new
+    ]
 
 
 def _table_plan(plan: PlanCheck) -> None:

@@ -58,6 +58,9 @@ class CallCheck(NamedTuple):
     run_kind: str  # concurrent | exclusive | ""
     execution_id: str
     hooks: tuple[Mapping[str, Any], ...] = ()
+    # (field, as recorded, as decided) for each value of a transcript rebased onto the
+    # workspace; the field "cwd" is the directory the call was recorded in
+    rebased: tuple[tuple[str, str, str], ...] = ()
 
     def why(self) -> str:
         """The reason, naming the rule and its source when one decided."""
@@ -107,10 +110,17 @@ class PlanCheck:
             name=data["name"],
             turns=data["turns"],
             runs=tuple((r[0], r[1], r[2]) for r in data["runs"]),
-            calls=tuple(c if isinstance(c, CallCheck) else CallCheck(*c) for c in data["calls"]),
+            calls=tuple(c if isinstance(c, CallCheck) else _call_from_json(c) for c in data["calls"]),
             problems=tuple(_problem_from_json(p) for p in data["problems"]),
             wall_ms=data["wall_ms"],
         )
+
+
+def _call_from_json(fields: Sequence[Any]) -> CallCheck:
+    call = CallCheck(*fields)
+    return call._replace(
+        hooks=tuple(call.hooks), rebased=tuple((f, a, b) for f, a, b in call.rebased)
+    )
 
 
 def _problem_json(p: Problem) -> dict[str, Any]:
@@ -137,6 +147,9 @@ class CheckRequest:
     settings_files: Sequence[Path] = ()
     mode: str | None = None
     source_format: str | None = None  # --from; None: detect each input
+    # --transcript-cwd: the directory the inputs were recorded in (mapped onto the
+    # workspace); None: the cwd a transcript records, if any
+    transcript_cwd: str | None = None
     hooks: bool = True
     jobs: int = 1
     fail_on: str = "deny"
@@ -210,8 +223,14 @@ def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]
         location=Location(plan.file, call.line, call.column) if call.line else None,
         hooks=call.hooks,
     )
+    extra: dict[str, Any] = {}
+    if call.rebased:
+        extra["rebased"] = [
+            {"field": f, "recorded": recorded, "rebased": new} for f, recorded, new in call.rebased
+        ]
     return {
         **result.as_json(),
+        **extra,
         "reason": call.reason,
         "turn": call.turn,
         "run": call.run,
@@ -268,6 +287,7 @@ class _Options:
     hooks: bool
     source_format: str | None
     run_id: str
+    transcript_cwd: str | None = None
 
 
 @dataclass
@@ -328,8 +348,10 @@ class _CheckDecider:
         self.inner = inner
         self.cache: dict[tuple[str, Path, str], CallDecision] = {}
         self.reasons: dict[int, str] = {}
+        self.cwds: Mapping[int, Path] = {}  # the plan being decided: each call's own cwd
 
     def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
+        cwd = self.cwds.get(call.index, cwd)
         if hooks is not None and hooks.decision is not None:
             decision = self.inner.decide(call, cwd, hooks)
         else:
@@ -407,8 +429,17 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
         return PlanCheck(
             shown, problems=exc.problems, wall_ms=(time.perf_counter() - started) * 1000
         )
-    plan = imported.plan
-    runs, calls = _decide(state, options.run_id, plan)
+    from toolrun.plan.recorded import rebase_plan
+
+    rebased = rebase_plan(
+        imported, state.registry, str(state.config.workspace), options.transcript_cwd
+    )
+    plan = rebased.plan
+    state.decider.cwds = rebased.cwds
+    try:
+        runs, calls = _decide(state, options.run_id, plan, rebased.changes)
+    finally:
+        state.decider.cwds = {}
     return PlanCheck(
         file=shown,
         format=imported.format,
@@ -421,7 +452,10 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
 
 
 def _decide(
-    state: _State, run_id: str, plan: Plan
+    state: _State,
+    run_id: str,
+    plan: Plan,
+    rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
     """Every call of ``plan`` through the executor in dry-run mode, recorded compactly."""
     import anyio
@@ -467,6 +501,7 @@ def _decide(
                 run_kind,
                 r.execution_id,
                 r.hooks,
+                rebased.get(r.index, ()),
             )
         )
 
@@ -509,6 +544,7 @@ def check(
         hooks=request.hooks,
         source_format=request.source_format,
         run_id=new_run_id(),
+        transcript_cwd=request.transcript_cwd,
     )
     _state(options)  # an invalid config stops everything here
     inputs = expand_inputs(request.inputs)

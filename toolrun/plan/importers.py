@@ -56,6 +56,9 @@ class Imported:
 
     plan: Plan
     format: str
+    # the working directory each call was recorded in (call index -> absolute path), for
+    # the formats that record one
+    cwds: Mapping[int, str] = field(default_factory=dict)
 
 
 def load_input(
@@ -91,7 +94,7 @@ def load_input(
             _claude_code(lines, builder)
         else:
             _call_stream(lines.text, builder, max_calls_per_turn)
-        return Imported(builder.plan(None), kind)
+        return Imported(builder.plan(None), kind, builder.cwds)
     try:
         doc = parse_text(text, file, json_syntax=path.suffix.lower() == ".json")
     except DocumentError as exc:
@@ -258,6 +261,8 @@ class _Builder:
     # cannot run those, but rules can still decide them, so they are not invalid input.
     foreign_tools: bool = False
     per_turn: int = MAX_CALLS_PER_TURN
+    cwd: str | None = None  # the working directory the current record names
+    cwds: dict[int, str] = field(default_factory=dict)
 
     def problem(
         self,
@@ -354,6 +359,8 @@ class _Builder:
         )
 
     def add(self, call: Call) -> None:
+        if self.cwd is not None:
+            self.cwds[call.index] = self.cwd
         if self.turn_location is None:
             self.turn_location = call.location
         self.calls.append(call)
@@ -683,6 +690,8 @@ def _claude_code(lines: _JsonLines, builder: _Builder) -> None:
         if not isinstance(message, dict):
             builder.problem(where, ("message",), f"must be an object, not {_kind(message)}")
             continue
+        cwd = data.get("cwd")
+        builder.cwd = cwd if isinstance(cwd, str) and cwd else None
         message_id = message.get("id")
         key: object = message_id if isinstance(message_id, str) and message_id else object()
 
