@@ -223,7 +223,7 @@ def test_json_report(runner: CliRunner, ws: Path, rules: Path) -> None:
     assert code == 3  # the invalid input decides the exit code
     assert err == "bad.yaml:2:6: calls[0].tool: unknown tool 'Nope'\n"  # also in the report
     report = json.loads(out)
-    assert set(report) == {"run_id", "plans", "inputs", "problems", "summary", "results"}
+    assert set(report) == {"run_id", "plans", "inputs", "problems", "warnings", "summary", "results"}
     assert report["plans"] == ["plan.yaml", "bad.yaml"]
     assert report["inputs"][0] == {
         "file": "plan.yaml",

@@ -46,6 +46,12 @@ STATUSES = (
     "decided as the same paths under --workspace [default: the cwd a transcript records].",
 )
 @click.option(
+    "--strict",
+    is_flag=True,
+    help="A session log's unreadable records (not JSON objects, a torn last line, unknown "
+    "record types) make it invalid instead of being skipped with a warning.",
+)
+@click.option(
     "--fail-on",
     type=click.Choice(["deny", "ask", "never"]),
     default="deny",
@@ -76,6 +82,7 @@ def check(
     mode: str | None,
     source_format: str | None,
     transcript_cwd: str | None,
+    strict: bool,
     fail_on: str,
     fmt: str | None,
     output: Path | None,
@@ -118,6 +125,7 @@ def check(
             mode=mode,
             source_format=source_format,
             transcript_cwd=transcript_cwd,
+            strict=strict,
             hooks=not no_hooks,
             jobs=jobs,
             fail_on=fail_on,
@@ -194,6 +202,8 @@ def plan_header(plan: PlanCheck) -> str:
 def _problems(plan: PlanCheck) -> None:
     for problem in plan.problems:
         click.echo(str(problem), err=True)
+    for warning in plan.warnings:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _text_plan(plan: PlanCheck) -> None:
@@ -202,6 +212,8 @@ def _text_plan(plan: PlanCheck) -> None:
     for c in plan.calls:
         where = f"{plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
+        if c.origin:
+            run += f" · {c.origin}"
         lines.append(
             f"{where}: {c.decision:<5} {c.id} {c.tool}({c.target}) · turn {c.turn} · {run}"
             f" — {c.why()}"
@@ -264,6 +276,8 @@ def recap(report: CheckReport) -> str:
     parts = [f"{c[d]} {d}" for d in ("allow", "ask", "deny") if c[d]] or ["nothing decided"]
     if c["invalid"]:
         parts.append(f"{c['invalid']} invalid input{'s' if c['invalid'] != 1 else ''}")
+    if c["warnings"]:
+        parts.append(f"{_n(c['warnings'], 'record')} skipped")
     if c["failing"]:
         failing = f"{c['failing']} failing (--fail-on {report.fail_on})"
     elif c["invalid"]:
@@ -310,6 +324,14 @@ def json_report(report: CheckReport) -> Iterator[str]:
                 "text": str(p),
             }
             for p in report.problems
+        ],
+        "warnings": [
+            {"file": w.location.file if w.location else None,
+             "line": w.location.line if w.location else None,
+             "column": w.location.column if w.location else None,
+             "message": w.message, "text": str(w)}
+            for plan in report.plans
+            for w in plan.warnings
         ],
         "summary": {
             # the keys of exec's summary (result statuses), then check's own

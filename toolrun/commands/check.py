@@ -61,6 +61,7 @@ class CallCheck(NamedTuple):
     # (field, as recorded, as decided) for each value of a transcript rebased onto the
     # workspace; the field "cwd" is the directory the call was recorded in
     rebased: tuple[tuple[str, str, str], ...] = ()
+    origin: str = ""  # "sidechain", "subagent FILE": not the session's main thread
 
     def why(self) -> str:
         """The reason, naming the rule and its source when one decided."""
@@ -88,6 +89,7 @@ class PlanCheck:
     calls: tuple[CallCheck, ...] = ()
     problems: tuple[Problem, ...] = ()
     wall_ms: float = 0.0
+    warnings: tuple[Problem, ...] = ()  # records of a session log that were skipped
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (what a worker process sends back)."""
@@ -100,6 +102,7 @@ class PlanCheck:
             "calls": list(self.calls),
             "problems": [_problem_json(p) for p in self.problems],
             "wall_ms": self.wall_ms,
+            "warnings": [_problem_json(p) for p in self.warnings],
         }
 
     @classmethod
@@ -113,6 +116,7 @@ class PlanCheck:
             calls=tuple(c if isinstance(c, CallCheck) else _call_from_json(c) for c in data["calls"]),
             problems=tuple(_problem_from_json(p) for p in data["problems"]),
             wall_ms=data["wall_ms"],
+            warnings=tuple(_problem_from_json(p) for p in data["warnings"]),
         )
 
 
@@ -150,6 +154,7 @@ class CheckRequest:
     # --transcript-cwd: the directory the inputs were recorded in (mapped onto the
     # workspace); None: the cwd a transcript records, if any
     transcript_cwd: str | None = None
+    strict: bool = False  # --strict: a session log's unreadable records are problems
     hooks: bool = True
     jobs: int = 1
     fail_on: str = "deny"
@@ -189,6 +194,7 @@ class CheckReport:
         out["plans"] = len(self.plans)
         out["invalid"] = sum(1 for p in self.plans if p.problems)
         out["problems"] = sum(len(p.problems) for p in self.plans)
+        out["warnings"] = sum(len(p.warnings) for p in self.plans)
         return out
 
     @property
@@ -223,7 +229,7 @@ def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]
         location=Location(plan.file, call.line, call.column) if call.line else None,
         hooks=call.hooks,
     )
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"origin": call.origin} if call.origin else {}
     if call.rebased:
         extra["rebased"] = [
             {"field": f, "recorded": recorded, "rebased": new} for f, recorded, new in call.rebased
@@ -288,6 +294,7 @@ class _Options:
     source_format: str | None
     run_id: str
     transcript_cwd: str | None = None
+    strict: bool = False
 
 
 @dataclass
@@ -424,6 +431,7 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
             display=shown,
             source_format=options.source_format,
             max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
+            strict=options.strict,
         )
     except PlanError as exc:
         return PlanCheck(
@@ -437,7 +445,7 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     plan = rebased.plan
     state.decider.cwds = rebased.cwds
     try:
-        runs, calls = _decide(state, options.run_id, plan, rebased.changes)
+        runs, calls = _decide(state, options.run_id, plan, rebased.changes, imported.marks)
     finally:
         state.decider.cwds = {}
     return PlanCheck(
@@ -448,6 +456,7 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
         runs=runs,
         calls=calls,
         wall_ms=(time.perf_counter() - started) * 1000,
+        warnings=imported.warnings,
     )
 
 
@@ -456,6 +465,7 @@ def _decide(
     run_id: str,
     plan: Plan,
     rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
+    marks: Mapping[int, str],
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
     """Every call of ``plan`` through the executor in dry-run mode, recorded compactly."""
     import anyio
@@ -502,6 +512,7 @@ def _decide(
                 r.execution_id,
                 r.hooks,
                 rebased.get(r.index, ()),
+                marks.get(r.index, ""),
             )
         )
 
@@ -545,6 +556,7 @@ def check(
         source_format=request.source_format,
         run_id=new_run_id(),
         transcript_cwd=request.transcript_cwd,
+        strict=request.strict,
     )
     _state(options)  # an invalid config stops everything here
     inputs = expand_inputs(request.inputs)

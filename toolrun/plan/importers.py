@@ -59,6 +59,11 @@ class Imported:
     # the working directory each call was recorded in (call index -> absolute path), for
     # the formats that record one
     cwds: Mapping[int, str] = field(default_factory=dict)
+    # records of a session log that were skipped (not JSON objects, a torn last line,
+    # unknown record types), located; with strict=True they are problems instead
+    warnings: tuple[Problem, ...] = ()
+    # how a call came about when it was not the main conversation (call index -> mark)
+    marks: Mapping[int, str] = field(default_factory=dict)
 
 
 def load_input(
@@ -68,11 +73,13 @@ def load_input(
     display: str | None = None,
     source_format: str | None = None,
     max_calls_per_turn: int = MAX_CALLS_PER_TURN,
+    strict: bool = False,
 ) -> Imported:
     """Load a plan, transcript or call stream (``source_format``: one of FORMATS, or detect).
 
-    A JSONL call stream is cut into turns of ``max_calls_per_turn`` calls. Raises PlanError
-    listing every located problem.
+    A JSONL call stream is cut into turns of ``max_calls_per_turn`` calls. A session log's
+    records that cannot be read are skipped with a warning (problems when ``strict``).
+    Raises PlanError listing every located problem.
     """
     from toolrun.plan.loader import plan_from_document
 
@@ -88,13 +95,17 @@ def load_input(
         if source_format is None:
             kind = lines.detect()
         builder = _Builder(
-            file, registry, foreign_tools=kind == "claude-code", per_turn=max_calls_per_turn
+            file,
+            registry,
+            foreign_tools=kind == "claude-code",
+            per_turn=max_calls_per_turn,
+            strict=strict,
         )
         if kind == "claude-code":
             _claude_code(lines, builder)
         else:
             _call_stream(lines.text, builder, max_calls_per_turn)
-        return Imported(builder.plan(None), kind, builder.cwds)
+        return builder.imported(kind)
     try:
         doc = parse_text(text, file, json_syntax=path.suffix.lower() == ".json")
     except DocumentError as exc:
@@ -108,6 +119,7 @@ def load_input(
             display=display,
             source_format=kind,
             max_calls_per_turn=max_calls_per_turn,
+            strict=strict,
         )
     if kind == "toolrun":
         plan = plan_from_document(doc, registry, max_calls_per_turn=max_calls_per_turn)
@@ -263,6 +275,22 @@ class _Builder:
     per_turn: int = MAX_CALLS_PER_TURN
     cwd: str | None = None  # the working directory the current record names
     cwds: dict[int, str] = field(default_factory=dict)
+    strict: bool = False
+    warnings: list[Problem] = field(default_factory=list)
+    mark: str = ""  # how the current record's calls came about ("" for the main thread)
+    marks: dict[int, str] = field(default_factory=dict)
+
+    def skipped(self, location: Location, message: str) -> None:
+        """A session record that is skipped: a warning, or a problem when strict."""
+        if self.strict:
+            self.problems.append(Problem(location, "", message + " (--strict)"))
+        else:
+            self.warnings.append(Problem(location, "", f"skipped: {message}"))
+
+    def imported(self, kind: str) -> Imported:
+        return Imported(
+            self.plan(None), kind, self.cwds, tuple(self.warnings), self.marks
+        )
 
     def problem(
         self,
@@ -361,6 +389,8 @@ class _Builder:
     def add(self, call: Call) -> None:
         if self.cwd is not None:
             self.cwds[call.index] = self.cwd
+        if self.mark:
+            self.marks[call.index] = self.mark
         if self.turn_location is None:
             self.turn_location = call.location
         self.calls.append(call)
@@ -609,6 +639,14 @@ class _JsonLines:
                 continue
             yield doc, None, number
 
+    def last_line(self) -> int:
+        """The number of the last line that is not blank."""
+        lines = self.text.split("\n")
+        for number in range(len(lines), 0, -1):
+            if lines[number - 1].strip():
+                return number
+        return 0
+
     def detect(self) -> str:
         """``claude-code`` or ``jsonl``, from the first line that tells."""
         for line in self.text.split("\n"):
@@ -623,20 +661,28 @@ class _JsonLines:
 
 
 def _line_object(
-    builder: _Builder, doc: Document | None, problem: Problem | None, number: int
+    builder: _Builder,
+    doc: Document | None,
+    problem: Problem | None,
+    number: int,
+    last: int | None = None,
 ) -> Any:
+    """The line's object; with ``last`` (the last line's number) a session log's line that
+    is not one is skipped (a crash can tear the last line of an append-only log)."""
     if problem is not None:
-        builder.problems.append(problem)
+        if last is None:
+            builder.problems.append(problem)
+        elif problem.location is not None:
+            torn = " (a torn last line)" if number == last else ""
+            builder.skipped(problem.location, f"{problem.message}{torn}")
         return None
     assert doc is not None
     if not isinstance(doc.data, dict):
-        builder.problems.append(
-            Problem(
-                Location(builder.file, number, 1),
-                "",
-                f"each line must be a JSON object, not {_kind(doc.data)}",
-            )
-        )
+        message = f"each line must be a JSON object, not {_kind(doc.data)}"
+        if last is None:
+            builder.problems.append(Problem(Location(builder.file, number, 1), "", message))
+        else:
+            builder.skipped(Location(builder.file, number, 1), message)
         return None
     return doc.data
 
@@ -672,16 +718,34 @@ def _call_stream(text: str, builder: _Builder, per_turn: int) -> None:
         builder.index += 1
 
 
+#: Claude Code session record types that carry no tool call (skipped without a warning).
+CLAUDE_CODE_RECORDS: Final = frozenset(
+    {
+        "user", "system", "summary", "file-history-snapshot", "queue-operation", "progress",
+        "attachment", "custom-title", "tag", "agent-name", "last-prompt", "permission-mode",
+    }
+)
+
+
 def _claude_code(lines: _JsonLines, builder: _Builder) -> None:
-    """Assistant events' ``tool_use`` blocks; one ``message.id`` is one turn."""
+    """Assistant events' ``tool_use`` blocks; one ``message.id`` is one turn; sidechain
+    records (a subagent's, ``isSidechain``) are turns of their own, marked."""
     current: object = None
+    last = lines.last_line()
     for doc, problem, number in lines:
-        data = _line_object(builder, doc, problem, number)
+        data = _line_object(builder, doc, problem, number, last)
         if data is None:
             continue
         assert doc is not None
-        if data.get("type") != "assistant":
+        kind = data.get("type")
+        if kind != "assistant":
+            if kind not in CLAUDE_CODE_RECORDS:
+                shown = repr(kind) if isinstance(kind, str) else f"({_kind(kind)})"
+                what = "no record type" if kind is None else f"unknown record type {shown}"
+                builder.skipped(_Where(doc, number).value(("type",) if kind is not None else ()),
+                                what)
             continue
+        builder.mark = "sidechain" if data.get("isSidechain") is True else ""
         where = _Where(doc, number)
         message = data.get("message")
         if message is None:
@@ -693,7 +757,9 @@ def _claude_code(lines: _JsonLines, builder: _Builder) -> None:
         cwd = data.get("cwd")
         builder.cwd = cwd if isinstance(cwd, str) and cwd else None
         message_id = message.get("id")
-        key: object = message_id if isinstance(message_id, str) and message_id else object()
+        key: object = (
+            (builder.mark, message_id) if isinstance(message_id, str) and message_id else object()
+        )
 
         def new_turn(key: object = key) -> None:
             nonlocal current
