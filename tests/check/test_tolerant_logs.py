@@ -79,3 +79,54 @@ def test_a_call_stream_is_still_strict(ws: Path) -> None:
     """A toolrun call stream is written by a program, not appended by a live agent."""
     write(ws / "c.jsonl", '{"tool": "LS", "input": {}}\n[1]\n')
     assert CliRunner().invoke(main, ["check", "c.jsonl"]).exit_code == 3
+
+
+def _assistant(message_id: str, call_id: str, tool: str, tool_input: dict[str, object]) -> str:
+    return json.dumps(
+        {
+            "type": "assistant",
+            "isSidechain": True,
+            "agentId": "a1b2c3",
+            "cwd": "/home/dev/proj",
+            "message": {
+                "id": message_id,
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": call_id, "name": tool, "input": tool_input}],
+            },
+        }
+    )
+
+
+def test_subagent_logs_beside_a_session_are_checked_as_their_own_turns(ws: Path) -> None:
+    fixture(ws, "claude-code-recorded-cwd.jsonl", "s1.jsonl")
+    subagents = ws / "s1" / "subagents"
+    write(
+        subagents / "agent-a1b2c3.jsonl",
+        _assistant("msg_s1", "toolu_sub_read", "Read", {"file_path": "/home/dev/proj/a.py"})
+        + "\n"
+        + _assistant("msg_s2", "toolu_sub_curl", "Bash", {"command": "curl https://x.example"})
+        + "\n{torn",
+    )
+    write(ws / "toolrun.yaml", 'permissions:\n  deny: ["Bash(curl *)"]\n')
+    run = CliRunner().invoke(main, ["check", "--format", "jsonl", "s1.jsonl"])
+    assert run.exit_code == 4  # the subagent's curl is denied
+    by_id = {r["id"]: r for r in map(json.loads, run.stdout.splitlines())}
+    shown = "s1/subagents/agent-a1b2c3.jsonl"
+    curl = by_id["toolu_sub_curl"]
+    assert (curl["decision"], curl["origin"]) == ("deny", f"subagent {shown}")
+    assert (curl["location"]["file"], curl["location"]["line"]) == (shown, 2)
+    assert by_id["toolu_sub_read"]["decision"] == "allow"  # rebased like the main log
+    assert f"warning: {shown}:3:2: skipped:" in run.stderr
+    assert by_id["toolu_edit"].get("origin") is None
+
+
+def test_a_subagent_call_also_kept_in_the_main_log_is_decided_once(ws: Path) -> None:
+    write(ws / "s2.jsonl", _assistant("msg_1", "toolu_same", "Bash", {"command": "ls"}) + "\n")
+    write(
+        ws / "s2" / "subagents" / "agent-x.jsonl",
+        _assistant("msg_1", "toolu_same", "Bash", {"command": "ls"}) + "\n",
+    )
+    run = CliRunner().invoke(main, ["check", "--format", "jsonl", "s2.jsonl"])
+    assert run.exit_code == 0
+    assert len(run.stdout.splitlines()) == 1
+    assert "skipped: call 'toolu_same' was read already at s2.jsonl:1:" in run.stderr

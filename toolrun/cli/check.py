@@ -210,7 +210,7 @@ def _text_plan(plan: PlanCheck) -> None:
     _problems(plan)
     lines = [plan_header(plan)]
     for c in plan.calls:
-        where = f"{plan.file}:{c.line}:{c.column}" if c.line else plan.file
+        where = f"{c.file or plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
         if c.origin:
             run += f" · {c.origin}"

@@ -62,6 +62,7 @@ class CallCheck(NamedTuple):
     # workspace; the field "cwd" is the directory the call was recorded in
     rebased: tuple[tuple[str, str, str], ...] = ()
     origin: str = ""  # "sidechain", "subagent FILE": not the session's main thread
+    file: str = ""  # the file the call was read from, when not the input itself
 
     def why(self) -> str:
         """The reason, naming the rule and its source when one decided."""
@@ -226,7 +227,7 @@ def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]
         decided_by=DecidedBy(call.kind, call.rule, call.source),
         status=Status(call.status),
         error=call.error,
-        location=Location(plan.file, call.line, call.column) if call.line else None,
+        location=Location(call.file or plan.file, call.line, call.column) if call.line else None,
         hooks=call.hooks,
     )
     extra: dict[str, Any] = {"origin": call.origin} if call.origin else {}
@@ -513,6 +514,7 @@ def _decide(
                 r.hooks,
                 rebased.get(r.index, ()),
                 marks.get(r.index, ""),
+                loc.file if loc and loc.file != plan.file else "",
             )
         )
 

@@ -103,6 +103,8 @@ def load_input(
         )
         if kind == "claude-code":
             _claude_code(lines, builder)
+            for log, shown in _subagent_logs(path, file):
+                _subagent(log, shown, builder)
         else:
             _call_stream(lines.text, builder, max_calls_per_turn)
         return builder.imported(kind)
@@ -338,6 +340,11 @@ class _Builder:
         self.index += 1
         location = where.value(path)
         name = call_id if call_id else f"call-{index + 1}"
+        if name in self.seen and self.mark.startswith("subagent ") and call_id:
+            # Older Claude Code versions also kept a subagent's records in the main log
+            self.index -= 1
+            self.skipped(location, f"call {name!r} was read already at {self.seen[name]}")
+            return
         if name in self.seen:
             at = where.key(id_path) if call_id and id_path is not None else location
             shown = format_path(id_path) if call_id and id_path is not None else format_path(path)
@@ -727,7 +734,39 @@ CLAUDE_CODE_RECORDS: Final = frozenset(
 )
 
 
-def _claude_code(lines: _JsonLines, builder: _Builder) -> None:
+def _subagent_logs(path: Path, file: str) -> list[tuple[Path, str]]:
+    """The logs Claude Code keeps beside a session for its subagents
+    (``<session>.jsonl`` -> ``<session>/subagents/*.jsonl``), with their shown names."""
+    if path.suffix != ".jsonl":
+        return []
+    folder = path.with_suffix("") / "subagents"
+    try:
+        logs = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
+    except OSError:
+        return []
+    base = file.removesuffix(".jsonl")
+    return [(log, f"{base}/subagents/{log.name}") for log in logs]
+
+
+def _subagent(log: Path, shown: str, builder: _Builder) -> None:
+    """A subagent's log: its calls are turns of their own, marked with the log's name."""
+    try:
+        text = read_text(log, shown)
+    except DocumentError as exc:
+        builder.skipped(exc.problem.location or Location(shown, 1, 1), exc.problem.message)
+        return
+    main_file = builder.file
+    builder.end_turn()
+    builder.file = shown
+    try:
+        _claude_code(_JsonLines(text, shown), builder, f"subagent {shown}")
+        builder.end_turn()
+    finally:
+        builder.file = main_file
+        builder.mark = ""
+
+
+def _claude_code(lines: _JsonLines, builder: _Builder, mark: str = "") -> None:
     """Assistant events' ``tool_use`` blocks; one ``message.id`` is one turn; sidechain
     records (a subagent's, ``isSidechain``) are turns of their own, marked."""
     current: object = None
@@ -745,7 +784,7 @@ def _claude_code(lines: _JsonLines, builder: _Builder) -> None:
                 builder.skipped(_Where(doc, number).value(("type",) if kind is not None else ()),
                                 what)
             continue
-        builder.mark = "sidechain" if data.get("isSidechain") is True else ""
+        builder.mark = mark or ("sidechain" if data.get("isSidechain") is True else "")
         where = _Where(doc, number)
         message = data.get("message")
         if message is None:
