@@ -21,7 +21,7 @@ REPORT_FORMATS = ("junit", "json", "jsonl", "github")
 REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
 # Kept in sync with toolrun.plan.importers.FORMATS (a test checks it); repeated here so that
 # the CLI does not import pydantic at start-up.
-INPUT_FORMATS = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
+INPUT_FORMATS = ("toolrun", "anthropic", "openai", "claude-code", "codex", "gemini", "jsonl")
 # the result statuses (toolrun.execution.results.Status), for the JSON summary
 STATUSES = (
     "ok", "error", "denied", "needs_approval", "timeout", "cancelled", "interrupted", "skipped"

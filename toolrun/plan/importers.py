@@ -43,7 +43,8 @@ from toolrun.yamlfile import (
     read_text,
 )
 
-FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
+FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "codex", "gemini", "jsonl")
+_LINE_FORMATS: Final = ("jsonl", "claude-code", "codex")
 JSONL_SUFFIXES: Final = (".jsonl", ".ndjson")
 # Roles that only OpenAI's Chat Completions uses (Anthropic's system prompt is a parameter).
 _OPENAI_ROLES: Final = frozenset({"system", "developer", "tool", "function"})
@@ -90,14 +91,14 @@ def load_input(
     kind = source_format
     if kind is None:
         kind = _sniff_lines(path, text)
-    if kind in ("jsonl", "claude-code"):
+    if kind in _LINE_FORMATS:
         lines = _JsonLines(text, file)
         if source_format is None:
             kind = lines.detect()
         builder = _Builder(
             file,
             registry,
-            foreign_tools=kind == "claude-code",
+            foreign_tools=kind != "jsonl",
             per_turn=max_calls_per_turn,
             strict=strict,
         )
@@ -105,6 +106,10 @@ def load_input(
             _claude_code(lines, builder)
             for log, shown in _subagent_logs(path, file):
                 _subagent(log, shown, builder)
+        elif kind == "codex":
+            from toolrun.plan.codex import rollout
+
+            rollout(lines, builder)
         else:
             _call_stream(lines.text, builder, max_calls_per_turn)
         return builder.imported(kind)
@@ -114,7 +119,7 @@ def load_input(
         raise PlanError([exc.problem]) from None
     if kind is None:
         kind = _detect(doc.data)
-    if kind in ("jsonl", "claude-code"):  # a single line of either, written as a file
+    if kind in _LINE_FORMATS:  # a single line of one, written as a file
         return load_input(
             path,
             registry,
@@ -179,9 +184,14 @@ def _sniff_lines(path: Path, text: str) -> str | None:
 
 
 def _event_kind(obj: Mapping[str, Any]) -> str | None:
-    """``jsonl`` for a call (it names its tool), ``claude-code`` for a session event."""
+    """``jsonl`` for a call (it names its tool), ``codex`` for a rollout record,
+    ``claude-code`` for a session event."""
     if "tool" in obj:
         return "jsonl"
+    from toolrun.plan.codex import is_rollout_line
+
+    if is_rollout_line(obj):
+        return "codex"
     if isinstance(obj.get("type"), str):
         return "claude-code"
     return None
@@ -584,6 +594,26 @@ def _openai_function(
         builder.problem(where, (*path, "name"), f"must be a string, not {_kind(name)}")
         return
     args_path = (*path, "arguments")
+    tool_input = decode_arguments(where, builder, arguments, args_path)
+    if tool_input is None:
+        return
+    builder.call(
+        where,
+        call_path,
+        tool=name,
+        tool_path=(*path, "name"),
+        tool_input=tool_input,
+        input_path=args_path,
+        call_id=call_id or None,
+        id_path=(*call_path, "id"),
+    )
+
+
+def decode_arguments(
+    where: _Where, builder: _Builder, arguments: Any, args_path: tuple[PathPart, ...]
+) -> dict[str, Any] | None:
+    """A function call's arguments: a JSON string (or an object some exporters store) that
+    must encode an object; None after noting the problem."""
     if isinstance(arguments, dict):  # some exporters store them decoded
         tool_input: Any = arguments
     elif isinstance(arguments, str):
@@ -598,23 +628,14 @@ def _openai_function(
                 message += f" (at character {sum(map(len, before)) + len(before) + loc.column}"
                 message += " of the string)"
             builder.problem(where, args_path, f"not valid JSON: {message}")
-            return
+            return None
     else:
         builder.problem(where, args_path, f"must be a JSON string, not {_kind(arguments)}")
-        return
+        return None
     if not isinstance(tool_input, dict):
         builder.problem(where, args_path, f"must encode a JSON object, not {_kind(tool_input)}")
-        return
-    builder.call(
-        where,
-        call_path,
-        tool=name,
-        tool_path=(*path, "name"),
-        tool_input=tool_input,
-        input_path=args_path,
-        call_id=call_id or None,
-        id_path=(*call_path, "id"),
-    )
+        return None
+    return tool_input
 
 
 # -- JSON Lines -----------------------------------------------------------------------------
@@ -655,7 +676,7 @@ class _JsonLines:
         return 0
 
     def detect(self) -> str:
-        """``claude-code`` or ``jsonl``, from the first line that tells."""
+        """``claude-code``, ``codex`` or ``jsonl``, from the first line that tells."""
         for line in self.text.split("\n"):
             try:
                 value = json.loads(line) if line.strip() else None
