@@ -132,6 +132,11 @@ def load_input(
         plan = plan_from_document(doc, registry, max_calls_per_turn=max_calls_per_turn)
         return Imported(plan, "toolrun")
     builder = _Builder(file, registry, foreign_tools=True, per_turn=max_calls_per_turn)
+    if kind == "gemini":
+        from toolrun.plan.gemini import session
+
+        session(doc, builder)
+        return builder.imported(kind)
     if kind == "anthropic":
         _anthropic(doc, builder)
     else:
@@ -205,6 +210,10 @@ def _detect(data: Any) -> str:
         kind = _event_kind(data)
         if kind is not None:
             return kind
+        from toolrun.plan.gemini import is_session
+
+        if is_session(data):
+            return "gemini"
         messages = data.get("messages")
     else:
         messages = data

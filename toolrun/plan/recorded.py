@@ -50,7 +50,12 @@ def rebase_plan(
         for call in turn.calls:
             own = recorded.get(call.index)
             noted: list[Change] = []
-            if own is not None and own.startswith("/"):
+            if own is not None and not own.startswith("/"):
+                # relative to the project (Gemini's directory): below the workspace (a ".."
+                # is kept, and is resolved there: outside the workspace)
+                cwds[call.index] = Path(workspace) / own
+                noted.append(("cwd", own, str(Path(workspace) / own)))
+            elif own is not None:
                 moved = rebase.path(own.rstrip("/") or "/") if rebase is not None else None
                 cwds[call.index] = Path(moved if moved is not None else own)
                 if own.rstrip("/") != root:  # shown only where the session moved
