@@ -81,3 +81,4 @@ def test_malformed_sessions_are_located_problems() -> None:
         "g.json:38:11: messages[1].toolCalls[4].args.command: missing required key 'command'",
         "g.json:44:5: messages[2]: a message must be an object, not a number",
     ]
+

@@ -44,6 +44,7 @@ STATUSES = (
     default=None,
     help="The directory the transcripts were recorded in: absolute paths under it are "
     "decided as the same paths under --workspace [default: the cwd a transcript records].",
+    callback=lambda _ctx, _param, value: _absolute_dir(value),
 )
 @click.option(
     "--strict",
@@ -93,11 +94,28 @@ def check(
     """Decide every call of plans and agent transcripts; execute nothing.
 
     Each PLAN_OR_GLOB is a file or a glob pattern (quoted ones are expanded too; ** spans
-    folders): toolrun plans (YAML/JSON), Anthropic Messages API and OpenAI Chat Completions
-    conversations (JSON), Claude Code session transcripts and JSONL call streams, detected
-    from their content or named with --from. Every call goes through the permission rules
-    and PreToolUse hooks exactly as `toolrun exec` would decide it, and is shown with its
-    turn and run (the partition into concurrent and exclusive runs).
+    folders), in one of these formats, detected from its content or named with --from:
+
+    \b
+      toolrun      a toolrun plan, YAML or JSON
+                     toolrun check 'plans/**/*.yaml'
+      anthropic    an Anthropic Messages API conversation (JSON)
+                     toolrun check --from anthropic conversation.json
+      openai       an OpenAI Chat Completions conversation (JSON)
+                     toolrun check --from openai chat.json
+      claude-code  a Claude Code session (JSONL; its subagents/ logs are read too)
+                     toolrun check ~/.claude/projects/-home-dev-proj/SESSION.jsonl
+      codex        a Codex CLI rollout (JSONL)
+                     toolrun check ~/.codex/sessions/2025/10/29/rollout-*.jsonl
+      gemini       a Gemini CLI session (JSON; it records no cwd)
+                     toolrun check --transcript-cwd ~/proj ~/.gemini/tmp/HASH/chats/session-*.json
+      jsonl        a call stream, {"tool": ..., "input": ...} a line
+                     toolrun check calls.jsonl
+
+    Every call goes through the permission rules and PreToolUse hooks exactly as `toolrun
+    exec` would decide it, and is shown with its turn and run (the partition into concurrent
+    and exclusive runs). A session's calls are decided as if its recorded cwd (or
+    --transcript-cwd) were the workspace.
 
     Exit codes: 0 nothing fails; 4 a call would be denied; 5 a call would ask (with
     --fail-on ask); 3 an input or the config is invalid (every input is still checked and
@@ -146,6 +164,15 @@ def check(
         except OSError as exc:
             raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
     return int(report.exit_code)
+
+
+def _absolute_dir(value: str | None) -> str | None:
+    """--transcript-cwd names a directory of the machine the session ran on: absolute."""
+    if value is not None and not value.startswith("/"):
+        raise click.BadParameter(
+            f"{value!r} is not an absolute path (the directory the session was recorded in)"
+        )
+    return value
 
 
 def _streamer(fmt: str, fail_on: str) -> Callable[[PlanCheck], None]:
