@@ -440,9 +440,7 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
         )
     from toolrun.plan.recorded import rebase_plan
 
-    rebased = rebase_plan(
-        imported, state.registry, str(state.config.workspace), options.transcript_cwd
-    )
+    rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
     plan = rebased.plan
     state.decider.cwds = rebased.cwds
     try:
