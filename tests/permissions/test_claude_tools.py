@@ -46,6 +46,10 @@ def test_deny_and_ask_rules_still_apply_and_legacy_names_are_the_new_ones(tmp_pa
     assert eng.decide("Task", {"prompt": "p"}).decision == "deny"
     assert eng.decide("Agent", {"prompt": "p"}).decision == "deny"
     assert eng.decide("TodoWrite", TODOS).decision == "ask"
+    legacy = engine(tmp_path, 'permissions:\n  deny: ["Task", "KillShell"]\n')
+    assert legacy.decide("Agent", {"prompt": "p"}).decision == "deny"  # a legacy rule too
+    assert legacy.decide("Task", {"prompt": "p"}).decision == "deny"
+    assert legacy.decide("TaskStop", {"task_id": "1"}).decision == "deny"
     eng = engine(tmp_path, 'permissions:\n  deny: ["Agent(subagent_type:Explore)"]\n')
     assert eng.decide("Task", {"prompt": "p", "subagent_type": "Explore"}).decision == "deny"
     assert eng.decide("Task", {"prompt": "p", "subagent_type": "Plan"}).decision == "allow"

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from toolrun.permissions.grammar import LEGACY_TOOL_NAMES
 from toolrun.permissions.readonly import ReadOnly
 from toolrun.permissions.rules import Family, Subject
 
@@ -63,14 +64,9 @@ _TABLE: Final = (
     ClaudeTool("Artifact", "ask", "network"),
 )
 TOOLS: Final = {t.name: t for t in _TABLE}
-#: Legacy names Claude Code rewrites before matching rules.
-ALIASES: Final = {
-    "Task": "Agent",
-    "KillShell": "TaskStop",
-    "BashOutput": "TaskOutput",
-    "BashOutputTool": "TaskOutput",
-    "AgentOutputTool": "TaskOutput",
-}
+#: Legacy names Claude Code rewrites before matching rules (the rule parser's, and the
+#: BashOutput tool of older transcripts).
+ALIASES: Final = {**LEGACY_TOOL_NAMES, "BashOutput": "TaskOutput"}
 #: File tools decided on a path like their families (field, family, required).
 PATH_FIELDS: Final[dict[str, tuple[str, Family, bool]]] = {
     "NotebookRead": ("notebook_path", "read", True),
