@@ -130,3 +130,19 @@ def test_a_subagent_call_also_kept_in_the_main_log_is_decided_once(ws: Path) -> 
     assert run.exit_code == 0
     assert len(run.stdout.splitlines()) == 1
     assert "skipped: call 'toolu_same' was read already at s2.jsonl:1:" in run.stderr
+
+
+def test_a_glob_over_a_session_and_its_subagents_checks_each_call_once(ws: Path) -> None:
+    write(ws / "logs" / "s3.jsonl", _assistant("m1", "toolu_main", "Bash", {"command": "ls"}) + "\n")
+    write(
+        ws / "logs" / "s3" / "subagents" / "agent-y.jsonl",
+        _assistant("m2", "toolu_sub", "Bash", {"command": "pwd"}) + "\n",
+    )
+    write(  # a subagent log whose session is not an input is an input of its own
+        ws / "other" / "s4" / "subagents" / "agent-z.jsonl",
+        _assistant("m3", "toolu_alone", "Bash", {"command": "pwd"}) + "\n",
+    )
+    run = CliRunner().invoke(main, ["check", "--format", "json", "logs/**/*.jsonl", "other/**/*.jsonl"])
+    report = json.loads(run.stdout)
+    assert report["plans"] == ["logs/s3.jsonl", "other/s4/subagents/agent-z.jsonl"]
+    assert [r["id"] for r in report["results"]] == ["toolu_main", "toolu_sub", "toolu_alone"]

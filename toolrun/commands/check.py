@@ -277,7 +277,20 @@ def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
             if shown not in seen:
                 seen.add(shown)
                 out.append((shown, Path(match)))
-    return out
+    return _without_subagent_logs(out)
+
+
+def _without_subagent_logs(
+    inputs: list[tuple[str, Path | None]],
+) -> list[tuple[str, Path | None]]:
+    """Inputs less the subagent logs of a Claude Code session that is an input too
+    (``S/subagents/*.jsonl`` beside ``S.jsonl``): the session reads them as its own turns."""
+    sessions = {str(p.with_suffix("")) for _, p in inputs if p is not None and p.suffix == ".jsonl"}
+    return [
+        (shown, p)
+        for shown, p in inputs
+        if p is None or p.parent.name != "subagents" or str(p.parent.parent) not in sessions
+    ]
 
 
 # -- checking -------------------------------------------------------------------------------
