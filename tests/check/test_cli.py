@@ -224,7 +224,8 @@ def test_json_report(runner: CliRunner, ws: Path, rules: Path) -> None:
     assert err == "bad.yaml:2:6: calls[0].tool: unknown tool 'Nope'\n"  # also in the report
     report = json.loads(out)
     assert set(report) == {
-        "run_id", "plans", "inputs", "config_warnings", "problems", "summary", "results"
+        "run_id", "plans", "inputs", "config_warnings", "problems", "warnings", "summary",
+        "results",
     }
     assert report["config_warnings"] == []
     assert report["plans"] == ["plan.yaml", "bad.yaml"]

@@ -42,10 +42,11 @@ def test_a_param_rule_is_not_a_command_pattern(tmp_path: Path) -> None:
     ("rule", "value", "decision"),
     [
         ("Agent(model:opus)", "opus", "deny"),
-        ("Agent(model:opus)", "claude-opus-4", "ask"),  # exact unless '*'
+        # not denied: Agent needs no permission in Claude Code (issue 18)
+        ("Agent(model:opus)", "claude-opus-4", "allow"),  # exact unless '*'
         ("Agent(model:*opus*)", "claude-opus-4", "deny"),
-        ("Agent(model:o[p]us)", "opus", "ask"),  # only '*' is a wildcard
-        ("Agent(model:o?us)", "opus", "ask"),
+        ("Agent(model:o[p]us)", "opus", "allow"),  # only '*' is a wildcard
+        ("Agent(model:o?us)", "opus", "allow"),
     ],
 )
 def test_param_values_match_exactly_or_with_star(

@@ -20,14 +20,14 @@ from toolrun.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CheckReport, CheckRequest, PlanCheck
+    from toolrun.commands.check import CallCheck, CheckReport, CheckRequest, PlanCheck
 
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
 REPORT_FORMATS = ("junit", "json", "jsonl", "github")
 REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
 # Kept in sync with toolrun.plan.importers.FORMATS (a test checks it); repeated here so that
 # the CLI does not import pydantic at start-up.
-INPUT_FORMATS = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
+INPUT_FORMATS = ("toolrun", "anthropic", "openai", "claude-code", "codex", "gemini", "jsonl")
 # the result statuses (toolrun.execution.results.Status), for the JSON summary
 STATUSES = (
     "ok",
@@ -50,6 +50,14 @@ STATUSES = (
     type=click.Choice(INPUT_FORMATS),
     default=None,
     help="Read every input as this format [default: detect each one from its content].",
+)
+@click.option(
+    "--transcript-cwd",
+    metavar="DIR",
+    default=None,
+    help="The directory the transcripts were recorded in: absolute paths under it are "
+    "decided as the same paths under --workspace [default: the cwd a transcript records].",
+    callback=lambda _ctx, _param, value: _absolute_dir(value),
 )
 @click.option(
     "--fail-on",
@@ -99,6 +107,7 @@ def check(
     workspace: Path,
     mode: str | None,
     source_format: str | None,
+    transcript_cwd: str | None,
     fail_on: str,
     fmt: str | None,
     output: Path | None,
@@ -113,11 +122,28 @@ def check(
     """Decide every call of plans and agent transcripts; execute nothing.
 
     Each PLAN_OR_GLOB is a file or a glob pattern (quoted ones are expanded too; ** spans
-    folders): toolrun plans (YAML/JSON), Anthropic Messages API and OpenAI Chat Completions
-    conversations (JSON), Claude Code session transcripts and JSONL call streams, detected
-    from their content or named with --from. Every call goes through the permission rules
-    and PreToolUse hooks exactly as `toolrun exec` would decide it, and is shown with its
-    turn and run (the partition into concurrent and exclusive runs).
+    folders), in one of these formats, detected from its content or named with --from:
+
+    \b
+      toolrun      a toolrun plan, YAML or JSON
+                     toolrun check 'plans/**/*.yaml'
+      anthropic    an Anthropic Messages API conversation (JSON)
+                     toolrun check --from anthropic conversation.json
+      openai       an OpenAI Chat Completions conversation (JSON)
+                     toolrun check --from openai chat.json
+      claude-code  a Claude Code session (JSONL; its subagents/ logs are read too)
+                     toolrun check ~/.claude/projects/-home-dev-proj/SESSION.jsonl
+      codex        a Codex CLI rollout (JSONL)
+                     toolrun check ~/.codex/sessions/2025/10/29/rollout-*.jsonl
+      gemini       a Gemini CLI session (JSON; it records no cwd)
+                     toolrun check --transcript-cwd ~/proj ~/.gemini/tmp/HASH/chats/session-*.json
+      jsonl        a call stream, {"tool": ..., "input": ...} a line
+                     toolrun check calls.jsonl
+
+    Every call goes through the permission rules and PreToolUse hooks exactly as `toolrun
+    exec` would decide it, and is shown with its turn and run (the partition into concurrent
+    and exclusive runs). A session's calls are decided as if its recorded cwd (or
+    --transcript-cwd) were the workspace.
 
     Exit codes: 0 nothing fails; 4 a call would be denied; 5 a call would ask (with
     --fail-on ask); 3 an input or the config is invalid (every input is still checked and
@@ -148,6 +174,7 @@ def check(
         settings_files=settings_files,
         mode=mode,
         source_format=source_format,
+        transcript_cwd=transcript_cwd,
         hooks=not no_hooks,
         jobs=jobs,
         fail_on=fail_on,
@@ -176,6 +203,15 @@ def check(
         except OSError as exc:
             raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
     return int(report.exit_code)
+
+
+def _absolute_dir(value: str | None) -> str | None:
+    """--transcript-cwd names a directory of the machine the session ran on: absolute."""
+    if value is not None and not value.startswith("/"):
+        raise click.BadParameter(
+            f"{value!r} is not an absolute path (the directory the session was recorded in)"
+        )
+    return value
 
 
 def _streamer(fmt: str, fail_on: str) -> Callable[[PlanCheck], None]:
@@ -232,23 +268,37 @@ def plan_header(plan: PlanCheck) -> str:
 def _problems(plan: PlanCheck) -> None:
     for problem in plan.problems:
         click.echo(str(problem), err=True)
+    for warning in plan.warnings:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _text_plan(plan: PlanCheck) -> None:
     _problems(plan)
     lines = [plan_header(plan)]
     for c in plan.calls:
-        where = f"{plan.file}:{c.line}:{c.column}" if c.line else plan.file
+        where = f"{c.file or plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
+        if c.origin:
+            run += f" · {c.origin}"
         lines.append(
             f"{where}: {c.decision:<5} {c.id} {c.tool}({c.target}) · turn {c.turn} · {run}"
             f" — {c.why()}"
         )
+        lines.extend(_rebased_lines(c))
         if len(lines) >= 1000:  # a few big writes rather than one per call
             click.echo("\n".join(lines))
             lines.clear()
     if lines:
         click.echo("\n".join(lines))
+
+
+def _rebased_lines(call: CallCheck) -> list[str]:
+    """Where a transcript's recorded paths were decided (``--transcript-cwd``)."""
+    return [
+        f"    {field} recorded {recorded} → decided as {new}"
+        for field, recorded, new in call.rebased
+        if recorded != new
+    ]
 
 
 def _table_plan(plan: PlanCheck) -> None:
@@ -292,6 +342,8 @@ def recap(report: CheckReport) -> str:
     parts = [f"{c[d]} {d}" for d in ("allow", "ask", "deny") if c[d]] or ["nothing decided"]
     if c["invalid"]:
         parts.append(f"{c['invalid']} invalid input{'s' if c['invalid'] != 1 else ''}")
+    if c["warnings"]:
+        parts.append(f"{_n(c['warnings'], 'record')} skipped")
     if c["failing"]:
         failing = f"{c['failing']} failing (--fail-on {report.fail_on})"
     elif c["invalid"]:
@@ -339,6 +391,14 @@ def json_report(report: CheckReport) -> Iterator[str]:
                 "text": str(p),
             }
             for p in report.problems
+        ],
+        "warnings": [
+            {"file": w.location.file if w.location else None,
+             "line": w.location.line if w.location else None,
+             "column": w.location.column if w.location else None,
+             "message": w.message, "text": str(w)}
+            for plan in report.plans
+            for w in plan.warnings
         ],
         "summary": {
             # the keys of exec's summary (result statuses), then check's own

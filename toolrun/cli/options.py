@@ -72,7 +72,8 @@ def policy_options(f: F) -> F:
         "--strict",
         is_flag=True,
         help="Unknown config keys and other config warnings are errors (exit 3); "
-        "also toolrun.strict: true.",
+        "also toolrun.strict: true. In check, a session log's unreadable records (not JSON "
+        "objects, a torn last line, unknown record types) make it invalid too.",
     )(f)
 
 

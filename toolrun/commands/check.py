@@ -59,6 +59,11 @@ class CallCheck(NamedTuple):
     run_kind: str  # concurrent | exclusive | ""
     execution_id: str
     hooks: tuple[Mapping[str, Any], ...] = ()
+    # (field, as recorded, as decided) for each value of a transcript rebased onto the
+    # workspace; the field "cwd" is the directory the call was recorded in
+    rebased: tuple[tuple[str, str, str], ...] = ()
+    origin: str = ""  # "sidechain", "subagent FILE": not the session's main thread
+    file: str = ""  # the file the call was read from, when not the input itself
 
     def why(self) -> str:
         """The reason, naming the rule and its source when one decided."""
@@ -86,6 +91,7 @@ class PlanCheck:
     calls: tuple[CallCheck, ...] = ()
     problems: tuple[Problem, ...] = ()
     wall_ms: float = 0.0
+    warnings: tuple[Problem, ...] = ()  # records of a session log that were skipped
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (what a worker process sends back)."""
@@ -98,6 +104,7 @@ class PlanCheck:
             "calls": list(self.calls),
             "problems": [_problem_json(p) for p in self.problems],
             "wall_ms": self.wall_ms,
+            "warnings": [_problem_json(p) for p in self.warnings],
         }
 
     @classmethod
@@ -108,10 +115,18 @@ class PlanCheck:
             name=data["name"],
             turns=data["turns"],
             runs=tuple((r[0], r[1], r[2]) for r in data["runs"]),
-            calls=tuple(c if isinstance(c, CallCheck) else CallCheck(*c) for c in data["calls"]),
+            calls=tuple(c if isinstance(c, CallCheck) else _call_from_json(c) for c in data["calls"]),
             problems=tuple(_problem_from_json(p) for p in data["problems"]),
             wall_ms=data["wall_ms"],
+            warnings=tuple(_problem_from_json(p) for p in data["warnings"]),
         )
+
+
+def _call_from_json(fields: Sequence[Any]) -> CallCheck:
+    call = CallCheck(*fields)
+    return call._replace(
+        hooks=tuple(call.hooks), rebased=tuple((f, a, b) for f, a, b in call.rebased)
+    )
 
 
 def _problem_json(p: Problem) -> dict[str, Any]:
@@ -138,10 +153,14 @@ class CheckRequest:
     settings_files: Sequence[Path] = ()
     mode: str | None = None
     source_format: str | None = None  # --from; None: detect each input
+    # --transcript-cwd: the directory the inputs were recorded in (mapped onto the
+    # workspace); None: the cwd a transcript records, if any
+    transcript_cwd: str | None = None
     hooks: bool = True
     jobs: int = 1
     fail_on: str = "deny"
-    strict: bool = False  # config warnings are errors
+    # --strict: config warnings, and a session log's unreadable records, are errors
+    strict: bool = False
     managed_settings: Path | None = None
 
 
@@ -182,6 +201,7 @@ class CheckReport:
         out["plans"] = len(self.plans)
         out["invalid"] = sum(1 for p in self.plans if p.problems)
         out["problems"] = sum(len(p.problems) for p in self.plans)
+        out["warnings"] = sum(len(p.warnings) for p in self.plans)
         return out
 
     @property
@@ -213,11 +233,17 @@ def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]
         decided_by=DecidedBy(call.kind, call.rule, call.source),
         status=Status(call.status),
         error=call.error,
-        location=Location(plan.file, call.line, call.column) if call.line else None,
+        location=Location(call.file or plan.file, call.line, call.column) if call.line else None,
         hooks=call.hooks,
     )
+    extra: dict[str, Any] = {"origin": call.origin} if call.origin else {}
+    if call.rebased:
+        extra["rebased"] = [
+            {"field": f, "recorded": recorded, "rebased": new} for f, recorded, new in call.rebased
+        ]
     return {
         **result.as_json(),
+        **extra,
         "reason": call.reason,
         "turn": call.turn,
         "run": call.run,
@@ -257,7 +283,20 @@ def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
             if shown not in seen:
                 seen.add(shown)
                 out.append((shown, Path(match)))
-    return out
+    return _without_subagent_logs(out)
+
+
+def _without_subagent_logs(
+    inputs: list[tuple[str, Path | None]],
+) -> list[tuple[str, Path | None]]:
+    """Inputs less the subagent logs of a Claude Code session that is an input too
+    (``S/subagents/*.jsonl`` beside ``S.jsonl``): the session reads them as its own turns."""
+    sessions = {str(p.with_suffix("")) for _, p in inputs if p is not None and p.suffix == ".jsonl"}
+    return [
+        (shown, p)
+        for shown, p in inputs
+        if p is None or p.parent.name != "subagents" or str(p.parent.parent) not in sessions
+    ]
 
 
 # -- checking -------------------------------------------------------------------------------
@@ -274,6 +313,7 @@ class _Options:
     hooks: bool
     source_format: str | None
     run_id: str
+    transcript_cwd: str | None = None
     strict: bool = False
     managed_settings: str | None = None
 
@@ -338,8 +378,10 @@ class _CheckDecider:
         self.inner = inner
         self.cache: dict[tuple[str, Path, str], CallDecision] = {}
         self.reasons: dict[int, str] = {}
+        self.cwds: Mapping[int, Path] = {}  # the plan being decided: each call's own cwd
 
     def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
+        cwd = self.cwds.get(call.index, cwd)
         if hooks is not None and hooks.decision is not None:
             decision = self.inner.decide(call, cwd, hooks)
         else:
@@ -412,13 +454,21 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
             display=shown,
             source_format=options.source_format,
             max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
+            strict=options.strict,
         )
     except PlanError as exc:
         return PlanCheck(
             shown, problems=exc.problems, wall_ms=(time.perf_counter() - started) * 1000
         )
-    plan = imported.plan
-    runs, calls = _decide(state, options.run_id, plan)
+    from toolrun.plan.recorded import rebase_plan
+
+    rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
+    plan = rebased.plan
+    state.decider.cwds = rebased.cwds
+    try:
+        runs, calls = _decide(state, options.run_id, plan, rebased.changes, imported.marks)
+    finally:
+        state.decider.cwds = {}
     return PlanCheck(
         file=shown,
         format=imported.format,
@@ -427,11 +477,16 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
         runs=runs,
         calls=calls,
         wall_ms=(time.perf_counter() - started) * 1000,
+        warnings=imported.warnings,
     )
 
 
 def _decide(
-    state: _State, run_id: str, plan: Plan
+    state: _State,
+    run_id: str,
+    plan: Plan,
+    rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
+    marks: Mapping[int, str],
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
     """Every call of ``plan`` through the executor in dry-run mode, recorded compactly."""
     import anyio
@@ -477,6 +532,9 @@ def _decide(
                 run_kind,
                 r.execution_id,
                 r.hooks,
+                rebased.get(r.index, ()),
+                marks.get(r.index, ""),
+                loc.file if loc and loc.file != plan.file else "",
             )
         )
 
@@ -519,6 +577,7 @@ def check(
         hooks=request.hooks,
         source_format=request.source_format,
         run_id=new_run_id(),
+        transcript_cwd=request.transcript_cwd,
         strict=request.strict,
         managed_settings=str(request.managed_settings) if request.managed_settings else None,
     )

@@ -36,7 +36,7 @@ LEGACY_TOOL_NAMES: dict[str, str] = {
 }
 
 #: Tools whose rule content is a gitignore-style path pattern.
-READ_FAMILY: frozenset[str] = frozenset({"Read", "Glob", "Grep", "LS"})
+READ_FAMILY: frozenset[str] = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 EDIT_FAMILY: frozenset[str] = frozenset(
     {"Edit", "Write", "MultiEdit", "ApplyPatch", "NotebookEdit"}
 )

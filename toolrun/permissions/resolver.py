@@ -32,6 +32,9 @@ from toolrun.config.models import Config, PermissionRule
 from toolrun.errors import ConfigError, Location, Problem, ToolError
 from toolrun.permissions import programs
 from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.claude_tools import PATH_FIELDS as CLAUDE_PATH_FIELDS
+from toolrun.permissions.claude_tools import claude_tool
+from toolrun.permissions.claude_tools import subject as claude_subject
 from toolrun.permissions.decision import (
     BoundaryCheck,
     DecidedBy,
@@ -91,6 +94,7 @@ PATH_FIELDS: dict[str, tuple[str, Family, bool]] = {
     "Glob": ("path", "read", False),
     "Grep": ("path", "read", False),
     "LS": ("path", "read", False),
+    **CLAUDE_PATH_FIELDS,
 }
 BUILTIN_TOOLS = ("Bash", *PATH_FIELDS, "WebFetch", "ApplyPatch")
 ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp", "rm", "rmdir"})
@@ -599,6 +603,9 @@ class _Call:
     def _registry_subjects(self) -> list[tuple[Subject, dict[str, Any]]]:
         tool = self.tool
         registered = self.engine.registry.get(tool) if self.engine.registry is not None else None
+        own = claude_tool(tool) if registered is None else None
+        if own is not None:  # Claude Code's own tools, as its docs decide them
+            return [claude_subject(own, self.input)]
         if registered is None:
             effect: Effect = "execute"
             return [(Subject("tool", tool, tool, effect, what="tool", params=self.input), {})]

@@ -43,7 +43,8 @@ from toolrun.yamlfile import (
     read_text,
 )
 
-FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "jsonl")
+FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "codex", "gemini", "jsonl")
+_LINE_FORMATS: Final = ("jsonl", "claude-code", "codex")
 JSONL_SUFFIXES: Final = (".jsonl", ".ndjson")
 # Roles that only OpenAI's Chat Completions uses (Anthropic's system prompt is a parameter).
 _OPENAI_ROLES: Final = frozenset({"system", "developer", "tool", "function"})
@@ -56,6 +57,14 @@ class Imported:
 
     plan: Plan
     format: str
+    # the working directory each call was recorded in (call index -> absolute path), for
+    # the formats that record one
+    cwds: Mapping[int, str] = field(default_factory=dict)
+    # records of a session log that were skipped (not JSON objects, a torn last line,
+    # unknown record types), located; with strict=True they are problems instead
+    warnings: tuple[Problem, ...] = ()
+    # how a call came about when it was not the main conversation (call index -> mark)
+    marks: Mapping[int, str] = field(default_factory=dict)
 
 
 def load_input(
@@ -65,11 +74,13 @@ def load_input(
     display: str | None = None,
     source_format: str | None = None,
     max_calls_per_turn: int = MAX_CALLS_PER_TURN,
+    strict: bool = False,
 ) -> Imported:
     """Load a plan, transcript or call stream (``source_format``: one of FORMATS, or detect).
 
-    A JSONL call stream is cut into turns of ``max_calls_per_turn`` calls. Raises PlanError
-    listing every located problem.
+    A JSONL call stream is cut into turns of ``max_calls_per_turn`` calls. A session log's
+    records that cannot be read are skipped with a warning (problems when ``strict``).
+    Raises PlanError listing every located problem.
     """
     from toolrun.plan.loader import plan_from_document
 
@@ -80,36 +91,52 @@ def load_input(
     kind = source_format
     if kind is None:
         kind = _sniff_lines(path, text)
-    if kind in ("jsonl", "claude-code"):
+    if kind in _LINE_FORMATS:
         lines = _JsonLines(text, file)
         if source_format is None:
             kind = lines.detect()
         builder = _Builder(
-            file, registry, foreign_tools=kind == "claude-code", per_turn=max_calls_per_turn
+            file,
+            registry,
+            foreign_tools=kind != "jsonl",
+            per_turn=max_calls_per_turn,
+            strict=strict,
         )
         if kind == "claude-code":
             _claude_code(lines, builder)
+            for log, shown in _subagent_logs(path, file):
+                _subagent(log, shown, builder)
+        elif kind == "codex":
+            from toolrun.plan.codex import rollout
+
+            rollout(lines, builder)
         else:
             _call_stream(lines.text, builder, max_calls_per_turn)
-        return Imported(builder.plan(None), kind)
+        return builder.imported(kind)
     try:
         doc = parse_text(text, file, json_syntax=path.suffix.lower() == ".json")
     except DocumentError as exc:
         raise PlanError([exc.problem]) from None
     if kind is None:
         kind = _detect(doc.data)
-    if kind in ("jsonl", "claude-code"):  # a single line of either, written as a file
+    if kind in _LINE_FORMATS:  # a single line of one, written as a file
         return load_input(
             path,
             registry,
             display=display,
             source_format=kind,
             max_calls_per_turn=max_calls_per_turn,
+            strict=strict,
         )
     if kind == "toolrun":
         plan = plan_from_document(doc, registry, max_calls_per_turn=max_calls_per_turn)
         return Imported(plan, "toolrun")
     builder = _Builder(file, registry, foreign_tools=True, per_turn=max_calls_per_turn)
+    if kind == "gemini":
+        from toolrun.plan.gemini import session
+
+        session(doc, builder)
+        return builder.imported(kind)
     if kind == "anthropic":
         _anthropic(doc, builder)
     else:
@@ -162,9 +189,14 @@ def _sniff_lines(path: Path, text: str) -> str | None:
 
 
 def _event_kind(obj: Mapping[str, Any]) -> str | None:
-    """``jsonl`` for a call (it names its tool), ``claude-code`` for a session event."""
+    """``jsonl`` for a call (it names its tool), ``codex`` for a rollout record,
+    ``claude-code`` for a session event."""
     if "tool" in obj:
         return "jsonl"
+    from toolrun.plan.codex import is_rollout_line
+
+    if is_rollout_line(obj):
+        return "codex"
     if isinstance(obj.get("type"), str):
         return "claude-code"
     return None
@@ -178,6 +210,10 @@ def _detect(data: Any) -> str:
         kind = _event_kind(data)
         if kind is not None:
             return kind
+        from toolrun.plan.gemini import is_session
+
+        if is_session(data):
+            return "gemini"
         messages = data.get("messages")
     else:
         messages = data
@@ -258,6 +294,24 @@ class _Builder:
     # cannot run those, but rules can still decide them, so they are not invalid input.
     foreign_tools: bool = False
     per_turn: int = MAX_CALLS_PER_TURN
+    cwd: str | None = None  # the working directory the current record names
+    cwds: dict[int, str] = field(default_factory=dict)
+    strict: bool = False
+    warnings: list[Problem] = field(default_factory=list)
+    mark: str = ""  # how the current record's calls came about ("" for the main thread)
+    marks: dict[int, str] = field(default_factory=dict)
+
+    def skipped(self, location: Location, message: str) -> None:
+        """A session record that is skipped: a warning, or a problem when strict."""
+        if self.strict:
+            self.problems.append(Problem(location, "", message + " (--strict)"))
+        else:
+            self.warnings.append(Problem(location, "", f"skipped: {message}"))
+
+    def imported(self, kind: str) -> Imported:
+        return Imported(
+            self.plan(None), kind, self.cwds, tuple(self.warnings), self.marks
+        )
 
     def problem(
         self,
@@ -305,6 +359,11 @@ class _Builder:
         self.index += 1
         location = where.value(path)
         name = call_id if call_id else f"call-{index + 1}"
+        if name in self.seen and self.mark.startswith("subagent ") and call_id:
+            # Older Claude Code versions also kept a subagent's records in the main log
+            self.index -= 1
+            self.skipped(location, f"call {name!r} was read already at {self.seen[name]}")
+            return
         if name in self.seen:
             at = where.key(id_path) if call_id and id_path is not None else location
             shown = format_path(id_path) if call_id and id_path is not None else format_path(path)
@@ -354,6 +413,10 @@ class _Builder:
         )
 
     def add(self, call: Call) -> None:
+        if self.cwd is not None:
+            self.cwds[call.index] = self.cwd
+        if self.mark:
+            self.marks[call.index] = self.mark
         if self.turn_location is None:
             self.turn_location = call.location
         self.calls.append(call)
@@ -540,6 +603,26 @@ def _openai_function(
         builder.problem(where, (*path, "name"), f"must be a string, not {_kind(name)}")
         return
     args_path = (*path, "arguments")
+    tool_input = decode_arguments(where, builder, arguments, args_path)
+    if tool_input is None:
+        return
+    builder.call(
+        where,
+        call_path,
+        tool=name,
+        tool_path=(*path, "name"),
+        tool_input=tool_input,
+        input_path=args_path,
+        call_id=call_id or None,
+        id_path=(*call_path, "id"),
+    )
+
+
+def decode_arguments(
+    where: _Where, builder: _Builder, arguments: Any, args_path: tuple[PathPart, ...]
+) -> dict[str, Any] | None:
+    """A function call's arguments: a JSON string (or an object some exporters store) that
+    must encode an object; None after noting the problem."""
     if isinstance(arguments, dict):  # some exporters store them decoded
         tool_input: Any = arguments
     elif isinstance(arguments, str):
@@ -554,23 +637,14 @@ def _openai_function(
                 message += f" (at character {sum(map(len, before)) + len(before) + loc.column}"
                 message += " of the string)"
             builder.problem(where, args_path, f"not valid JSON: {message}")
-            return
+            return None
     else:
         builder.problem(where, args_path, f"must be a JSON string, not {_kind(arguments)}")
-        return
+        return None
     if not isinstance(tool_input, dict):
         builder.problem(where, args_path, f"must encode a JSON object, not {_kind(tool_input)}")
-        return
-    builder.call(
-        where,
-        call_path,
-        tool=name,
-        tool_path=(*path, "name"),
-        tool_input=tool_input,
-        input_path=args_path,
-        call_id=call_id or None,
-        id_path=(*call_path, "id"),
-    )
+        return None
+    return tool_input
 
 
 # -- JSON Lines -----------------------------------------------------------------------------
@@ -602,8 +676,16 @@ class _JsonLines:
                 continue
             yield doc, None, number
 
+    def last_line(self) -> int:
+        """The number of the last line that is not blank."""
+        lines = self.text.split("\n")
+        for number in range(len(lines), 0, -1):
+            if lines[number - 1].strip():
+                return number
+        return 0
+
     def detect(self) -> str:
-        """``claude-code`` or ``jsonl``, from the first line that tells."""
+        """``claude-code``, ``codex`` or ``jsonl``, from the first line that tells."""
         for line in self.text.split("\n"):
             try:
                 value = json.loads(line) if line.strip() else None
@@ -616,20 +698,28 @@ class _JsonLines:
 
 
 def _line_object(
-    builder: _Builder, doc: Document | None, problem: Problem | None, number: int
+    builder: _Builder,
+    doc: Document | None,
+    problem: Problem | None,
+    number: int,
+    last: int | None = None,
 ) -> Any:
+    """The line's object; with ``last`` (the last line's number) a session log's line that
+    is not one is skipped (a crash can tear the last line of an append-only log)."""
     if problem is not None:
-        builder.problems.append(problem)
+        if last is None:
+            builder.problems.append(problem)
+        elif problem.location is not None:
+            torn = " (a torn last line)" if number == last else ""
+            builder.skipped(problem.location, f"{problem.message}{torn}")
         return None
     assert doc is not None
     if not isinstance(doc.data, dict):
-        builder.problems.append(
-            Problem(
-                Location(builder.file, number, 1),
-                "",
-                f"each line must be a JSON object, not {_kind(doc.data)}",
-            )
-        )
+        message = f"each line must be a JSON object, not {_kind(doc.data)}"
+        if last is None:
+            builder.problems.append(Problem(Location(builder.file, number, 1), "", message))
+        else:
+            builder.skipped(Location(builder.file, number, 1), message)
         return None
     return doc.data
 
@@ -665,16 +755,66 @@ def _call_stream(text: str, builder: _Builder, per_turn: int) -> None:
         builder.index += 1
 
 
-def _claude_code(lines: _JsonLines, builder: _Builder) -> None:
-    """Assistant events' ``tool_use`` blocks; one ``message.id`` is one turn."""
+#: Claude Code session record types that carry no tool call (skipped without a warning).
+CLAUDE_CODE_RECORDS: Final = frozenset(
+    {
+        "user", "system", "summary", "file-history-snapshot", "queue-operation", "progress",
+        "attachment", "custom-title", "tag", "agent-name", "last-prompt", "permission-mode",
+    }
+)
+
+
+def _subagent_logs(path: Path, file: str) -> list[tuple[Path, str]]:
+    """The logs Claude Code keeps beside a session for its subagents
+    (``<session>.jsonl`` -> ``<session>/subagents/*.jsonl``), with their shown names."""
+    if path.suffix != ".jsonl":
+        return []
+    folder = path.with_suffix("") / "subagents"
+    try:
+        logs = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
+    except OSError:
+        return []
+    base = file.removesuffix(".jsonl")
+    return [(log, f"{base}/subagents/{log.name}") for log in logs]
+
+
+def _subagent(log: Path, shown: str, builder: _Builder) -> None:
+    """A subagent's log: its calls are turns of their own, marked with the log's name."""
+    try:
+        text = read_text(log, shown)
+    except DocumentError as exc:
+        builder.skipped(exc.problem.location or Location(shown, 1, 1), exc.problem.message)
+        return
+    main_file = builder.file
+    builder.end_turn()
+    builder.file = shown
+    try:
+        _claude_code(_JsonLines(text, shown), builder, f"subagent {shown}")
+        builder.end_turn()
+    finally:
+        builder.file = main_file
+        builder.mark = ""
+
+
+def _claude_code(lines: _JsonLines, builder: _Builder, mark: str = "") -> None:
+    """Assistant events' ``tool_use`` blocks; one ``message.id`` is one turn; sidechain
+    records (a subagent's, ``isSidechain``) are turns of their own, marked."""
     current: object = None
+    last = lines.last_line()
     for doc, problem, number in lines:
-        data = _line_object(builder, doc, problem, number)
+        data = _line_object(builder, doc, problem, number, last)
         if data is None:
             continue
         assert doc is not None
-        if data.get("type") != "assistant":
+        kind = data.get("type")
+        if kind != "assistant":
+            if kind not in CLAUDE_CODE_RECORDS:
+                shown = repr(kind) if isinstance(kind, str) else f"({_kind(kind)})"
+                what = "no record type" if kind is None else f"unknown record type {shown}"
+                builder.skipped(_Where(doc, number).value(("type",) if kind is not None else ()),
+                                what)
             continue
+        builder.mark = mark or ("sidechain" if data.get("isSidechain") is True else "")
         where = _Where(doc, number)
         message = data.get("message")
         if message is None:
@@ -683,8 +823,12 @@ def _claude_code(lines: _JsonLines, builder: _Builder) -> None:
         if not isinstance(message, dict):
             builder.problem(where, ("message",), f"must be an object, not {_kind(message)}")
             continue
+        cwd = data.get("cwd")
+        builder.cwd = cwd if isinstance(cwd, str) and cwd else None
         message_id = message.get("id")
-        key: object = message_id if isinstance(message_id, str) and message_id else object()
+        key: object = (
+            (builder.mark, message_id) if isinstance(message_id, str) and message_id else object()
+        )
 
         def new_turn(key: object = key) -> None:
             nonlocal current
