@@ -101,7 +101,10 @@ def exec_(
     streaming_table: list[render.StreamingTable] = []
     progress = _Progress(enabled=err_tty and fmt == "json")
 
+    several_plans: list[bool] = [False]
+
     def on_plans(loaded: Sequence[Plan]) -> None:
+        several_plans[0] = len(loaded) > 1
         if fmt == "table" and out_tty:
             streaming_table.append(render.StreamingTable(loaded))
             click.echo(streaming_table[0].header())
@@ -116,7 +119,7 @@ def exec_(
             warned.add(warning)
             click.echo(f"toolrun: warning: sandbox unavailable, Bash calls are {warning}", err=True)
         if fmt == "text":
-            click.echo(render.text_line(result))
+            click.echo(render.text_line(result, show_plan=several_plans[0]))
         elif fmt == "jsonl":
             click.echo(render.jsonl_line(result))
         elif streaming_table:

@@ -324,8 +324,21 @@ def plan_matches(record: Record, plan: str | None) -> bool:
 
 def find_call(reader: RunReader, call: str, plan: str | None = None) -> Record:
     """A call of the run by call id, execution id (or a unique prefix of it) or its
-    number (the `#` that `show` lists); ``plan`` picks among plans that share ids."""
+    number (the `#` that `show` lists); ``plan`` picks among plans that share ids, and
+    so does ``PLAN:CALL`` (how multi-plan output names a call) when no call is named
+    ``PLAN:CALL`` itself."""
+    found = _find_call(reader, call, plan)
+    if found is None and plan is None and ":" in call:
+        named, _, call_id = call.rpartition(":")
+        if named and call_id:  # an empty part would match every execution id's prefix
+            found = _find_call(reader, call_id, named)
+    if found is None:
+        where = f" in plan {plan!r}" if plan is not None else ""
+        raise UsageError(f"run {reader.path.stem} has no call {call!r}{where}")
+    return found
 
+
+def _find_call(reader: RunReader, call: str, plan: str | None) -> Record | None:
     def in_plan(record: Record) -> bool:
         return plan_matches(record, plan)
 
@@ -357,8 +370,7 @@ def find_call(reader: RunReader, call: str, plan: str | None = None) -> Record:
             if len(plans) > 1:
                 raise UsageError(
                     f"call {call!r} is in {len(plans)} plans of run {reader.path.stem} "
-                    f"({', '.join(plans)}): pick one with --plan"
+                    f"({', '.join(plans)}): pick one with PLAN:CALL or --plan"
                 )
             return found[0]
-    where = f" in plan {plan!r}" if plan is not None else ""
-    raise UsageError(f"run {reader.path.stem} has no call {call!r}{where}")
+    return None

@@ -105,9 +105,11 @@ def _outcome_note(result: Result) -> str:
     return result.error or ""
 
 
-def text_line(result: Result) -> str:
-    """One streamed line per result: status, call id, the call, time, execution id, note."""
-    line = f"{result.status:<14} {result.id}  {result.tool}({target(result)})"
+def text_line(result: Result, *, show_plan: bool = False) -> str:
+    """One streamed line per result: status, call id, the call, time, execution id, note.
+    With several plans the call is named ``PLAN:ID``, as `toolrun show` accepts it."""
+    name = f"{result.plan}:{result.id}" if show_plan else result.id
+    line = f"{result.status:<14} {name}  {result.tool}({target(result)})"
     if result.started_at is not None:
         line += f"  {_ms(result.duration_ms)}"
     line += f"  {result.execution_id}"
