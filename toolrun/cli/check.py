@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from toolrun.cli.options import config_options, format_option, jobs_option, no_h
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CheckReport, PlanCheck
+    from toolrun.render.github import AnnotationPaths
 
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
 REPORT_FORMATS = ("junit", "json", "jsonl", "github")
@@ -115,6 +117,7 @@ def check(
         ),
         on_plan=show,
     )
+    _step_summary(report)
     if fmt in ("table", "text", "github"):
         click.echo(recap(report))
     else:
@@ -138,7 +141,7 @@ def _streamer(fmt: str, fail_on: str) -> Callable[[PlanCheck], None]:
     if fmt == "table":
         return _table_plan
     if fmt == "github":
-        return lambda plan: _github_plan(plan, fail_on)
+        return _github_plan
     return _problems  # the report comes at the end; its problems on stderr as they come
 
 
@@ -158,7 +161,7 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     else:
         from toolrun.render.github import annotation_lines
 
-        for line in annotation_lines(report):
+        for line in annotation_lines(report, _annotation_paths()):
             yield line + "\n"
         yield recap(report) + "\n"
 
@@ -229,14 +232,32 @@ def _table_plan(plan: PlanCheck) -> None:
     click.echo()
 
 
-def _github_plan(plan: PlanCheck, fail_on: str) -> None:
-    from toolrun.render.github import call_annotation, problem_annotation
+def _github_plan(plan: PlanCheck) -> None:
+    from toolrun.render.github import plan_annotations
 
-    for problem in plan.problems:
-        click.echo(problem_annotation(problem))
-    for call in plan.calls:
-        if call.fails(fail_on):
-            click.echo(call_annotation(plan.file, call))
+    for line in plan_annotations(plan, _annotation_paths()):
+        click.echo(line)
+
+
+def _annotation_paths() -> AnnotationPaths:
+    from toolrun.render.github import AnnotationPaths
+
+    return AnnotationPaths.from_env(os.environ, Path.cwd())
+
+
+def _step_summary(report: CheckReport) -> None:
+    """In a GitHub job, append the Markdown summary to the file GITHUB_STEP_SUMMARY names."""
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not summary_file:
+        return
+    from toolrun.render.github import step_summary
+
+    text = step_summary(report, recap(report), _annotation_paths())
+    try:
+        with open(summary_file, "a", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(text)
+    except OSError as exc:  # the check itself is done: say so, keep its exit code
+        click.echo(f"toolrun: cannot write the step summary {summary_file}: {exc}", err=True)
 
 
 def recap(report: CheckReport) -> str:
