@@ -365,3 +365,26 @@ def test_an_unwritable_step_summary_is_reported_and_keeps_the_exit_code(
     result = runner.invoke(main, ["check", "agent-plans/plan.yaml", "--format", "text"])
     assert result.exit_code == 4
     assert "cannot write the step summary" in result.stderr
+
+
+# -- --quiet and --verbose ------------------------------------------------------------------
+
+
+def test_check_quiet_prints_the_recap_only(runner: CliRunner, ws: Path) -> None:
+    write(ws / "toolrun.yaml", RULES)
+    write(ws / "plan.yaml", PLAN)
+    for fmt in ("text", "table"):
+        result = runner.invoke(main, ["check", "plan.yaml", "--format", fmt, "--quiet"])
+        assert result.exit_code == 4
+        assert len(result.stdout.splitlines()) == 1
+        assert result.stdout.startswith("1 input, 4 calls: 1 allow · 1 ask · 2 deny")
+
+
+def test_check_verbose_indents_who_decided_under_each_call(runner: CliRunner, ws: Path) -> None:
+    write(ws / "toolrun.yaml", RULES)
+    write(ws / "plan.yaml", PLAN)
+    result = runner.invoke(main, ["check", "plan.yaml", "--format", "text", "-v"])
+    lines = result.stdout.splitlines()
+    push = next(i for i, line in enumerate(lines) if " push " in line)
+    assert lines[push + 1] == "    decided: ask by rule Bash(git push *) (toolrun.yaml:2)"
+    assert not any("\x1b" in line for line in lines)  # piped: no colour

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import click
 
 from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
+from toolrun.cli.style import status_painter, terminal_width, verbosity_options
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CheckReport, PlanCheck
+    from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
     from toolrun.render.github import AnnotationPaths
 
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
@@ -63,6 +64,7 @@ STATUSES = (
 )
 @jobs_option("Inputs checked in parallel processes (output keeps the input order).")
 @no_hooks_option
+@verbosity_options
 def check(
     inputs: tuple[str, ...],
     config_file: Path | None,
@@ -76,6 +78,8 @@ def check(
     report_format: str | None,
     jobs: int,
     no_hooks: bool,
+    quiet: bool,
+    verbose: bool,
 ) -> int:
     """Decide every call of plans and agent transcripts; execute nothing.
 
@@ -102,7 +106,7 @@ def check(
                 "--report-format junit|json|jsonl|github",
                 param_hint="'-o'",
             )
-    show = _streamer(fmt, fail_on)
+    show = _streamer(fmt, quiet=quiet, verbose=verbose)
     report = run_check(
         CheckRequest(
             inputs=inputs,
@@ -134,12 +138,15 @@ def check(
     return int(report.exit_code)
 
 
-def _streamer(fmt: str, fail_on: str) -> Callable[[PlanCheck], None]:
-    """What to print for each input as soon as it (and every earlier one) is checked."""
+def _streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], None]:
+    """What to print for each input as soon as it (and every earlier one) is checked;
+    with --quiet only its problems (on stderr), the recap comes at the end."""
+    if quiet and fmt in ("text", "table"):
+        return _problems
     if fmt == "text":
-        return _text_plan
+        return lambda plan: _text_plan(plan, verbose=verbose)
     if fmt == "table":
-        return _table_plan
+        return lambda plan: _table_plan(plan, verbose=verbose)
     if fmt == "github":
         return _github_plan
     return _problems  # the report comes at the end; its problems on stderr as they come
@@ -190,16 +197,22 @@ def _problems(plan: PlanCheck) -> None:
         click.echo(str(problem), err=True)
 
 
-def _text_plan(plan: PlanCheck) -> None:
+def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+    from toolrun.render.terminal import one_line
+
     _problems(plan)
+    paint = status_painter(sys.stdout.isatty())
     lines = [plan_header(plan)]
     for c in plan.calls:
         where = f"{plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
+        decision = f"{c.decision:<5}"
         lines.append(
-            f"{where}: {c.decision:<5} {c.id} {c.tool}({c.target}) · turn {c.turn} · {run}"
-            f" — {c.why()}"
+            f"{where}: {paint(decision, c.decision) if paint else decision} {one_line(c.id)} "
+            f"{c.tool}({one_line(c.target)}) · turn {c.turn} · {run} — {one_line(c.why())}"
         )
+        if verbose:
+            lines += _verbose_lines(c)
         if len(lines) >= 1000:  # a few big writes rather than one per call
             click.echo("\n".join(lines))
             lines.clear()
@@ -207,7 +220,19 @@ def _text_plan(plan: PlanCheck) -> None:
         click.echo("\n".join(lines))
 
 
-def _table_plan(plan: PlanCheck) -> None:
+def _verbose_lines(call: CallCheck) -> list[str]:
+    """--verbose: who decided, and every hook that ran, indented under the call."""
+    from toolrun.render.results import hooks_lines
+    from toolrun.render.terminal import one_line
+
+    by = f"{call.kind} {call.rule}" if call.rule else call.kind
+    by += f" ({call.source})" if call.source else ""
+    lines = [f"decided: {call.decision} by {by}"]
+    lines += [f"hook: {line}" for line in hooks_lines(call.hooks)]
+    return ["    " + one_line(line) for line in lines]
+
+
+def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
     from toolrun.render.table import render_table
 
     _problems(plan)
@@ -215,21 +240,51 @@ def _table_plan(plan: PlanCheck) -> None:
     if not plan.calls:
         return
     headers = ["turn", "run", "#", "id", "tool", "target", "decision", "reason"]
-    rows = [
-        [
-            str(c.turn),
-            f"{c.run} {c.run_kind}" if c.run else "-",
-            str(c.position + 1),
-            c.id,
-            c.tool,
-            _short(c.target, 40),
-            f"{c.decision} ({c.kind})",
-            _short(c.why(), 70),
+
+    def table_of(target_width: int, reason_width: int) -> str:
+        rows = [
+            [
+                str(c.turn),
+                f"{c.run} {c.run_kind}" if c.run else "-",
+                str(c.position + 1),
+                c.id,
+                c.tool,
+                _short(c.target, target_width),
+                f"{c.decision} ({c.kind})",
+                _short(c.why(), reason_width),
+            ]
+            for c in plan.calls
         ]
-        for c in plan.calls
-    ]
-    click.echo(render_table(headers, rows))
+        return render_table(headers, rows)
+
+    table = table_of(40, 70)
+    at_terminal = sys.stdout.isatty()
+    if at_terminal:  # fit the terminal: the reason shrinks first, then the target
+        over = max(map(len, table.split("\n"))) - terminal_width()
+        if over > 0:
+            reason = max(12, 70 - over)
+            table = table_of(max(12, 40 - (over - (70 - reason))), reason)
+    paint = status_painter(at_terminal)
+    if paint is not None:  # colour the decision cells after tabulate sized them
+        top, *body = table.split("\n")
+        table = "\n".join([top, body[0], *_paint_decisions(top, body[1:], plan, paint)])
+    click.echo(table)
+    if verbose:
+        for c in plan.calls:
+            click.echo(f"{c.id}:\n" + "\n".join(_verbose_lines(c)))
     click.echo()
+
+
+def _paint_decisions(
+    header: str, rows: list[str], plan: PlanCheck, paint: Callable[[str, str], str]
+) -> Iterator[str]:
+    # the decision column starts where its header does (tabulate aligns cells left)
+    start = header.index("decision")
+    for line, call in zip(rows, plan.calls, strict=True):
+        end = start + len(call.decision)
+        if line[start:end] == call.decision:
+            line = line[:start] + paint(line[start:end], call.decision) + line[end:]
+        yield line
 
 
 def _github_plan(plan: PlanCheck) -> None:

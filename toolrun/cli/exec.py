@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
+from toolrun.cli.style import status_painter, terminal_width, verbosity_options
 from toolrun.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ FORMATS = ("text", "table", "json", "jsonl")
 )
 @click.option("--no-journal", is_flag=True, help="Do not write .toolrun/runs/<run-id>.jsonl.")
 @no_hooks_option
+@verbosity_options
 def exec_(
     plans: tuple[Path, ...],
     config_file: Path | None,
@@ -68,6 +70,8 @@ def exec_(
     ask_mode: str | None,
     no_journal: bool,
     no_hooks: bool,
+    quiet: bool,
+    verbose: bool,
 ) -> int:
     """Run plans: validate, decide every call, execute what is allowed.
 
@@ -102,11 +106,12 @@ def exec_(
     progress = _Progress(enabled=err_tty and fmt == "json")
 
     several_plans: list[bool] = [False]
+    paint = status_painter(out_tty)
 
     def on_plans(loaded: Sequence[Plan]) -> None:
         several_plans[0] = len(loaded) > 1
-        if fmt == "table" and out_tty:
-            streaming_table.append(render.StreamingTable(loaded))
+        if fmt == "table" and out_tty and not quiet:
+            streaming_table.append(render.StreamingTable(loaded, terminal_width(), paint))
             click.echo(streaming_table[0].header())
 
     warned: set[str] = set()
@@ -118,12 +123,16 @@ def exec_(
         if warning and warning not in warned:  # bubblewrap missing: once per run, on stderr
             warned.add(warning)
             click.echo(f"toolrun: warning: sandbox unavailable, Bash calls are {warning}", err=True)
-        if fmt == "text":
-            click.echo(render.text_line(result, show_plan=several_plans[0]))
-        elif fmt == "jsonl":
+        if fmt == "jsonl":
             click.echo(render.jsonl_line(result))
+        elif quiet:
+            return
+        elif fmt == "text":
+            click.echo(render.text_line(result, show_plan=several_plans[0], paint=paint))
         elif streaming_table:
             click.echo(streaming_table[0].row(result))
+        if verbose and (fmt == "text" or streaming_table):
+            click.echo("\n".join(render.verbose_lines(result)))
 
     report = execute(
         ExecRequest(
@@ -153,7 +162,7 @@ def exec_(
         )
     else:
         try:
-            _print_report(report, fmt, streaming_table)
+            _print_report(report, fmt, streaming_table, quiet=quiet)
         except OSError:  # stdout closed after the last result: nothing is lost
             _silence_stdout()
     code = report.exit_code
@@ -177,16 +186,22 @@ def exec_(
 
 
 def _print_report(
-    report: ExecReport, fmt: str, streaming_table: Sequence[render.StreamingTable]
+    report: ExecReport,
+    fmt: str,
+    streaming_table: Sequence[render.StreamingTable],
+    *,
+    quiet: bool = False,
 ) -> None:
     from toolrun.render import results as render
 
     results = report.all_results
     recap = render.recap(results, report.wall_ms, unread=report.unread_lines)
     if fmt == "table":
-        if not streaming_table:
+        if not streaming_table and not quiet:
             click.echo(render.table(results, show_plan=len(report.plans) > 1))
         click.echo(recap)
+        if streaming_table and streaming_table[0].cut:
+            click.echo(render.cut_note(report.run_id if report.journal_path else None))
     elif fmt == "json":
         extra = {"unread_lines": report.unread_lines} if report.plans == ("-",) else None
         click.echo(
