@@ -31,6 +31,13 @@ FORMATS = ("text", "table", "json", "jsonl")
 @click.argument("plans", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_options
 @click.option("--dry-run", is_flag=True, help="Partition and decide every call; execute nothing.")
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="After the results, print the diff of each file edit (with --dry-run: the diff it "
+    "would make, applied in order to an in-memory copy; nothing is written).",
+)
 @format_option(FORMATS)
 @click.option(
     "-o",
@@ -63,6 +70,7 @@ def exec_(
     workspace: Path,
     mode: str | None,
     dry_run: bool,
+    show_diff: bool,
     fmt: str | None,
     output: Path | None,
     jobs: int,
@@ -166,6 +174,8 @@ def exec_(
         except OSError:  # stdout closed after the last result: nothing is lost
             _silence_stdout()
     code = report.exit_code
+    if show_diff and fmt in ("text", "table") and report.output_error is None:
+        _print_diffs(report, workspace, dry_run=dry_run)
     if output is not None:
         results = report.all_results
         if output.suffix == ".jsonl":
@@ -211,6 +221,32 @@ def _print_report(
         click.echo(recap)
     elif report.unread_lines:  # jsonl: stdout holds results only
         click.echo(recap, err=True)
+
+
+def _print_diffs(report: ExecReport, workspace: Path, *, dry_run: bool) -> None:
+    """Each file edit's diff, in plan order: what it changed, or (dry run) would change."""
+    from toolrun.errors import ToolError
+    from toolrun.tools.base import ToolContext
+    from toolrun.tools.builtins._preview import EDIT_TOOLS, Preview
+
+    preview = Preview(ToolContext.for_workspace(workspace))
+    for r in report.all_results:
+        if r.tool not in EDIT_TOOLS:
+            continue
+        if not dry_run:
+            diff = r.metadata.get("diff") if r.status == "ok" else None
+            if isinstance(diff, str):
+                click.echo(f"# {r.id} {r.tool}\n{diff}", nl=not diff.endswith("\n"))
+            continue
+        if r.status != "skipped":  # denied (or not admitted): it would not run
+            continue
+        try:
+            diff = preview.diff(r.tool, r.input)
+        except (ToolError, ValueError) as exc:
+            click.echo(f"# {r.id} {r.tool}: would fail: {exc}")
+            continue
+        note = " (if approved)" if r.decision == "ask" else ""
+        click.echo(f"# {r.id} {r.tool}{note}\n{diff}", nl=not diff.endswith("\n"))
 
 
 def _silence_stdout() -> None:

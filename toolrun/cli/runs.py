@@ -212,3 +212,8 @@ def _show_call(result: Record) -> None:
     click.echo("")
     output = str(result.get("output") or "")
     click.echo(output, nl=not output.endswith("\n"))
+    metadata = result.get("metadata")
+    diff = metadata.get("diff") if isinstance(metadata, dict) else None
+    if isinstance(diff, str) and diff:  # what a file edit changed
+        click.echo("")
+        click.echo(diff, nl=not diff.endswith("\n"))
