@@ -340,6 +340,7 @@ def recap(report: CheckReport) -> str:
 def json_report(report: CheckReport) -> Iterator[str]:
     """``{"run_id", "plans", "inputs", "problems", "summary", "results": [...]}``, streamed."""
     from toolrun.commands.check import result_json
+    from toolrun.errors import problem_json
 
     counts = report.counts()
     head = {
@@ -357,17 +358,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
             }
             for p in report.plans
         ],
-        "problems": [
-            {
-                "file": p.location.file if p.location else None,
-                "line": p.location.line if p.location else None,
-                "column": p.location.column if p.location else None,
-                "path": p.path,
-                "message": p.message,
-                "text": str(p),
-            }
-            for p in report.problems
-        ],
+        "problems": [problem_json(p) for p in report.problems],
         "summary": {
             # the keys of exec's summary (result statuses), then check's own
             **dict.fromkeys(STATUSES, 0),
