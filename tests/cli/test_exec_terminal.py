@@ -179,3 +179,36 @@ def test_an_apply_patch_error_stays_one_line(runner: CliRunner, ws: Path) -> Non
     (ws / "toolrun.yaml").write_text("permissions:\n  defaultMode: acceptEdits\n")
     done = runner.invoke(main, ["exec", "plan.yaml", "--format", "text"])
     assert len(done.stdout.splitlines()) == 2, done.stdout
+
+
+def progress_run(ws: Path, *argv: str) -> tuple[str, str]:
+    """Run toolrun with stdout piped and stderr at a terminal: (stdout, stderr)."""
+    ours, theirs = open_terminal(120)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolrun", *argv],
+        cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=theirs,
+        close_fds=True, env=environment_without_size(), text=True,
+    )
+    os.close(theirs)
+    err = read_to_end(ours).decode()
+    out = proc.communicate(timeout=60)[0]
+    os.close(ours)
+    return out, err
+
+
+def test_progress_on_stderr_only_at_a_terminal(ws: Path) -> None:
+    out, err = progress_run(ws, "exec", "plan.yaml", "--format", "json")
+    assert "\r4 done · last: push needs_approval" in err
+    assert "done ·" not in out and json.loads(out)["summary"]["total"] == 4
+    piped = subprocess.run(
+        [sys.executable, "-m", "toolrun", "exec", "plan.yaml", "--format", "json"],
+        cwd=ws, capture_output=True, text=True, check=False,
+    )
+    assert "done ·" not in piped.stderr and "\r" not in piped.stderr
+
+
+def test_check_progress_counts_inputs(ws: Path) -> None:
+    (ws / "more.yaml").write_text(PLAN)
+    out, err = progress_run(ws, "check", "plan.yaml", "more.yaml", "--format", "junit")
+    assert "\r2 inputs checked · last: more.yaml" in err
+    assert out.startswith("<?xml")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
-from toolrun.cli.style import status_painter, terminal_width, verbosity_options
+from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
@@ -106,7 +106,19 @@ def check(
                 "--report-format junit|json|jsonl|github",
                 param_hint="'-o'",
             )
-    show = _streamer(fmt, quiet=quiet, verbose=verbose)
+    stream = _streamer(fmt, quiet=quiet, verbose=verbose)
+    # progress on stderr at a terminal, while stdout is not showing each input as it comes
+    progress = Progress(
+        enabled=sys.stderr.isatty()
+        and (quiet or fmt not in ("table", "text") or not sys.stdout.isatty()),
+        noun="inputs checked",
+    )
+
+    def show(plan: PlanCheck) -> None:
+        progress.clear()
+        stream(plan)
+        progress.tick(plan.file)
+
     report = run_check(
         CheckRequest(
             inputs=inputs,
@@ -121,6 +133,7 @@ def check(
         ),
         on_plan=show,
     )
+    progress.clear()
     _step_summary(report)
     if fmt in ("table", "text", "github"):
         click.echo(recap(report))

@@ -7,12 +7,12 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
-from toolrun.cli.style import status_painter, terminal_width, verbosity_options
+from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 from toolrun.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -111,7 +111,8 @@ def exec_(
     )
     # At a terminal the table streams row by row; redirected, it is printed whole at the end.
     streaming_table: list[render.StreamingTable] = []
-    progress = _Progress(enabled=err_tty and fmt == "json")
+    # a progress line on stderr when it is a terminal and stdout is not showing each result
+    progress = Progress(enabled=err_tty and (fmt == "json" or not out_tty))
 
     several_plans: list[bool] = [False]
     paint = status_painter(out_tty)
@@ -125,7 +126,7 @@ def exec_(
     warned: set[str] = set()
 
     def on_result(result: Result) -> None:
-        progress.tick(result)
+        progress.tick(f"{result.id} {result.status}")
         sandbox = result.metadata.get("sandbox")
         warning = sandbox.get("warning") if isinstance(sandbox, dict) else None
         if warning and warning not in warned:  # bubblewrap missing: once per run, on stderr
@@ -256,26 +257,6 @@ def _silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-
-
-class _Progress:
-    """`3/10 done` on stderr, only at a terminal."""
-
-    def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled
-        self.done = 0
-
-    def tick(self, result: Any) -> None:
-        if not self.enabled:
-            return
-        self.done += 1
-        click.echo(
-            f"\r{self.done} done · last: {result.id} {result.status}\x1b[K", err=True, nl=False
-        )
-
-    def clear(self) -> None:
-        if self.enabled and self.done:
-            click.echo("\r\x1b[K", err=True, nl=False)
 
 
 async def _prompt(call: Call, decision: CallDecision) -> AskAnswer:

@@ -56,3 +56,23 @@ def verbosity_options(f: F) -> F:
         "-q", "--quiet", is_flag=True, help="Print the recap only (not one line per call)."
     )(f)
     return f
+
+
+class Progress:
+    """One updating line on stderr (``3 done · last: call-3 ok``), only when enabled (stderr
+    is a terminal); cleared before the report."""
+
+    def __init__(self, *, enabled: bool, noun: str = "done") -> None:
+        self.enabled = enabled
+        self.noun = noun
+        self.done = 0
+
+    def tick(self, last: str) -> None:
+        if not self.enabled:
+            return
+        self.done += 1
+        click.echo(f"\r{self.done} {self.noun} · last: {last}\x1b[K", err=True, nl=False)
+
+    def clear(self) -> None:
+        if self.enabled and self.done:
+            click.echo("\r\x1b[K", err=True, nl=False)
