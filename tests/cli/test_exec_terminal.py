@@ -41,12 +41,18 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def at_terminal(ws: Path, columns: int, *args: str, **env: str) -> str:
+def at_terminal(
+    ws: Path,
+    columns: int,
+    *args: str,
+    command: tuple[str, ...] = ("exec", "plan.yaml", "--ask", "deny"),
+    **env: str,
+) -> str:
     """toolrun's whole output under a pseudo-terminal ``columns`` wide."""
     main_fd, terminal = open_terminal(columns)
     environ = {k: v for k, v in environment_without_size().items() if k != "NO_COLOR"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolrun", "exec", "plan.yaml", "--ask", "deny", *args],
+        [sys.executable, "-m", "toolrun", *command, *args],
         cwd=ws,
         stdin=terminal,
         stdout=terminal,
@@ -81,7 +87,7 @@ def test_a_wide_terminal_shows_every_column_uncut(ws: Path) -> None:
 
 
 def row(lines: list[str], call_id: str) -> str:
-    (found,) = [line for line in lines if call_id in ANSI.sub("", line).split()[:3]]
+    (found,) = [line for line in lines if call_id in ANSI.sub("", line).split()[:6]]
     return found
 
 
@@ -212,3 +218,14 @@ def test_check_progress_counts_inputs(ws: Path) -> None:
     out, err = progress_run(ws, "check", "plan.yaml", "more.yaml", "--format", "junit")
     assert "\r2 inputs checked · last: more.yaml" in err
     assert out.startswith("<?xml")
+
+
+def test_check_colours_decisions_at_a_terminal_only(ws: Path) -> None:
+    check = ("check", "plan.yaml")
+    lines = at_terminal(ws, 200, command=check).splitlines()
+    assert "\x1b[32mallow\x1b[0m (rule)" in row(lines, "greet")
+    assert "\x1b[31m\x1b[1mdeny\x1b[0m (rule)" in row(lines, "fetch")
+    assert "\x1b[33mask\x1b[0m (rule)" in row(lines, "push")
+    assert "\x1b[" not in at_terminal(ws, 200, command=check, NO_COLOR="1")
+    text = at_terminal(ws, 200, "--format", "text", command=check)
+    assert "\x1b[31m\x1b[1mdeny " in text
