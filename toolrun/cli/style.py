@@ -4,7 +4,6 @@ never with NO_COLOR), the terminal's width, and --quiet / --verbose."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -45,6 +44,8 @@ def status_painter(at_terminal: bool) -> Callable[[str, str], str] | None:
 
 def terminal_width() -> int:
     """The terminal's columns (COLUMNS wins, as for every program; 80 when unknown)."""
+    import shutil  # only when a table is printed: `toolrun --help` imports this module
+
     return max(shutil.get_terminal_size((80, 24)).columns, 20)
 
 
