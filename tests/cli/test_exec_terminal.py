@@ -223,9 +223,18 @@ def test_check_progress_counts_inputs(ws: Path) -> None:
 def test_check_colours_decisions_at_a_terminal_only(ws: Path) -> None:
     check = ("check", "plan.yaml")
     lines = at_terminal(ws, 200, command=check).splitlines()
-    assert "\x1b[32mallow\x1b[0m (rule)" in row(lines, "greet")
-    assert "\x1b[31m\x1b[1mdeny\x1b[0m (rule)" in row(lines, "fetch")
-    assert "\x1b[33mask\x1b[0m (rule)" in row(lines, "push")
+    assert "\x1b[32mallow (rule)" in row(lines, "greet")
+    assert "\x1b[31m\x1b[1mdeny (rule)" in row(lines, "fetch")
+    assert "\x1b[33mask (rule)" in row(lines, "push")
     assert "\x1b[" not in at_terminal(ws, 200, command=check, NO_COLOR="1")
     text = at_terminal(ws, 200, "--format", "text", command=check)
     assert "\x1b[31m\x1b[1mdeny " in text
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_the_check_table_fits_the_terminal(ws: Path, columns: int) -> None:
+    out = ANSI.sub("", at_terminal(ws, columns, command=("check", "plan.yaml")))
+    lines = out.splitlines()
+    table = lines[1 : lines.index("")]  # between the input's header and the blank line
+    assert len(table) == 6 and all(len(line) <= columns for line in table), "\n".join(table)
+    assert "…" in row(table, "greet")

@@ -246,58 +246,63 @@ def _verbose_lines(call: CallCheck) -> list[str]:
 
 
 def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
-    from toolrun.render.table import render_table
-
     _problems(plan)
     click.echo(plan_header(plan))
     if not plan.calls:
         return
-    headers = ["turn", "run", "#", "id", "tool", "target", "decision", "reason"]
+    rows = [
+        {
+            "turn": str(c.turn),
+            "run": f"{c.run} {c.run_kind}" if c.run else "-",
+            "#": str(c.position + 1),
+            "id": c.id,
+            "tool": c.tool,
+            "target": c.target,
+            "decision": f"{c.decision} ({c.kind})",
+            "reason": c.why(),
+        }
+        for c in plan.calls
+    ]
+    if sys.stdout.isatty():
+        click.echo(_terminal_table(plan, rows))
+    else:
+        from toolrun.render.table import render_table
+        from toolrun.render.terminal import fit, one_line
 
-    def table_of(target_width: int, reason_width: int) -> str:
-        rows = [
-            [
-                str(c.turn),
-                f"{c.run} {c.run_kind}" if c.run else "-",
-                str(c.position + 1),
-                c.id,
-                c.tool,
-                _short(c.target, target_width),
-                f"{c.decision} ({c.kind})",
-                _short(c.why(), reason_width),
-            ]
-            for c in plan.calls
-        ]
-        return render_table(headers, rows)
-
-    table = table_of(40, 70)
-    at_terminal = sys.stdout.isatty()
-    if at_terminal:  # fit the terminal: the reason shrinks first, then the target
-        over = max(map(len, table.split("\n"))) - terminal_width()
-        if over > 0:
-            reason = max(12, 70 - over)
-            table = table_of(max(12, 40 - (over - (70 - reason))), reason)
-    paint = status_painter(at_terminal)
-    if paint is not None:  # colour the decision cells after tabulate sized them
-        top, *body = table.split("\n")
-        table = "\n".join([top, body[0], *_paint_decisions(top, body[1:], plan, paint)])
-    click.echo(table)
+        widths = {"target": 40, "reason": 70}
+        headers = list(rows[0])
+        cells = [[fit(one_line(r[h]), widths.get(h, 4096)) for h in headers] for r in rows]
+        click.echo(render_table(headers, cells))
     if verbose:
         for c in plan.calls:
             click.echo(f"{c.id}:\n" + "\n".join(_verbose_lines(c)))
     click.echo()
 
 
-def _paint_decisions(
-    header: str, rows: list[str], plan: PlanCheck, paint: Callable[[str, str], str]
-) -> Iterator[str]:
-    # the decision column starts where its header does (tabulate aligns cells left)
-    start = header.index("decision")
-    for line, call in zip(rows, plan.calls, strict=True):
-        end = start + len(call.decision)
-        if line[start:end] == call.decision:
-            line = line[:start] + paint(line[start:end], call.decision) + line[end:]
-        yield line
+def _terminal_table(plan: PlanCheck, rows: list[dict[str, str]]) -> str:
+    """The table sized to the terminal (turn, run and # go first when it is narrow; the
+    target and the reason shrink, cut with …), decisions coloured."""
+    from toolrun.render.terminal import Column, layout
+
+    def widest(name: str) -> int:
+        return max(len(r[name]) for r in rows)
+
+    columns = [
+        Column("turn", widest("turn"), drop=3),
+        Column("run", widest("run"), drop=2),
+        Column("#", widest("#"), drop=4),
+        Column("id", widest("id")),
+        Column("tool", widest("tool")),
+        Column("target", widest("target"), flex=True, minimum=12),
+        Column("decision", widest("decision")),
+        Column("reason", 4096, flex=True, minimum=12),
+    ]
+    table = layout(columns, terminal_width())
+    paint = status_painter(True)
+    lines = [table.header()]
+    for row, call in zip(rows, plan.calls, strict=True):
+        lines.append(table.line(table.cells(row), paint, call.decision, painted="decision"))
+    return "\n".join(lines)
 
 
 def _github_plan(plan: PlanCheck) -> None:

@@ -50,13 +50,19 @@ class Layout:
         """A row's shown cells, each on one line and cut to its column's width."""
         return [fit(one_line(row.get(n, "")), w) for n, w in zip(self.names, self.widths, strict=True)]
 
-    def line(self, cells: Sequence[str], paint: Painter | None = None, status: str = "") -> str:
-        """Cells padded to their widths (the last one as it is); the ``status`` column's
-        cell painted after padding, so that colour codes never count as width."""
+    def line(
+        self,
+        cells: Sequence[str],
+        paint: Painter | None = None,
+        status: str = "",
+        painted: str = "status",
+    ) -> str:
+        """Cells padded to their widths (the last one as it is); the ``painted`` column's
+        cell coloured for ``status`` after padding, so colour codes never count as width."""
         out = []
         for i, (name, cell) in enumerate(zip(self.names, cells, strict=True)):
             text = cell if i == len(cells) - 1 else cell.ljust(self.widths[i])
-            out.append(paint(text, status) if paint and name == "status" and status else text)
+            out.append(paint(text, status) if paint and name == painted and status else text)
         return "  ".join(out).rstrip()
 
     def header(self) -> str:
