@@ -7,9 +7,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-# Control characters (C0 but tab, DEL, C1): a line break would split a record, an
-# escape sequence would drive the terminal. They print as `\n`, `\r` or `\xNN`.
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# Control characters (C0 but tab, DEL, C1), the Unicode line and paragraph separators
+# and the bidirectional overrides: a line break would split a record (str.splitlines
+# splits at U+2028 too), an escape sequence would drive the terminal, a bidi override
+# would show text in another order than it is. They print as `\n`, `\r`, `\xNN`, `\uNNNN`.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 # A painter colours a cell's text by the status it shows (None: no colour).
@@ -18,9 +20,14 @@ Painter = Callable[[str, str], str]
 
 def one_line(text: str) -> str:
     """``text`` as one line: control characters escaped, tabs as spaces."""
-    return _CONTROL.sub(lambda m: _NAMED.get(m[0], f"\\x{ord(m[0]):02x}"), text).replace(
+    return _CONTROL.sub(lambda m: _NAMED.get(m[0], _escape(m[0])), text).replace(
         "\t", " "
     )
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def fit(text: str, width: int) -> str:
