@@ -62,6 +62,18 @@ class Problem:
         return f"{where}{what}{self.message}"
 
 
+def problem_json(p: Problem) -> dict[str, object]:
+    """A problem as JSON reports give it: where (file, line, column), what, and its text."""
+    return {
+        "file": p.location.file if p.location else None,
+        "line": p.location.line if p.location else None,
+        "column": p.location.column if p.location else None,
+        "path": p.path,
+        "message": p.message,
+        "text": str(p),
+    }
+
+
 class ToolrunError(Exception):
     """Base of every expected failure; carries the exit code it maps to."""
 

@@ -18,25 +18,27 @@ COMMAND = "toolrun check 'agent-plans/**/*.yaml' --format github -o toolrun-repo
 def test_the_example_fails_on_the_two_denied_calls(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # As the README's workflow runs it: in plans/ci, with the checkout as GITHUB_WORKSPACE
+    # (annotation paths are relative to it, so they land on the pull request; and the two
+    # calls that would ask get warnings: before #14 they got nothing).
     monkeypatch.chdir(EXAMPLE)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(EXAMPLE.parents[1]))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     report = tmp_path / "toolrun-report.xml"
     result = runner.invoke(
         main, ["check", "agent-plans/**/*.yaml", "--format", "github", "-o", str(report)]
     )
     assert result.exit_code == 4, result.output
     lines = result.stdout.splitlines()
+    release = "plans/ci/agent-plans/release.yaml"
     assert [line.split("::")[1] for line in lines[:-1]] == [
-        (
-            "error file=agent-plans/release.yaml,line=11,col=9,"
-            "title=toolrun%3A Bash call call-4 would be denied"
-        ),
-        (
-            "error file=agent-plans/release.yaml,line=14,col=9,"
-            "title=toolrun%3A Bash call call-6 would be denied"
-        ),
+        f"warning file={release},line=10,col=9,title=toolrun%3A Edit call call-3 would need approval",
+        f"error file={release},line=11,col=9,title=toolrun%3A Bash call call-4 would be denied",
+        f"warning file={release},line=13,col=9,title=toolrun%3A Bash call call-5 would need approval",
+        f"error file={release},line=14,col=9,title=toolrun%3A Bash call call-6 would be denied",
     ]
-    assert "deny rule Bash(curl *) (toolrun.yaml:17)" in lines[0]
-    assert "PreToolUse hook" in lines[1] and "force pushes rewrite shared history" in lines[1]
+    assert "deny rule Bash(curl *) (toolrun.yaml:17)" in lines[1]
+    assert "PreToolUse hook" in lines[3] and "force pushes rewrite shared history" in lines[3]
     assert lines[-1].startswith(
         "3 inputs, 14 calls: 10 allow · 2 ask · 2 deny — 2 failing (--fail-on deny)"
     )

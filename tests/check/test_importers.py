@@ -311,7 +311,9 @@ def test_calls_keep_their_file_and_line_in_reports(runner: CliRunner, ws: Path) 
     fixture(ws, "anthropic.json")
     result = runner.invoke(main, ["check", "anthropic.json", "--format", "github"])
     assert result.exit_code == 4
-    assert result.stdout.splitlines()[0] == (
+    # (the Edit that would ask comes first, as a ::warning since #14)
+    errors = [line for line in result.stdout.splitlines() if line.startswith("::error")]
+    assert errors[0] == (
         "::error file=anthropic.json,line=37,col=9,title=toolrun%3A Bash call "
         "toolu_01E2wS6gHj3Kl9Po5Qa8Zx4F would be denied::Bash(git push origin main): denied: "
         "deny rule Bash(git push *) (toolrun.yaml:2) matches `git push origin main`"

@@ -371,7 +371,7 @@ def test_jobs_runs_plans_side_by_side_and_keeps_each_plan_in_order(runner: CliRu
 
 def test_at_a_terminal_the_table_streams_row_by_row(ws: Path) -> None:
     """Under a real pseudo-terminal: the header comes first, then each row as it is ready."""
-    import pty
+    from tests.cli.terminal import environment_without_size, open_terminal, read_to_end
 
     write(ws / "toolrun.yaml", ALLOW_BASH)
     write(
@@ -379,7 +379,8 @@ def test_at_a_terminal_the_table_streams_row_by_row(ws: Path) -> None:
         "turns:\n  - calls: [{tool: Bash, input: {command: echo first}}]\n"
         f"  - calls: [{{tool: Bash, input: {{command: '{waiter(ws)} go && touch second-done'}}}}]\n",
     )
-    main_fd, terminal = pty.openpty()
+    # wide enough for every column (a narrow terminal drops some: test_exec_terminal.py)
+    main_fd, terminal = open_terminal(200)
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolrun", "exec", "plan.yaml", "--ask", "deny"],
         cwd=ws,
@@ -387,6 +388,7 @@ def test_at_a_terminal_the_table_streams_row_by_row(ws: Path) -> None:
         stdout=terminal,
         stderr=terminal,
         close_fds=True,
+        env=environment_without_size(),
     )
     os.close(terminal)
     seen = b""
@@ -398,14 +400,7 @@ def test_at_a_terminal_the_table_streams_row_by_row(ws: Path) -> None:
     (ws / "go").touch()
     header = seen.decode().splitlines()[0].split()
     assert header[:6] == ["#", "id", "tool", "target", "decision", "status"]
-    while True:
-        try:
-            chunk = os.read(main_fd, 4096)
-        except OSError:  # EIO once the child side is closed
-            break
-        if not chunk:
-            break
-        seen += chunk
+    seen += read_to_end(main_fd)
     proc.wait(timeout=20)
     os.close(main_fd)
     assert "2 ok in " in seen.decode()

@@ -31,7 +31,12 @@ async def test_creates_the_file_and_its_folders(ws: Path, ctx: ToolContext) -> N
     target = ws / "docs/notes/a.md"
     assert target.read_text() == "# Notes\n"
     assert result.output == f"Created {target} (8 bytes)"
-    assert result.metadata == {"path": str(target), "created": True, "bytes": 8}
+    # (a result also carries its diff since #14: tests/tools/test_edit_diffs.py)
+    assert {k: result.metadata[k] for k in ("path", "created", "bytes")} == {
+        "path": str(target),
+        "created": True,
+        "bytes": 8,
+    }
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~_umask()
 
 

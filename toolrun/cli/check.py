@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -18,9 +19,11 @@ from toolrun.cli.options import (
     no_hooks_option,
     policy_options,
 )
+from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck, CheckReport, CheckRequest, PlanCheck
+    from toolrun.render.github import AnnotationPaths
 
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
 REPORT_FORMATS = ("junit", "json", "jsonl", "github")
@@ -98,6 +101,7 @@ STATUSES = (
     help="Policy diff against these settings files (instead of the --settings files); "
     "repeatable.",
 )
+@verbosity_options
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -118,6 +122,8 @@ def check(
     managed_settings: Path | None,
     compare_config: Path | None,
     compare_settings: tuple[Path, ...],
+    quiet: bool,
+    verbose: bool,
 ) -> int:
     """Decide every call of plans and agent transcripts; execute nothing.
 
@@ -188,7 +194,22 @@ def check(
         raise click.BadParameter(
             "loosen needs --compare-config or --compare-settings", param_hint="'--fail-on'"
         )
-    report = run_check(request, on_plan=_streamer(fmt, fail_on))
+    stream = _streamer(fmt, quiet=quiet, verbose=verbose)
+    # progress on stderr at a terminal, while stdout is not showing each input as it comes
+    progress = Progress(
+        enabled=sys.stderr.isatty()
+        and (quiet or fmt not in ("table", "text") or not sys.stdout.isatty()),
+        noun="inputs checked",
+    )
+
+    def show(plan: PlanCheck) -> None:
+        progress.clear()
+        stream(plan)
+        progress.tick(plan.file)
+
+    report = run_check(request, on_plan=show)
+    progress.clear()
+    _step_summary(report)
     if fmt in ("table", "text", "github"):
         click.echo(recap(report))
     else:
@@ -214,14 +235,17 @@ def _absolute_dir(value: str | None) -> str | None:
     return value
 
 
-def _streamer(fmt: str, fail_on: str) -> Callable[[PlanCheck], None]:
-    """What to print for each input as soon as it (and every earlier one) is checked."""
+def _streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], None]:
+    """What to print for each input as soon as it (and every earlier one) is checked;
+    with --quiet only its problems (on stderr), the recap comes at the end."""
+    if quiet and fmt in ("text", "table"):
+        return _problems
     if fmt == "text":
-        return _text_plan
+        return lambda plan: _text_plan(plan, verbose=verbose)
     if fmt == "table":
-        return _table_plan
+        return lambda plan: _table_plan(plan, verbose=verbose)
     if fmt == "github":
-        return lambda plan: _github_plan(plan, fail_on)
+        return _github_plan
     return _problems  # the report comes at the end; its problems on stderr as they come
 
 
@@ -241,7 +265,7 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     else:
         from toolrun.render.github import annotation_lines
 
-        for line in annotation_lines(report):
+        for line in annotation_lines(report, _annotation_paths()):
             yield line + "\n"
         yield recap(report) + "\n"
 
@@ -272,19 +296,25 @@ def _problems(plan: PlanCheck) -> None:
         click.echo(f"warning: {warning}", err=True)
 
 
-def _text_plan(plan: PlanCheck) -> None:
+def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+    from toolrun.render.terminal import one_line
+
     _problems(plan)
+    paint = status_painter(sys.stdout.isatty())
     lines = [plan_header(plan)]
     for c in plan.calls:
         where = f"{c.file or plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
         if c.origin:
             run += f" · {c.origin}"
+        decision = f"{c.decision:<5}"
         lines.append(
-            f"{where}: {c.decision:<5} {c.id} {c.tool}({c.target}) · turn {c.turn} · {run}"
-            f" — {c.why()}"
+            f"{where}: {paint(decision, c.decision) if paint else decision} {one_line(c.id)} "
+            f"{c.tool}({one_line(c.target)}) · turn {c.turn} · {run} — {one_line(c.why())}"
         )
         lines.extend(_rebased_lines(c))
+        if verbose:
+            lines += _verbose_lines(c)
         if len(lines) >= 1000:  # a few big writes rather than one per call
             click.echo("\n".join(lines))
             lines.clear()
@@ -301,39 +331,104 @@ def _rebased_lines(call: CallCheck) -> list[str]:
     ]
 
 
-def _table_plan(plan: PlanCheck) -> None:
-    from toolrun.render.table import render_table
+def _verbose_lines(call: CallCheck) -> list[str]:
+    """--verbose: who decided, and every hook that ran, indented under the call."""
+    from toolrun.render.results import hooks_lines
+    from toolrun.render.terminal import one_line
 
+    by = f"{call.kind} {call.rule}" if call.rule else call.kind
+    by += f" ({call.source})" if call.source else ""
+    lines = [f"decided: {call.decision} by {by}"]
+    lines += [f"hook: {line}" for line in hooks_lines(call.hooks)]
+    return ["    " + one_line(line) for line in lines]
+
+
+def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
     _problems(plan)
     click.echo(plan_header(plan))
     if not plan.calls:
         return
-    headers = ["turn", "run", "#", "id", "tool", "target", "decision", "reason"]
     rows = [
-        [
-            str(c.turn),
-            f"{c.run} {c.run_kind}" if c.run else "-",
-            str(c.position + 1),
-            c.id,
-            c.tool,
-            _short(c.target, 40),
-            f"{c.decision} ({c.kind})",
-            _short(c.why(), 70),
-        ]
+        {
+            "turn": str(c.turn),
+            "run": f"{c.run} {c.run_kind}" if c.run else "-",
+            "#": str(c.position + 1),
+            "id": c.id,
+            "tool": c.tool,
+            "target": c.target,
+            "decision": f"{c.decision} ({c.kind})",
+            "reason": c.why(),
+        }
         for c in plan.calls
     ]
-    click.echo(render_table(headers, rows))
+    if sys.stdout.isatty():
+        click.echo(_terminal_table(plan, rows))
+    else:
+        from toolrun.render.table import render_table
+        from toolrun.render.terminal import fit, one_line
+
+        widths = {"target": 40, "reason": 70}
+        headers = list(rows[0])
+        cells = [[fit(one_line(r[h]), widths.get(h, 4096)) for h in headers] for r in rows]
+        click.echo(render_table(headers, cells))
+    if verbose:
+        for c in plan.calls:
+            click.echo(f"{c.id}:\n" + "\n".join(_verbose_lines(c)))
     click.echo()
 
 
-def _github_plan(plan: PlanCheck, fail_on: str) -> None:
-    from toolrun.render.github import call_annotation, problem_annotation
+def _terminal_table(plan: PlanCheck, rows: list[dict[str, str]]) -> str:
+    """The table sized to the terminal (turn, run and # go first when it is narrow; the
+    target and the reason shrink, cut with …), decisions coloured."""
+    from toolrun.render.terminal import Column, layout
 
-    for problem in plan.problems:
-        click.echo(problem_annotation(problem))
-    for call in plan.calls:
-        if call.fails(fail_on):
-            click.echo(call_annotation(plan.file, call))
+    def widest(name: str) -> int:
+        return max(len(r[name]) for r in rows)
+
+    columns = [
+        Column("turn", widest("turn"), drop=3),
+        Column("run", widest("run"), drop=2),
+        Column("#", widest("#"), drop=4),
+        Column("id", widest("id")),
+        Column("tool", widest("tool")),
+        Column("target", widest("target"), flex=True, minimum=12),
+        Column("decision", widest("decision")),
+        Column("reason", 4096, flex=True, minimum=12),
+    ]
+    table = layout(columns, terminal_width())
+    paint = status_painter(True)
+    lines = [table.header()]
+    for row, call in zip(rows, plan.calls, strict=True):
+        lines.append(table.line(table.cells(row), paint, call.decision, painted="decision"))
+    return "\n".join(lines)
+
+
+def _github_plan(plan: PlanCheck) -> None:
+    from toolrun.render.github import plan_annotations
+
+    for line in plan_annotations(plan, _annotation_paths()):
+        click.echo(line)
+
+
+def _annotation_paths() -> AnnotationPaths:
+    from toolrun.render.github import AnnotationPaths
+
+    return AnnotationPaths.from_env(os.environ, Path.cwd())
+
+
+def _step_summary(report: CheckReport) -> None:
+    """In a GitHub job, append the Markdown summary to the file GITHUB_STEP_SUMMARY names."""
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not summary_file:
+        return
+    from toolrun.render.github import step_summary
+
+    text = step_summary(report, recap(report), _annotation_paths())
+    try:
+        with open(summary_file, "a", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(text)
+    except OSError as exc:  # the check itself is done: say so, keep its exit code
+        click.echo(f"toolrun: cannot write the step summary {summary_file}: {exc}", err=True)
 
 
 def recap(report: CheckReport) -> str:
@@ -363,6 +458,7 @@ def recap(report: CheckReport) -> str:
 def json_report(report: CheckReport) -> Iterator[str]:
     """``{"run_id", "plans", "inputs", "problems", "summary", "results": [...]}``, streamed."""
     from toolrun.commands.check import result_json
+    from toolrun.errors import problem_json
 
     counts = report.counts()
     head = {
@@ -381,17 +477,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
             for p in report.plans
         ],
         "config_warnings": list(report.config_warnings),
-        "problems": [
-            {
-                "file": p.location.file if p.location else None,
-                "line": p.location.line if p.location else None,
-                "column": p.location.column if p.location else None,
-                "path": p.path,
-                "message": p.message,
-                "text": str(p),
-            }
-            for p in report.problems
-        ],
+        "problems": [problem_json(p) for p in report.problems],
         "warnings": [
             {"file": w.location.file if w.location else None,
              "line": w.location.line if w.location else None,

@@ -7,11 +7,12 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
+from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 from toolrun.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -30,6 +31,13 @@ FORMATS = ("text", "table", "json", "jsonl")
 @click.argument("plans", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_options
 @click.option("--dry-run", is_flag=True, help="Partition and decide every call; execute nothing.")
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="After the results, print the diff of each file edit (with --dry-run: the diff it "
+    "would make, applied in order to an in-memory copy; nothing is written).",
+)
 @format_option(FORMATS)
 @click.option(
     "-o",
@@ -54,6 +62,7 @@ FORMATS = ("text", "table", "json", "jsonl")
 )
 @click.option("--no-journal", is_flag=True, help="Do not write .toolrun/runs/<run-id>.jsonl.")
 @no_hooks_option
+@verbosity_options
 def exec_(
     plans: tuple[Path, ...],
     config_file: Path | None,
@@ -61,6 +70,7 @@ def exec_(
     workspace: Path,
     mode: str | None,
     dry_run: bool,
+    show_diff: bool,
     fmt: str | None,
     output: Path | None,
     jobs: int,
@@ -68,6 +78,8 @@ def exec_(
     ask_mode: str | None,
     no_journal: bool,
     no_hooks: bool,
+    quiet: bool,
+    verbose: bool,
 ) -> int:
     """Run plans: validate, decide every call, execute what is allowed.
 
@@ -99,28 +111,37 @@ def exec_(
     )
     # At a terminal the table streams row by row; redirected, it is printed whole at the end.
     streaming_table: list[render.StreamingTable] = []
-    progress = _Progress(enabled=err_tty and fmt == "json")
+    # a progress line on stderr when it is a terminal and stdout is not showing each result
+    progress = Progress(enabled=err_tty and (fmt == "json" or not out_tty))
+
+    several_plans: list[bool] = [False]
+    paint = status_painter(out_tty)
 
     def on_plans(loaded: Sequence[Plan]) -> None:
-        if fmt == "table" and out_tty:
-            streaming_table.append(render.StreamingTable(loaded))
+        several_plans[0] = len(loaded) > 1
+        if fmt == "table" and out_tty and not quiet:
+            streaming_table.append(render.StreamingTable(loaded, terminal_width(), paint))
             click.echo(streaming_table[0].header())
 
     warned: set[str] = set()
 
     def on_result(result: Result) -> None:
-        progress.tick(result)
+        progress.tick(f"{result.id} {result.status}")
         sandbox = result.metadata.get("sandbox")
         warning = sandbox.get("warning") if isinstance(sandbox, dict) else None
         if warning and warning not in warned:  # bubblewrap missing: once per run, on stderr
             warned.add(warning)
             click.echo(f"toolrun: warning: sandbox unavailable, Bash calls are {warning}", err=True)
-        if fmt == "text":
-            click.echo(render.text_line(result))
-        elif fmt == "jsonl":
+        if fmt == "jsonl":
             click.echo(render.jsonl_line(result))
+        elif quiet:
+            return
+        elif fmt == "text":
+            click.echo(render.text_line(result, show_plan=several_plans[0], paint=paint))
         elif streaming_table:
             click.echo(streaming_table[0].row(result))
+        if verbose and (fmt == "text" or streaming_table):
+            click.echo("\n".join(render.verbose_lines(result)))
 
     report = execute(
         ExecRequest(
@@ -150,10 +171,12 @@ def exec_(
         )
     else:
         try:
-            _print_report(report, fmt, streaming_table)
+            _print_report(report, fmt, streaming_table, quiet=quiet)
         except OSError:  # stdout closed after the last result: nothing is lost
             _silence_stdout()
     code = report.exit_code
+    if show_diff and fmt in ("text", "table") and report.output_error is None:
+        _print_diffs(report, workspace, dry_run=dry_run)
     if output is not None:
         results = report.all_results
         if output.suffix == ".jsonl":
@@ -174,16 +197,22 @@ def exec_(
 
 
 def _print_report(
-    report: ExecReport, fmt: str, streaming_table: Sequence[render.StreamingTable]
+    report: ExecReport,
+    fmt: str,
+    streaming_table: Sequence[render.StreamingTable],
+    *,
+    quiet: bool = False,
 ) -> None:
     from toolrun.render import results as render
 
     results = report.all_results
     recap = render.recap(results, report.wall_ms, unread=report.unread_lines)
     if fmt == "table":
-        if not streaming_table:
+        if not streaming_table and not quiet:
             click.echo(render.table(results, show_plan=len(report.plans) > 1))
         click.echo(recap)
+        if streaming_table and streaming_table[0].cut:
+            click.echo(render.cut_note(report.run_id if report.journal_path else None))
     elif fmt == "json":
         extra = {"unread_lines": report.unread_lines} if report.plans == ("-",) else None
         click.echo(
@@ -195,6 +224,32 @@ def _print_report(
         click.echo(recap, err=True)
 
 
+def _print_diffs(report: ExecReport, workspace: Path, *, dry_run: bool) -> None:
+    """Each file edit's diff, in plan order: what it changed, or (dry run) would change."""
+    from toolrun.errors import ToolError
+    from toolrun.tools.base import ToolContext
+    from toolrun.tools.builtins._preview import EDIT_TOOLS, Preview
+
+    preview = Preview(ToolContext.for_workspace(workspace))
+    for r in report.all_results:
+        if r.tool not in EDIT_TOOLS:
+            continue
+        if not dry_run:
+            diff = r.metadata.get("diff") if r.status == "ok" else None
+            if isinstance(diff, str):
+                click.echo(f"# {r.id} {r.tool}\n{diff}", nl=not diff.endswith("\n"))
+            continue
+        if r.status != "skipped":  # denied (or not admitted): it would not run
+            continue
+        try:
+            diff = preview.diff(r.tool, r.input)
+        except (ToolError, ValueError) as exc:
+            click.echo(f"# {r.id} {r.tool}: would fail: {exc}")
+            continue
+        note = " (if approved)" if r.decision == "ask" else ""
+        click.echo(f"# {r.id} {r.tool}{note}\n{diff}", nl=not diff.endswith("\n"))
+
+
 def _silence_stdout() -> None:
     """After stdout failed (closed by `head`): nothing more goes there, and the flush
     at exit does not fail with a traceback either."""
@@ -202,26 +257,6 @@ def _silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-
-
-class _Progress:
-    """`3/10 done` on stderr, only at a terminal."""
-
-    def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled
-        self.done = 0
-
-    def tick(self, result: Any) -> None:
-        if not self.enabled:
-            return
-        self.done += 1
-        click.echo(
-            f"\r{self.done} done · last: {result.id} {result.status}\x1b[K", err=True, nl=False
-        )
-
-    def clear(self) -> None:
-        if self.enabled and self.done:
-            click.echo("\r\x1b[K", err=True, nl=False)
 
 
 async def _prompt(call: Call, decision: CallDecision) -> AskAnswer:

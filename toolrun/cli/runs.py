@@ -19,7 +19,7 @@ workspace_option = click.option(
 )
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @workspace_option
 @click.option(
     "--format",
@@ -29,19 +29,25 @@ workspace_option = click.option(
     show_default=True,
     help="Output format.",
 )
-def runs(workspace: Path, fmt: str) -> int:
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="Only the N newest runs."
+)
+@click.pass_context
+def runs(ctx: click.Context, workspace: Path, fmt: str, limit: int | None) -> int:
     """List past runs of the workspace, newest first (by start time).
 
     Each journal is read a line at a time. Lines that are not records toolrun
     wrote are skipped and counted; a torn last line (toolrun killed, disk
-    full) is reported.
+    full) is reported. `toolrun runs prune` deletes old journals.
     """
+    if ctx.invoked_subcommand is not None:
+        return 0
     import json
 
     from toolrun.commands.runs import list_runs
     from toolrun.render.table import render_table
 
-    records = list_runs(workspace)
+    records = list_runs(workspace, limit=limit)
     if fmt == "json":
         click.echo(json.dumps([_run_json(r) for r in records], indent=2, ensure_ascii=False))
         return 0
@@ -60,6 +66,45 @@ def runs(workspace: Path, fmt: str) -> int:
     ]
     click.echo(render_table(["run", "started", "plans", "results", "note"], table))
     return 0
+
+
+@runs.command()
+@workspace_option
+@click.option("--keep", type=click.IntRange(min=0), default=None, help="Keep the N newest runs.")
+@click.option(
+    "--older-than",
+    "older_than",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="DAYS",
+    help="Delete runs that started more than DAYS days ago.",
+)
+@click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+def prune(workspace: Path, keep: int | None, older_than: float | None, dry_run: bool) -> int:
+    """Delete old run journals: all but the --keep N newest, or those older than
+    --older-than DAYS. A run without an end record (it may still be running) is kept."""
+    import time
+
+    from toolrun.commands.runs import prune_runs
+
+    if (keep is None) == (older_than is None):
+        raise click.UsageError("give one of --keep N or --older-than DAYS")
+    pruned = prune_runs(
+        workspace, keep=keep, older_than_days=older_than, now=time.time(), dry_run=dry_run
+    )
+    verb = "would delete" if dry_run else "deleted"
+    for run_id in pruned.deleted:
+        click.echo(f"{verb} {run_id}")
+    if pruned.unfinished:
+        click.echo(
+            f"kept {len(pruned.unfinished)} run(s) with no end record (may still be running): "
+            + ", ".join(pruned.unfinished),
+            err=True,
+        )
+    for run_id, why in pruned.failed:
+        click.echo(f"toolrun: cannot delete {run_id}: {why}", err=True)
+    click.echo(f"{verb} {len(pruned.deleted)} run(s), kept {pruned.kept}")
+    return 1 if pruned.failed else 0
 
 
 def _iso(ts: float | None) -> str:
@@ -212,3 +257,8 @@ def _show_call(result: Record) -> None:
     click.echo("")
     output = str(result.get("output") or "")
     click.echo(output, nl=not output.endswith("\n"))
+    metadata = result.get("metadata")
+    diff = metadata.get("diff") if isinstance(metadata, dict) else None
+    if isinstance(diff, str) and diff:  # what a file edit changed
+        click.echo("")
+        click.echo(diff, nl=not diff.endswith("\n"))

@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from toolrun.cli.options import config_options, policy_options
+
+if TYPE_CHECKING:
+    from toolrun.commands.validate import ValidateReport
 
 
 @click.command()
 @click.argument("plans", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_options
 @policy_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one object with every file, every problem (file, line, column) and the exit code.",
+)
 def validate(
     plans: tuple[Path, ...],
     config_file: Path | None,
@@ -21,6 +34,7 @@ def validate(
     mode: str | None,
     strict: bool,
     managed_settings: Path | None,
+    fmt: str,
 ) -> int:
     """Check plan files (and the config) without running anything.
 
@@ -40,6 +54,9 @@ def validate(
         strict=strict,
         managed_settings=managed_settings,
     )
+    if fmt == "json":
+        click.echo(json.dumps(_json(report), indent=2, ensure_ascii=False))
+        return int(report.exit_code)
     for line in report.ok_lines:
         click.echo(line)
     for problem in report.problems:
@@ -47,3 +64,18 @@ def validate(
     if report.problems:
         click.echo(report.summary, err=True)
     return int(report.exit_code)
+
+
+def _json(report: ValidateReport) -> dict[str, Any]:
+    from toolrun.errors import problem_json
+
+    return {
+        "valid": not report.problems,
+        "files": [
+            {"file": file, "valid": turns is not None, "turns": turns, "calls": calls}
+            for file, turns, calls in report.files
+        ],
+        "problems": [problem_json(p) for p in report.problems],
+        "summary": report.summary if report.problems else "no problems",
+        "exit_code": int(report.exit_code),
+    }

@@ -246,20 +246,63 @@ def _journals(workspace: Path) -> list[Path]:
     if not folder.is_dir():
         return []
 
-    def started(path: Path) -> tuple[float, str]:
-        try:
-            record = first_record(path)
-            when = record.get("started_at") if record else None
-            return (float(when) if when is not None else os.stat(path).st_mtime, path.name)
-        except OSError:
-            return (0.0, path.name)
-
-    return sorted(folder.glob("*.jsonl"), key=started, reverse=True)
+    return sorted(folder.glob("*.jsonl"), key=lambda p: (_started(p), p.name), reverse=True)
 
 
-def list_runs(workspace: Path) -> list[RunSummary]:
-    """Every journalled run of the workspace, newest first."""
-    return [summarise(p) for p in _journals(workspace)]
+def _started(path: Path) -> float:
+    """When a run started: its run record's time, else the journal file's (0: unknown)."""
+    try:
+        record = first_record(path)
+        when = record.get("started_at") if record else None
+        return float(when) if when is not None else os.stat(path).st_mtime
+    except (OSError, ValueError, TypeError):
+        return 0.0
+
+
+def list_runs(workspace: Path, *, limit: int | None = None) -> list[RunSummary]:
+    """Every journalled run of the workspace (or the ``limit`` newest), newest first; only
+    the journals listed are read."""
+    return [summarise(p) for p in _journals(workspace)[:limit]]
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    deleted: tuple[str, ...]  # run ids, newest first
+    unfinished: tuple[str, ...]  # old enough to go, but with no end record: kept
+    failed: tuple[tuple[str, str], ...]  # (run id, why) for journals that could not go
+    kept: int
+
+
+def prune_runs(
+    workspace: Path,
+    *,
+    keep: int | None = None,
+    older_than_days: float | None = None,
+    now: float,
+    dry_run: bool = False,
+) -> Pruned:
+    """Delete the journals of all but the ``keep`` newest runs, or of the runs that
+    started more than ``older_than_days`` before ``now``. A run with no end record is
+    kept: it may be running now (a crashed run's journal is what `show` explains)."""
+    paths = _journals(workspace)
+    if keep is not None:
+        candidates = paths[keep:]
+    else:
+        cutoff = now - (older_than_days or 0.0) * 86400
+        candidates = [p for p in paths if _started(p) < cutoff]
+    deleted, unfinished, failed = [], [], []
+    for path in candidates:
+        if not summarise(path).finished:
+            unfinished.append(path.stem)
+            continue
+        if not dry_run:
+            try:
+                path.unlink()
+            except OSError as exc:
+                failed.append((path.stem, exc.strerror or str(exc)))
+                continue
+        deleted.append(path.stem)
+    return Pruned(tuple(deleted), tuple(unfinished), tuple(failed), len(paths) - len(deleted))
 
 
 def find_run(workspace: Path, run: str) -> Path:
@@ -324,8 +367,21 @@ def plan_matches(record: Record, plan: str | None) -> bool:
 
 def find_call(reader: RunReader, call: str, plan: str | None = None) -> Record:
     """A call of the run by call id, execution id (or a unique prefix of it) or its
-    number (the `#` that `show` lists); ``plan`` picks among plans that share ids."""
+    number (the `#` that `show` lists); ``plan`` picks among plans that share ids, and
+    so does ``PLAN:CALL`` (how multi-plan output names a call) when no call is named
+    ``PLAN:CALL`` itself."""
+    found = _find_call(reader, call, plan)
+    if found is None and plan is None and ":" in call:
+        named, _, call_id = call.rpartition(":")
+        if named and call_id:  # an empty part would match every execution id's prefix
+            found = _find_call(reader, call_id, named)
+    if found is None:
+        where = f" in plan {plan!r}" if plan is not None else ""
+        raise UsageError(f"run {reader.path.stem} has no call {call!r}{where}")
+    return found
 
+
+def _find_call(reader: RunReader, call: str, plan: str | None) -> Record | None:
     def in_plan(record: Record) -> bool:
         return plan_matches(record, plan)
 
@@ -357,8 +413,7 @@ def find_call(reader: RunReader, call: str, plan: str | None = None) -> Record:
             if len(plans) > 1:
                 raise UsageError(
                     f"call {call!r} is in {len(plans)} plans of run {reader.path.stem} "
-                    f"({', '.join(plans)}): pick one with --plan"
+                    f"({', '.join(plans)}): pick one with PLAN:CALL or --plan"
                 )
             return found[0]
-    where = f" in plan {plan!r}" if plan is not None else ""
-    raise UsageError(f"run {reader.path.stem} has no call {call!r}{where}")
+    return None

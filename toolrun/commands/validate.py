@@ -15,6 +15,8 @@ class ValidateReport:
     ok_lines: tuple[str, ...]
     problems: tuple[Problem, ...]
     invalid_files: int
+    # every plan given, in order: (file as shown, turns, calls), or (file, None, None) if invalid
+    files: tuple[tuple[str, int | None, int | None], ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -48,6 +50,7 @@ def validate_plans(
 
     problems: list[Problem] = []
     ok: list[str] = []
+    files: list[tuple[str, int | None, int | None]] = []
     invalid = 0
     registry = default_registry()
     per_turn = MAX_CALLS_PER_TURN  # when the config is invalid, its problems are listed too
@@ -80,11 +83,13 @@ def validate_plans(
         except PlanError as exc:
             problems.extend(exc.problems)
             invalid += 1
+            files.append((shown, None, None))
             continue
         calls = len(plan)
         turns = len(plan.turns)
+        files.append((shown, turns, calls))
         ok.append(
             f"{shown}: ok ({turns} turn{'s' if turns != 1 else ''}, "
             f"{calls} call{'s' if calls != 1 else ''})"
         )
-    return ValidateReport(tuple(ok), tuple(problems), invalid)
+    return ValidateReport(tuple(ok), tuple(problems), invalid, tuple(files))

@@ -1,18 +1,60 @@
-"""GitHub Actions workflow commands: one ``::error`` annotation per failing call.
+"""GitHub Actions: ``::error`` annotations for denied calls and invalid inputs,
+``::warning`` for calls that would ask, and the job's Markdown step summary.
 
 Escaping follows GitHub's rules for workflow commands (actions/toolkit ``command.ts``):
 in the message ``%``, ``\\r`` and ``\\n`` become ``%25``, ``%0D`` and ``%0A``; in property
 values ``:`` and ``,`` also become ``%3A`` and ``%2C``.
+
+An annotation lands on a pull request only when its ``file`` is relative to the
+repository's root (``GITHUB_WORKSPACE`` in a job), whatever folder toolrun ran in:
+:class:`AnnotationPaths` makes it so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CallCheck, CheckReport
+    from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
     from toolrun.errors import Problem
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotationPaths:
+    """Turns a path as an input named it (relative to ``cwd``) into one relative to
+    ``root``; a path outside ``root`` stays as it was given."""
+
+    cwd: Path
+    root: Path
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], cwd: Path) -> AnnotationPaths:
+        """``GITHUB_WORKSPACE`` when set, else the repository around ``cwd`` (the nearest
+        folder with a ``.git``), else ``cwd`` itself."""
+        workspace = env.get("GITHUB_WORKSPACE")
+        if workspace:
+            return cls(cwd, Path(os.path.abspath(workspace)))
+        for folder in (cwd, *cwd.parents):
+            if (folder / ".git").exists():
+                return cls(cwd, folder)
+        return cls(cwd, cwd)
+
+    def __call__(self, file: str) -> str:
+        path = os.path.abspath(os.path.join(self.cwd, file))
+        for root, target in ((str(self.root), path), _real(str(self.root), path)):
+            relative = os.path.relpath(target, root)
+            if relative != ".." and not relative.startswith(".." + os.sep):
+                return relative
+        return file
+
+
+def _real(root: str, path: str) -> tuple[str, str]:
+    # GITHUB_WORKSPACE or the checkout may be reached through a symlink.
+    return os.path.realpath(root), os.path.realpath(path)
 
 
 def escape_data(text: str) -> str:
@@ -42,13 +84,14 @@ def command(
     return f"{head}::{escape_data(message)}"
 
 
-def problem_annotation(problem: Problem) -> str:
+def problem_annotation(problem: Problem, paths: AnnotationPaths | None = None) -> str:
     loc = problem.location
     message = f"{problem.path}: {problem.message}" if problem.path else problem.message
+    file = loc.file if loc else None
     return command(
         "error",
         message,
-        file=loc.file if loc else None,
+        file=paths(file) if paths and file else file,
         line=loc.line if loc else None,
         col=loc.column if loc else None,
         title="toolrun check: invalid input",
@@ -56,9 +99,11 @@ def problem_annotation(problem: Problem) -> str:
 
 
 def call_annotation(file: str, call: CallCheck) -> str:
-    outcome = "would be denied" if call.decision == "deny" else "would need approval"
+    """``::error`` for a call that would be denied, ``::warning`` for one that would ask."""
+    denied = call.decision == "deny"
+    outcome = "would be denied" if denied else "would need approval"
     return command(
-        "error",
+        "error" if denied else "warning",
         f"{call.tool}({call.target}): {call.why()}",
         file=file,
         line=call.line or None,
@@ -67,11 +112,57 @@ def call_annotation(file: str, call: CallCheck) -> str:
     )
 
 
-def annotation_lines(report: CheckReport) -> Iterator[str]:
-    """Every invalid input's problems and every failing call, in input order."""
+def plan_annotations(plan: PlanCheck, paths: AnnotationPaths | None = None) -> Iterator[str]:
+    """One input's problems, then every call that would be denied or would ask. Asks are
+    annotated whatever ``--fail-on`` says: a reviewer should see them either way."""
+    for problem in plan.problems:
+        yield problem_annotation(problem, paths)
+    file = paths(plan.file) if paths else plan.file
+    for call in plan.calls:
+        if call.decision in ("deny", "ask"):
+            yield call_annotation(file, call)
+
+
+def annotation_lines(report: CheckReport, paths: AnnotationPaths | None = None) -> Iterator[str]:
+    """Every input's annotations, in input order."""
+    for plan in report.plans:
+        yield from plan_annotations(plan, paths)
+
+
+def step_summary(report: CheckReport, recap: str, paths: AnnotationPaths) -> str:
+    """The Markdown a job shows on its summary page: the recap, then a table of the calls
+    that would be denied or ask and of the invalid inputs, each with where it is."""
+    lines = ["### toolrun check", "", _md(recap), ""]
+    rows = []
     for plan in report.plans:
         for problem in plan.problems:
-            yield problem_annotation(problem)
+            loc = problem.location
+            where = f"{paths(loc.file)}:{loc.line}" if loc and loc.file else plan.file
+            text = f"{problem.path}: {problem.message}" if problem.path else problem.message
+            rows.append(("invalid", where, "", "", text))
+        file = paths(plan.file)
         for call in plan.calls:
-            if call.fails(report.fail_on):
-                yield call_annotation(plan.file, call)
+            if call.decision not in ("deny", "ask"):
+                continue
+            where = f"{file}:{call.line}" if call.line else file
+            by = f"{call.rule} ({call.source})" if call.rule and call.source else call.rule
+            rows.append(
+                (call.decision, where, f"{call.id} {call.tool}({call.target})", by or call.kind,
+                 call.reason)
+            )
+    if rows:
+        lines += ["| | where | call | decided by | why |", "| --- | --- | --- | --- | --- |"]
+        lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in rows]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+_MD_SPECIAL = str.maketrans(
+    {c: "\\" + c for c in "\\`*_{}[]()#+-.!~|<>"} | {"\n": " ", "\r": " ", "&": "&amp;"}
+)
+
+
+def _md(text: str) -> str:
+    """Text as a Markdown table cell: punctuation that formats is escaped, and a line
+    break or ``|`` never ends the cell."""
+    return " ".join(text.translate(_MD_SPECIAL).split())

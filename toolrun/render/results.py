@@ -10,6 +10,7 @@ from typing import Any
 from toolrun.builtin_fields import main_field
 from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Plan
+from toolrun.render.terminal import Column, Painter, fit, layout, one_line
 
 # the order and words of the recap line
 RECAP = (
@@ -105,14 +106,31 @@ def _outcome_note(result: Result) -> str:
     return result.error or ""
 
 
-def text_line(result: Result) -> str:
-    """One streamed line per result: status, call id, the call, time, execution id, note."""
-    line = f"{result.status:<14} {result.id}  {result.tool}({target(result)})"
+def text_line(result: Result, *, show_plan: bool = False, paint: Painter | None = None) -> str:
+    """One streamed line per result: status, call id, the call, time, execution id, note.
+    With several plans the call is named ``PLAN:ID``, as `toolrun show` accepts it. A
+    multi-line error is escaped (``\\n``): one result is always one line."""
+    name = f"{result.plan}:{result.id}" if show_plan else result.id
+    status = f"{result.status:<14}"
+    if paint is not None:
+        status = paint(status, str(result.status))
+    line = f"{status} {one_line(name)}  {result.tool}({one_line(target(result))})"
     if result.started_at is not None:
         line += f"  {_ms(result.duration_ms)}"
     line += f"  {result.execution_id}"
-    note = _note(result)
+    note = one_line(_note(result))
     return f"{line}  — {note}" if note else line
+
+
+def verbose_lines(result: Result) -> list[str]:
+    """``--verbose``: who decided the call and every hook that ran, indented under it."""
+    by = result.decided_by
+    decided = f"{result.decision} by {by.kind}"
+    if by.rule:
+        decided += f" {by.rule}" + (f" ({by.source})" if by.source else "")
+    lines = [f"decided: {decided}"]
+    lines += [f"hook: {line}" for line in hooks_lines(result.hooks)]
+    return ["    " + one_line(line) for line in lines]
 
 
 def counts(results: Iterable[Result]) -> Counter[Status]:
@@ -130,63 +148,84 @@ def recap(results: Sequence[Result], wall_ms: float, *, unread: int = 0) -> str:
 
 HEADERS = ("#", "id", "tool", "target", "decision", "status", "time", "execution", "note")
 TARGET_WIDTH = 40
+NOTE_WIDTH = 80
 
 
-def _row(r: Result, show_plan: bool) -> list[str]:
-    row = [
-        str(r.index + 1),
-        r.id,
-        r.tool,
-        target(r, TARGET_WIDTH),
-        f"{r.decision} ({r.decided_by.kind})",
-        str(r.status),
-        _ms(r.duration_ms) if r.started_at is not None else "",
-        r.execution_id[:13],  # enough to tell calls apart; the journal has the rest
-        _note(r)[:80],
-    ]
-    return [r.plan, *row] if show_plan else row
+def _cells(r: Result) -> dict[str, str]:
+    """A result's table cells, whole (the layout cuts them to fit)."""
+    return {
+        "plan": r.plan,
+        "#": str(r.index + 1),
+        "id": r.id,
+        "tool": r.tool,
+        "target": target(r, 4096),
+        "decision": f"{r.decision} ({r.decided_by.kind})",
+        "status": str(r.status),
+        "time": _ms(r.duration_ms) if r.started_at is not None else "",
+        "execution": r.execution_id[:13],  # enough to tell calls apart; the journal has the rest
+        "note": _note(r),
+    }
 
 
 def table(results: Sequence[Result], *, show_plan: bool = False) -> str:
-    """The whole table at once (tabulate), for output that is not a terminal."""
+    """The whole table at once (tabulate), for output that is not a terminal: targets and
+    notes are cut (with …) at set widths."""
     from toolrun.render.table import render_table
 
     headers = ["plan", *HEADERS] if show_plan else list(HEADERS)
-    return render_table(headers, [_row(r, show_plan) for r in results])
+    widths = {"target": TARGET_WIDTH, "note": NOTE_WIDTH}
+    rows = [
+        [fit(one_line(cells[h]), widths.get(h, 4096)) for h in headers]
+        for cells in map(_cells, results)
+    ]
+    return render_table(headers, rows)
 
 
 class StreamingTable:
-    """The table row by row, as results arrive: columns are sized from the plans up front."""
+    """The table row by row, as results arrive, sized to the terminal: columns are sized
+    from the plans up front; when the terminal is narrow the least useful columns go
+    (execution, #, decision, time) and the target and note shrink, cut with ``…``."""
 
-    def __init__(self, plans: Sequence[Plan]) -> None:
+    def __init__(
+        self, plans: Sequence[Plan], width: int | None = None, paint: Painter | None = None
+    ) -> None:
         self.show_plan = len(plans) > 1
+        self.paint = paint
         calls = [c for p in plans for c in p.calls]
+        targets = [len(target_of(c.tool, c.input, 4096)) for c in calls]
         # with no plan up front (calls streamed on stdin) the widths are guesses
-        fixed = {
-            "plan": max((len(p.file) for p in plans), default=4),
-            "#": len(str(max((len(p) for p in plans), default=9999))),
-            "id": max((len(c.id) for c in calls), default=10),
-            "tool": max((len(c.tool) for c in calls), default=10),
-            "target": TARGET_WIDTH,
-            "decision": len("allow (protected)"),
-            "status": len("needs_approval"),
-            "time": len("999 ms"),
-            "execution": 13,
-        }
-        names = ["plan", *HEADERS] if self.show_plan else list(HEADERS)
-        self.widths = [max(fixed.get(n, 0), len(n)) for n in names[:-1]]
-        self.names = names
-
-    def _line(self, cells: Sequence[str]) -> str:
-        padded = [c.ljust(w) for c, w in zip(cells, self.widths, strict=False)]
-        return "  ".join([*padded, cells[-1]]).rstrip()
+        columns = [
+            Column("plan", max((len(p.file) for p in plans), default=4)),
+            Column("#", len(str(max((len(p) for p in plans), default=9999))), drop=4),
+            Column("id", max((len(c.id) for c in calls), default=10)),
+            Column("tool", max((len(c.tool) for c in calls), default=10)),
+            Column("target", max(targets, default=TARGET_WIDTH), flex=True, minimum=12),
+            Column("decision", len("allow (protected)"), drop=3),
+            Column("status", len("needs_approval")),
+            Column("time", len("999 ms"), drop=2),
+            Column("execution", 13, drop=5),
+            Column("note", 4096, flex=True, minimum=12),
+        ]
+        if not self.show_plan:
+            columns = columns[1:]
+        self.layout = layout(columns, width)
+        self.cut = len(self.layout.names) < len(columns)
 
     def header(self) -> str:
-        rule = ["-" * w for w in self.widths] + ["-" * 4]
-        return self._line(self.names) + "\n" + self._line(rule)
+        return self.layout.header()
 
     def row(self, result: Result) -> str:
-        return self._line(_row(result, self.show_plan))
+        whole = _cells(result)
+        cells = self.layout.cells(whole)
+        names = self.layout.names
+        if any(cell != one_line(whole[n]) for n, cell in zip(names, cells, strict=True)):
+            self.cut = True
+        return self.layout.line(cells, self.paint, str(result.status))
+
+
+def cut_note(run_id: str | None) -> str:
+    """What the table says when it cut something to fit (no run id: no journal)."""
+    return f"(cut to fit: toolrun show {run_id} CALL)" if run_id else "(cut to fit: see --format json)"
 
 
 def summary(results: Sequence[Result], wall_ms: float) -> dict[str, Any]:

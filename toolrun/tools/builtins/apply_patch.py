@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio.to_thread
 from pydantic import AliasChoices, Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._diff import MAX_DIFF_BYTES, diff_metadata, previous_text
 from toolrun.tools.builtins._files import Target, delete, read_text, require_file, write_text
 from toolrun.tools.builtins._patch import (
     AddFile,
@@ -71,6 +73,7 @@ def _apply(patch: Patch, ctx: ToolContext) -> ToolOutput:
     writes: list[tuple[Target, str, str]] = []  # target, text, newline
     deletes: list[Target] = []
     summary: list[str] = []
+    diffs: list[dict[str, Any]] = []  # per file: filePath, structuredPatch, diff
     for change in patch.changes:
         target = Target.of(ctx.resolve(change.path, "patch file"), ctx)
         try:
@@ -79,15 +82,21 @@ def _apply(patch: Patch, ctx: ToolContext) -> ToolOutput:
                     raise ToolError("is a directory")
                 writes.append((target, change.content, "\n"))
                 summary.append(f"A {change.path}")
+                diffs.append(_file_diff(change.path, "", change.content))
             elif isinstance(change, DeleteFile):
                 require_file(target)
                 deletes.append(target)
                 summary.append(f"D {change.path}")
+                diffs.append(_file_diff(change.path, previous_text(target), ""))
             else:
+                before = read_text(target).text
                 writes.append(_update(change, target, ctx))
                 if change.move_to is not None:
                     deletes.append(target)
                 summary.append(f"M {change.move_to or change.path}")
+                diffs.append(
+                    _file_diff(change.move_to or change.path, before, writes[-1][1], change.path)
+                )
         except HunkError as e:
             raise ToolError(f"{change.path}: {e}; no file was changed") from None
         except ToolError as e:
@@ -106,8 +115,17 @@ def _apply(patch: Patch, ctx: ToolContext) -> ToolOutput:
         metadata={
             "written": [str(t.path) for t, _, _ in writes],
             "deleted": [str(t.path) for t in deletes],
+            "patches": diffs,
+            "diff": "".join(d.get("diff", "") for d in diffs),
         },
     )
+
+
+def _file_diff(path: str, old: str | None, new: str, old_path: str | None = None) -> dict[str, Any]:
+    """One file's part of the result: its path and (when known) its diff."""
+    if old is None or len(new) > MAX_DIFF_BYTES:
+        return {"filePath": path}
+    return {"filePath": path, **diff_metadata(path, old, new, old_path=old_path)}
 
 
 def _update(change: UpdateFile, source: Target, ctx: ToolContext) -> tuple[Target, str, str]:

@@ -8,6 +8,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._diff import diff_metadata
 from toolrun.tools.builtins._edits import replace
 from toolrun.tools.builtins._files import Target, read_text, write_text
 
@@ -49,7 +50,15 @@ def _edit(target: Target, input: EditInput) -> ToolOutput:
     meta = {"path": str(path)}
     if input.old_string == "" and not target.exists():
         write_text(target, input.new_string)
-        return ToolOutput(f"Created {path}", metadata={**meta, "created": True, "replacements": 0})
+        return ToolOutput(
+            f"Created {path}",
+            metadata={
+                **meta,
+                "created": True,
+                "replacements": 0,
+                **diff_metadata(input.file_path, "", input.new_string),
+            },
+        )
     current = read_text(target)
     if input.old_string == "" and current.text == "" and input.new_string:
         new_text, count = input.new_string, 1
@@ -65,5 +74,10 @@ def _edit(target: Target, input: EditInput) -> ToolOutput:
     noun = "replacement" if count == 1 else "replacements"
     return ToolOutput(
         f"Edited {path} ({count} {noun})",
-        metadata={**meta, "created": False, "replacements": count},
+        metadata={
+            **meta,
+            "created": False,
+            "replacements": count,
+            **diff_metadata(input.file_path, current.text, new_text),
+        },
     )

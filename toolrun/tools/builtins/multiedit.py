@@ -9,6 +9,7 @@ from pydantic import Field
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._diff import diff_metadata
 from toolrun.tools.builtins._edits import replace
 from toolrun.tools.builtins._files import Target, TextFile, read_text, write_text
 
@@ -48,10 +49,10 @@ class MultiEditTool(BaseTool[MultiEditInput]):
 
     async def run(self, input: MultiEditInput, ctx: ToolContext) -> ToolOutput:
         target = Target.of(ctx.resolve(input.file_path, "file_path"), ctx)
-        return await anyio.to_thread.run_sync(_multi_edit, target, input.edits)
+        return await anyio.to_thread.run_sync(_multi_edit, target, input.edits, input.file_path)
 
 
-def _multi_edit(target: Target, edits: list[EditSpec]) -> ToolOutput:
+def _multi_edit(target: Target, edits: list[EditSpec], given: str) -> ToolOutput:
     # Read under the file's locks: the edits apply to what no other writer can change.
     path = target.path
     creating = not target.exists()
@@ -79,5 +80,6 @@ def _multi_edit(target: Target, edits: list[EditSpec]) -> ToolOutput:
             "created": creating,
             "edits": len(edits),
             "replacements": total,
+            **diff_metadata(given, current.text, text),
         },
     )

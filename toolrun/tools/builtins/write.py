@@ -8,6 +8,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._diff import previous_text, write_diff
 from toolrun.tools.builtins._files import Target, write_text
 
 
@@ -33,15 +34,21 @@ class WriteTool(BaseTool[WriteInput]):
 
     async def run(self, input: WriteInput, ctx: ToolContext) -> ToolOutput:
         target = Target.of(ctx.resolve(input.file_path, "file_path"), ctx)
-        return await anyio.to_thread.run_sync(_write, target, input.content)
+        return await anyio.to_thread.run_sync(_write, target, input.content, input.file_path)
 
 
-def _write(target: Target, content: str) -> ToolOutput:
+def _write(target: Target, content: str, given: str) -> ToolOutput:
     path = target.path
     created = not target.exists()
+    before = "" if created else previous_text(target)  # read under the file's lock
     size = write_text(target, content)
     verb = "Created" if created else "Updated"
     return ToolOutput(
         f"{verb} {path} ({size} bytes)",
-        metadata={"path": str(path), "created": created, "bytes": size},
+        metadata={
+            "path": str(path),
+            "created": created,
+            "bytes": size,
+            **write_diff(given, before, content),
+        },
     )
