@@ -668,18 +668,23 @@ class Executor:
         hooks = self.hooks
         if hooks is None:
             return None
+        took = round((outcome.finished_at - outcome.started_at) * 1000)
         if outcome.status is Status.OK:
             if not hooks.has_hooks("PostToolUse"):
                 return None
-            response = {"output": outcome.output, **outcome.metadata}
+            from toolrun.hooks.responses import tool_response
+
+            response = tool_response(
+                call.tool, call.input, outcome.output, outcome.metadata, duration_ms=took
+            )
             return await hooks.post_tool_use(
-                call.tool, call.input, response, call_id=call.id, cwd=cwd
+                call.tool, call.input, response, call_id=call.id, cwd=cwd, duration_ms=took
             )
         if not hooks.has_hooks("PostToolUseFailure"):
             return None
         error = outcome.error or "failed"
         return await hooks.post_tool_use_failure(
-            call.tool, call.input, error, call_id=call.id, cwd=cwd
+            call.tool, call.input, error, call_id=call.id, cwd=cwd, duration_ms=took
         )
 
     def _carry_cwd(self, state: _PlanState, result: Result) -> None:

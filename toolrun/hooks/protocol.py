@@ -62,10 +62,16 @@ def build_input(
     tool_response: Any = None,
     error: str | None = None,
     tool_calls: Sequence[BatchCall] | None = None,
+    transcript_path: str | None = None,
+    duration_ms: int | None = None,
 ) -> dict[str, Any]:
-    """The stdin object for one event (fields as Claude Code names them)."""
+    """The stdin object for one event (fields as Claude Code names them).
+
+    ``transcript_path`` is the run's journal (null when the run keeps none).
+    """
     payload: dict[str, Any] = {
         "session_id": session_id,
+        "transcript_path": transcript_path,
         "cwd": str(cwd),
         "hook_event_name": event,
         "permission_mode": permission_mode,
@@ -80,6 +86,9 @@ def build_input(
         payload["tool_response"] = tool_response
     elif event == "PostToolUseFailure":
         payload["error"] = error or ""
+        payload["is_interrupt"] = False
+    if duration_ms is not None and event in ("PostToolUse", "PostToolUseFailure"):
+        payload["duration_ms"] = duration_ms
     return payload
 
 

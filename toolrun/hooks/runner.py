@@ -38,7 +38,8 @@ class HookRunner:
     """Runs a config's hooks for one toolrun run.
 
     ``run_id`` is sent as ``session_id`` and as ``TOOLRUN_RUN_ID``;
-    ``permission_mode`` (default: the config's) as ``permission_mode``.
+    ``permission_mode`` (default: the config's) as ``permission_mode``;
+    ``transcript_path`` (the run's journal, if any) as ``transcript_path``.
     ``registry`` lets ``if`` path rules see the paths of registered tools.
     Safe to share between concurrent calls.
     """
@@ -50,9 +51,11 @@ class HookRunner:
         run_id: str,
         permission_mode: str | None = None,
         registry: ToolRegistry | None = None,
+        transcript_path: str | None = None,
     ) -> None:
         self.config = config
         self.run_id = run_id
+        self.transcript_path = transcript_path
         self.permission_mode = permission_mode or config.default_mode
         self.workspace = Path(os.path.abspath(config.workspace))
         self.env: Mapping[str, str] = {
@@ -96,11 +99,9 @@ class HookRunner:
         selection = self.select("PreToolUse", tool, tool_input, cwd=cwd)
         if not selection.hooks:
             return merge_pre_tool_use((), skipped=selection.skipped, problems=selection.problems)
-        payload = build_input(
+        payload = self._input(
             "PreToolUse",
-            session_id=self.run_id,
-            cwd=cwd or self.workspace,
-            permission_mode=self.permission_mode,
+            cwd,
             tool_name=tool,
             tool_input=tool_input,
             tool_use_id=call_id,
@@ -116,10 +117,17 @@ class HookRunner:
         *,
         call_id: str,
         cwd: Path | None = None,
+        duration_ms: int | None = None,
     ) -> PostToolResult:
         """Run the PostToolUse hooks of a call that succeeded."""
         return await self._after_call(
-            "PostToolUse", tool, tool_input, call_id, cwd, tool_response=tool_response
+            "PostToolUse",
+            tool,
+            tool_input,
+            call_id,
+            cwd,
+            tool_response=tool_response,
+            duration_ms=duration_ms,
         )
 
     async def post_tool_use_failure(
@@ -130,10 +138,12 @@ class HookRunner:
         *,
         call_id: str,
         cwd: Path | None = None,
+        duration_ms: int | None = None,
     ) -> PostToolResult:
         """Run the PostToolUseFailure hooks of a call that failed (not of a denied one)."""
         return await self._after_call(
-            "PostToolUseFailure", tool, tool_input, call_id, cwd, error=error
+            "PostToolUseFailure", tool, tool_input, call_id, cwd, error=error,
+            duration_ms=duration_ms,
         )
 
     async def _after_call(
@@ -146,11 +156,9 @@ class HookRunner:
         **extra: Any,
     ) -> PostToolResult:
         selection = self.select(event, tool, tool_input, cwd=cwd)
-        payload = build_input(
+        payload = self._input(
             event,
-            session_id=self.run_id,
-            cwd=cwd or self.workspace,
-            permission_mode=self.permission_mode,
+            cwd,
             tool_name=tool,
             tool_input=tool_input,
             tool_use_id=call_id,
@@ -163,16 +171,21 @@ class HookRunner:
     ) -> PostToolResult:
         """Run the PostToolBatch hooks once after a concurrent run (matchers ignored)."""
         selection = self.select("PostToolBatch", None, cwd=cwd)
-        payload = build_input(
-            "PostToolBatch",
-            session_id=self.run_id,
-            cwd=cwd or self.workspace,
-            permission_mode=self.permission_mode,
-            tool_calls=calls,
-        )
+        payload = self._input("PostToolBatch", cwd, tool_calls=calls)
         return await self._post(selection, payload)
 
     # ------------------------------------------------------------------ running
+
+    def _input(self, event: HookEvent, cwd: Path | None, **fields: Any) -> dict[str, Any]:
+        """The stdin object of ``event``, with the fields common to every event."""
+        return build_input(
+            event,
+            session_id=self.run_id,
+            transcript_path=self.transcript_path,
+            cwd=cwd or self.workspace,
+            permission_mode=self.permission_mode,
+            **fields,
+        )
 
     async def _post(self, selection: Selection, payload: dict[str, Any]) -> PostToolResult:
         runs = await self._run(selection, payload) if selection.hooks else ()
