@@ -112,12 +112,12 @@ def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> 
 
 
 def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[str]) -> None:
+    from toolrun.hooks.models import RUNNABLE_HOOK_TYPES
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
     perms = loaded.spec.permissions
-    if perms is None:
-        return
-    for behavior in ("allow", "ask", "deny"):
+    # no early return without permissions: the hooks below are checked all the same
+    for behavior in ("allow", "ask", "deny") if perms is not None else ():
         for i, text in enumerate(getattr(perms, behavior)):
             where: tuple[str | int, ...] = ("permissions", behavior, i)
             try:
@@ -139,6 +139,14 @@ def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[str]) 
     for event, groups in (loaded.spec.hooks or {}).items():
         for g, group in enumerate(groups):
             for h, hook in enumerate(group.hooks):
+                if hook.type not in RUNNABLE_HOOK_TYPES:
+                    where = ("hooks", event, g, "hooks", h, "type")
+                    warnings.append(str(Problem(
+                        loaded.doc.value_location(where),
+                        f"hooks.{event}[{g}].hooks[{h}].type",
+                        f"warning: toolrun does not run {hook.type!r} hooks: this one gives no "
+                        "decision (a denial under toolrun.hookFailure: closed)",
+                    )))
                 if hook.if_ is None:
                     continue
                 try:
@@ -276,7 +284,7 @@ def _merge(
             for g, group in enumerate(groups):
                 commands = tuple(
                     HookCommand(
-                        command=h.command,
+                        command=h.command or f"<{h.type} hook>",
                         timeout=h.timeout,
                         source=item.source(("hooks", event, g, "hooks", i, "command")),
                         type=h.type,

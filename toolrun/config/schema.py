@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ModeName = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 
@@ -26,14 +26,23 @@ class PermissionsSection(_Open):
 
 
 class HookCommandSpec(_Open):
-    type: Literal["command"] = Field(
-        default="command", description="toolrun runs command hooks only."
+    type: str = Field(
+        default="command",
+        min_length=1,
+        description="toolrun runs command hooks; other types load with a warning and give "
+        "no decision (a denial under hookFailure: closed).",
     )
-    command: str = Field(min_length=1, description="Run as `sh -c COMMAND` in the workspace.")
+    command: str = Field(default="", description="Run as `sh -c COMMAND` in the workspace.")
     timeout: float | None = Field(default=None, gt=0, description="Seconds; default hookTimeout.")
     if_: str | None = Field(
         default=None, alias="if", description="One permission rule used as a pre-filter."
     )
+
+    @model_validator(mode="after")
+    def _command_hooks_need_a_command(self) -> HookCommandSpec:
+        if self.type == "command" and not self.command:
+            raise ValueError("a command hook needs a non-empty `command`")
+        return self
 
 
 class HookMatcherSpec(_Open):

@@ -20,9 +20,22 @@ from toolrun.config.models import Config
 from toolrun.hooks.conditions import IfFilter
 from toolrun.hooks.matching import SelectedHook, Selection, select_hooks
 from toolrun.hooks.merge import merge_post, merge_pre_tool_use
-from toolrun.hooks.models import BatchCall, HookEvent, HookRun, PostToolResult, PreToolUseResult
+from toolrun.hooks.models import (
+    RUNNABLE_HOOK_TYPES,
+    BatchCall,
+    HookEvent,
+    HookRun,
+    PostToolResult,
+    PreToolUseResult,
+)
 from toolrun.hooks.process import run_command
-from toolrun.hooks.protocol import HookIdentity, build_input, encode_input, interpret
+from toolrun.hooks.protocol import (
+    HookIdentity,
+    build_input,
+    encode_input,
+    interpret,
+    unsupported,
+)
 
 if TYPE_CHECKING:
     from toolrun.tools.registry import ToolRegistry
@@ -96,18 +109,38 @@ class HookRunner:
         cwd: Path | None = None,
     ) -> PreToolUseResult:
         """Run the PreToolUse hooks of one call and merge their decisions and rewrites."""
-        selection = self.select("PreToolUse", tool, tool_input, cwd=cwd)
-        if not selection.hooks:
-            return merge_pre_tool_use((), skipped=selection.skipped, problems=selection.problems)
-        payload = self._input(
-            "PreToolUse",
-            cwd,
-            tool_name=tool,
-            tool_input=tool_input,
-            tool_use_id=call_id,
+        return await self._deciding("PreToolUse", tool, tool_input, cwd, tool_use_id=call_id)
+
+    async def permission_request(
+        self,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        *,
+        cwd: Path | None = None,
+        suggestions: Sequence[Mapping[str, Any]] = (),
+    ) -> PreToolUseResult:
+        """Run the PermissionRequest hooks of a call that asks, before anyone is asked:
+        ``decision`` allow or deny (deny wins), or None (no answer: ask as usual)."""
+        return await self._deciding(
+            "PermissionRequest", tool, tool_input, cwd, permission_suggestions=suggestions
         )
-        runs = await self._run(selection, payload)
-        return merge_pre_tool_use(runs, skipped=selection.skipped, problems=selection.problems)
+
+    async def _deciding(
+        self,
+        event: HookEvent,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: Path | None,
+        **fields: Any,
+    ) -> PreToolUseResult:
+        selection = self.select(event, tool, tool_input, cwd=cwd)
+        runs: tuple[HookRun, ...] = ()
+        if selection.hooks:
+            payload = self._input(event, cwd, tool_name=tool, tool_input=tool_input, **fields)
+            runs = await self._run(selection, payload)
+        return merge_pre_tool_use(
+            runs, skipped=selection.skipped, problems=selection.problems, event=event
+        )
 
     async def post_tool_use(
         self,
@@ -231,6 +264,10 @@ class HookRunner:
     ) -> HookRun:
         """Run one hook with ``payload`` on stdin and interpret what it did."""
         hook = selected.hook
+        who = HookIdentity(event, hook.command, selected.source, selected.matcher)
+        failure_mode = self.config.toolrun.hook_failure
+        if hook.type not in RUNNABLE_HOOK_TYPES:
+            return unsupported(who, hook.type, failure_mode=failure_mode)
         timeout = hook.timeout if hook.timeout is not None else self.config.toolrun.hook_timeout
         result = await run_command(
             hook.command,
@@ -239,7 +276,4 @@ class HookRunner:
             env=self.env,
             time_limit=timeout,
         )
-        who = HookIdentity(event, hook.command, selected.source, selected.matcher)
-        return interpret(
-            who, result, failure_mode=self.config.toolrun.hook_failure, timeout=timeout
-        )
+        return interpret(who, result, failure_mode=failure_mode, timeout=timeout)
