@@ -16,7 +16,11 @@ from toolrun.cli import COMMANDS, main
 from toolrun.cli.options import MODES
 from toolrun.config.models import PERMISSION_MODES
 
-HEAVY = ("pydantic", "anyio", "yaml", "tabulate", "tree_sitter")
+HEAVY = (
+    "pydantic", "anyio", "yaml", "tabulate", "tree_sitter",
+    # issue 15: the MCP SDK and the converters stay out of start-up too
+    "mcp", "httpx2", "pathspec", "markdownify", "html2text", "bs4",
+)
 
 
 def all_modules() -> list[str]:

@@ -21,6 +21,7 @@ def test_pre_tool_use_input() -> None:
     )
     assert payload == {
         **COMMON,
+        "transcript_path": None,  # Claude Code always sends it; null when no journal is kept
         "hook_event_name": "PreToolUse",
         "tool_name": "Read",
         "tool_input": {"file_path": "a"},

@@ -30,11 +30,12 @@ async def test_stdin_json_and_environment(hooks: Hooks, ws: Path) -> None:
     command = py_hook(ws, "dump.py", DUMP) + " seen.json"
     (ws / "sub").mkdir()
     config = hooks.add("PreToolUse", "Bash", command).config(mode="acceptEdits")
-    runner = HookRunner(config, run_id="run-42")
+    runner = HookRunner(config, run_id="run-42", transcript_path="/ws/.toolrun/runs/run-42.jsonl")
     await runner.pre_tool_use("Bash", {"command": "ls -la"}, call_id="call-7", cwd=ws / "sub")
     seen = json.loads((ws / "seen.json").read_text())
     assert seen == {
         "session_id": "run-42",
+        "transcript_path": "/ws/.toolrun/runs/run-42.jsonl",
         "cwd": str(ws / "sub"),
         "hook_event_name": "PreToolUse",
         "permission_mode": "acceptEdits",

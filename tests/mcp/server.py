@@ -184,7 +184,8 @@ class Server:
                 tools = [
                     *TOOLS,
                     {"name": "list_things", "inputSchema": {"type": "object"}},
-                    {"name": "odd", "annotations": {"readOnlyHint": True}, "inputSchema": "?"},
+                    {"name": "odd", "annotations": {"readOnlyHint": True},
+                     "inputSchema": {"type": "object", "properties": {"x": {"type": "nonsense"}}}},
                 ]
             size = self.options.page_size or len(tools)
             start = int(params.get("cursor") or 0)

@@ -11,7 +11,6 @@ import anyio
 import pytest
 
 from toolrun.tools.mcp import McpClient, McpError, ServerSpec
-from toolrun.tools.mcp.client import PROTOCOL_VERSION
 
 from .conftest import Servers, alive, wait_dead
 
@@ -38,7 +37,7 @@ def text(result: dict[str, Any]) -> str:
 async def test_handshake_lists_every_page_and_calls(servers: Servers, workspace: Path) -> None:
     async with McpClient(spec(servers, "--page-size", "3"), workspace) as client:
         await client.initialize()
-        assert client.protocol_version == PROTOCOL_VERSION
+        assert client.protocol_version  # the SDK negotiates it
         assert client.server_info["name"] == "toolrun-test-server"
         tools = await client.list_tools()
         assert [t["name"] for t in tools][:3] == ["echo", "add", "write_note"]
@@ -50,7 +49,7 @@ async def test_handshake_lists_every_page_and_calls(servers: Servers, workspace:
     assert init == {
         "capabilities": {},
         "clientInfo": {"name": "toolrun", "version": init["clientInfo"]["version"]},
-        "protocolVersion": PROTOCOL_VERSION,
+        "protocolVersion": init["protocolVersion"],
     }
     assert events[1:6] == [
         "initialized",
@@ -80,7 +79,7 @@ async def test_requests_from_the_server_are_answered(servers: Servers, workspace
         for message in [json.loads(e.removeprefix("response "))]
     }
     assert responses["srv-1"] == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
-    assert responses["srv-2"]["error"]["code"] == -32601
+    assert "error" in responses["srv-2"]  # a request toolrun does not serve is refused
 
 
 async def test_a_jsonrpc_error_names_the_server(servers: Servers, workspace: Path) -> None:
@@ -102,7 +101,9 @@ async def test_a_server_that_exits_at_start(servers: Servers, workspace: Path) -
         with pytest.raises(McpError) as info:
             await client.initialize()
     message = str(info.value)
-    assert message.startswith("MCP server 't' exited with code 3; its stderr ends with:")
+    assert message.startswith(
+        "MCP server 't' closed the connection (it exited or crashed); its stderr ends with:"
+    )
     assert "fatal: the test server refuses to start" in message
 
 
@@ -140,11 +141,11 @@ async def test_a_crash_during_a_call_fails_it_and_every_later_one(
         await client.initialize()
         with pytest.raises(McpError) as info:
             await client.call_tool("crash", {})
-        assert str(info.value).startswith("MCP server 't' exited with code 7;")
+        assert str(info.value).startswith("MCP server 't' closed the connection")
         assert "Traceback: the server fell over" in str(info.value)
-        with pytest.raises(McpError, match="exited with code 7"):
+        with pytest.raises(McpError, match="closed the connection"):
             await client.call_tool("echo", {"text": "x"})
-        assert client.failure == "exited with code 7"
+        assert client.failure == "closed the connection (it exited or crashed)"
 
 
 async def test_a_missing_command_is_a_clear_error(servers: Servers, workspace: Path) -> None:
@@ -168,7 +169,7 @@ async def test_a_cancelled_call_is_announced_and_the_server_survives(
         assert scope.cancelled_caught
         assert text(await client.call_tool("echo", {"text": "alive"})) == "alive"
         await eventually(lambda: "slow 2 stopped" in servers.events())  # 1 was initialize
-    assert "cancelled 2 cancelled by toolrun" in servers.events()
+    assert any(e.startswith("cancelled 2 ") for e in servers.events())  # the SDK told it
 
 
 async def test_shutdown_kills_the_process_group(servers: Servers, workspace: Path) -> None:
@@ -177,7 +178,7 @@ async def test_shutdown_kills_the_process_group(servers: Servers, workspace: Pat
     async with McpClient(stubborn, workspace, shutdown_grace=0.2) as client:
         await client.initialize()
         server_pid, child_pid = servers.pids()
-        assert client.pid == server_pid and alive(child_pid)
+        assert alive(server_pid) and alive(child_pid)
     # once the client has closed, the server and its grandchild are gone (how fast the
     # shutdown is belongs to a benchmark, not to this test)
     assert wait_dead([server_pid, child_pid], 10) == []
@@ -208,8 +209,21 @@ async def test_server_env_and_cwd(servers: Servers, workspace: Path) -> None:
 def test_server_specs_are_checked() -> None:
     with pytest.raises(ValueError, match=r"uses \$\{TOKEN\}, which is not set"):
         ServerSpec.from_config("s", {"command": "x", "args": ["--token", "${TOKEN}"]}, environ={})
-    with pytest.raises(ValueError, match="is an HTTP server"):
-        ServerSpec.from_config("s", {"url": "https://example.com/mcp"})
+    http = ServerSpec.from_config(
+        "s",
+        {"type": "http", "url": "${BASE}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+        environ={"BASE": "https://example.com", "TOKEN": "t0k"},
+    )
+    assert (http.transport, http.url) == ("http", "https://example.com/mcp")
+    assert dict(http.headers) == {"Authorization": "Bearer t0k"}
+    assert ServerSpec.from_config("s", {"url": "https://example.com/mcp"}).transport == "http"
+    with pytest.raises(ValueError, match=r"uses \$\{TOKEN\}, which is not set"):
+        ServerSpec.from_config("s", {"type": "http", "url": "u", "headers": {"A": "${TOKEN}"}},
+                               environ={})
+    with pytest.raises(ValueError, match="without a url"):
+        ServerSpec.from_config("s", {"type": "http"})
+    with pytest.raises(ValueError, match="unknown type 'ws'"):
+        ServerSpec.from_config("s", {"type": "ws", "command": "x"})
     with pytest.raises(ValueError, match="has no command"):
         ServerSpec.from_config("s", {"args": ["x"]})
     with pytest.raises(TypeError, match="args must be a list"):

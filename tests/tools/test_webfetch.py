@@ -133,9 +133,10 @@ async def test_plain_text_is_decoded_by_its_charset(server: Server, ctx: ToolCon
     }
 
 
-async def test_html_becomes_readable_text(server: Server, ctx: ToolContext) -> None:
+async def test_html_becomes_markdown(server: Server, ctx: ToolContext) -> None:
     assert await fetch(f"{server.url}/page", ctx) == (
-        "Demo page\n\nWelcome\nFirst paragraph with a line break.\n- one\n- two & three"
+        # Markdown, as Claude Code's WebFetch gives (it used to be plain text)
+        "# Demo page\n\n# Welcome\n\nFirst paragraph\nwith a line break.\n\n- one\n- two & three"
     )
 
 

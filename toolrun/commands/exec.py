@@ -215,7 +215,13 @@ class _Session:
         if request.hooks and config.hooks:
             from toolrun.hooks import HookRunner
 
-            hooks = HookRunner(config, run_id=self.run_id, registry=registry)
+            transcript = runs_dir(config.workspace) / f"{self.run_id}.jsonl"
+            hooks = HookRunner(
+                config,
+                run_id=self.run_id,
+                registry=registry,
+                transcript_path=str(transcript) if request.journal else None,
+            )
         executor = Executor(
             workspace=config.workspace,
             registry=registry,

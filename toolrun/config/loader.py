@@ -126,9 +126,8 @@ def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
     perms = loaded.spec.permissions
-    if perms is None:
-        return
-    for behavior in ("allow", "ask", "deny"):
+    # no early return without permissions: the hooks below are checked all the same
+    for behavior in ("allow", "ask", "deny") if perms is not None else ():
         for i, text in enumerate(getattr(perms, behavior)):
             where: tuple[str | int, ...] = ("permissions", behavior, i)
             try:
@@ -159,10 +158,12 @@ def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
                 )
 
 
-def _check_hooks(loaded: _Loaded, problems: list[Problem]) -> None:
+def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Problem]) -> None:
     """Matchers that are not valid regexes, empty commands and bad ``if`` rules: errors
-    (each would silently keep a hook from ever running)."""
+    (each would silently keep a hook from ever running); hook types toolrun cannot run
+    (``prompt``, ``agent``): warnings."""
     from toolrun.hooks.matching import compile_matcher
+    from toolrun.hooks.models import RUNNABLE_HOOK_TYPES
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
     for event, groups in (loaded.spec.hooks or {}).items():
@@ -178,12 +179,21 @@ def _check_hooks(loaded: _Loaded, problems: list[Problem]) -> None:
                     )
                 )
             for h, hook in enumerate(group.hooks):
-                if not hook.command.strip():
+                if hook.type not in RUNNABLE_HOOK_TYPES:
+                    warnings.append(
+                        Problem(
+                            loaded.doc.value_location(("hooks", event, g, "hooks", h, "type")),
+                            f"hooks.{event}[{g}].hooks[{h}].type",
+                            f"warning: toolrun does not run {hook.type!r} hooks: this one gives "
+                            "no decision (a denial under toolrun.hookFailure: closed)",
+                        )
+                    )
+                elif not (hook.command or "").strip():
                     problems.append(
                         Problem(
                             loaded.doc.value_location(("hooks", event, g, "hooks", h, "command")),
                             f"hooks.{event}[{g}].hooks[{h}].command",
-                            "empty command: the hook would do nothing",
+                            "empty or missing command: the hook would do nothing",
                         )
                     )
                 if hook.if_ is None:
@@ -296,7 +306,7 @@ def load_config(
     warned: list[Problem] = []
     for item in loaded:
         _check_rules(item, problems, warned)
-        _check_hooks(item, problems)
+        _check_hooks(item, problems, warned)
         warned.extend(item.keys.warnings)
     examples = _collect_examples(loaded, problems)
     strict = strict or any(s.spec.toolrun is not None and s.spec.toolrun.strict for s in loaded)
@@ -464,7 +474,7 @@ def _merge(
             for g, group in enumerate(groups):
                 commands = tuple(
                     HookCommand(
-                        command=h.command,
+                        command=h.command or f"<{h.type} hook>",
                         timeout=h.timeout,
                         source=item.source(("hooks", event, g, "hooks", i, "command")),
                         type=h.type,

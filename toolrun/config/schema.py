@@ -29,10 +29,14 @@ class PermissionsSection(_Open):
 
 
 class HookCommandSpec(_Open):
-    type: Literal["command"] = Field(
-        default="command", description="toolrun runs command hooks only."
+    type: str = Field(
+        default="command",
+        min_length=1,
+        description="toolrun runs command hooks; other types load with a warning and give "
+        "no decision (a denial under hookFailure: closed).",
     )
-    command: str = Field(min_length=1, description="Run as `sh -c COMMAND` in the workspace.")
+    # an empty or missing command is a located error of the loader (one message for all)
+    command: str = Field(default="", description="Run as `sh -c COMMAND` in the workspace.")
     timeout: float | None = Field(default=None, gt=0, description="Seconds; default hookTimeout.")
     if_: str | None = Field(
         default=None, alias="if", description="One permission rule used as a pre-filter."

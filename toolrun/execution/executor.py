@@ -317,6 +317,13 @@ class Executor:
                 error = _denial_text(call, decision) if status is Status.DENIED else None
                 state.out.put(self._result(state, call, decision, status, error=error))
                 continue
+            answered = await self._permission_request(state, call, decision)
+            if isinstance(answered, Result):
+                state.out.put(answered)
+                continue
+            if answered is not None:
+                allowed.append(answered)
+                continue
             approved = await self._resolve_ask(state, call, decision)
             if approved is None:  # interrupted while asking
                 state.out.put(self._interrupted_before(state, call, decision))
@@ -490,6 +497,44 @@ class Executor:
                 f"the permission check failed: {type(exc).__name__}: {exc}",
                 DecidedBy("error"),
             )
+
+    async def _permission_request(
+        self, state: _PlanState, call: Call, decision: CallDecision
+    ) -> tuple[Call, CallDecision] | Result | None:
+        """PermissionRequest hooks answer an ask before the prompt or --ask (so CI can
+        approve by script): a denial, an approval (of the hook's ``updatedInput``, which is
+        validated and decided again: its deny stands), or None to ask as usual. Like --ask
+        allow, a hook never approves a protected or critical path: only a person may."""
+        hooks = self.hooks
+        if hooks is None or not hooks.has_hooks("PermissionRequest"):
+            return None
+        answer = await hooks.permission_request(call.tool, call.input, cwd=state.cwd)
+        by = answer.decided_by
+        who = DecidedBy("hook", by.command, by.source) if by is not None else DecidedBy("hook")
+        if answer.decision == "deny":
+            why = f"denied by PermissionRequest hook {by}" + (
+                f": {answer.reason}" if answer.reason else ""
+            )
+            return self._result(state, call, CallDecision("deny", why, who), Status.DENIED,
+                                error=why)
+        if answer.decision != "allow" or decision.protected is not None:
+            return None
+        paths = decision.paths
+        if answer.updated_input is not None:
+            call, problem = self._rewritten(state, call, answer)
+            if problem is not None:
+                return problem
+            again = self._decide(call, state.cwd)
+            # The hook answered this ask; a rewrite that asks for another reason (outside
+            # the workspace, an ask rule) or is denied is not what it answered.
+            same_ask = again.decision == "ask" and again.decided_by.kind == decision.decided_by.kind
+            if again.decision != "allow" and (not same_ask or again.protected is not None):
+                status = Status.DENIED if again.decision == "deny" else Status.NEEDS_APPROVAL
+                why = f"the input rewritten by PermissionRequest hook {by}: {again.reason}"
+                return self._result(state, call, replace(again, reason=why), status, error=why)
+            paths = again.paths
+        why = f"approved by PermissionRequest hook {by} ({ask_reason(decision.reason)})"
+        return call, CallDecision("allow", why, who, paths=paths)
 
     async def _resolve_ask(
         self, state: _PlanState, call: Call, decision: CallDecision
@@ -668,18 +713,23 @@ class Executor:
         hooks = self.hooks
         if hooks is None:
             return None
+        took = round((outcome.finished_at - outcome.started_at) * 1000)
         if outcome.status is Status.OK:
             if not hooks.has_hooks("PostToolUse"):
                 return None
-            response = {"output": outcome.output, **outcome.metadata}
+            from toolrun.hooks.responses import tool_response
+
+            response = tool_response(
+                call.tool, call.input, outcome.output, outcome.metadata, duration_ms=took
+            )
             return await hooks.post_tool_use(
-                call.tool, call.input, response, call_id=call.id, cwd=cwd
+                call.tool, call.input, response, call_id=call.id, cwd=cwd, duration_ms=took
             )
         if not hooks.has_hooks("PostToolUseFailure"):
             return None
         error = outcome.error or "failed"
         return await hooks.post_tool_use_failure(
-            call.tool, call.input, error, call_id=call.id, cwd=cwd
+            call.tool, call.input, error, call_id=call.id, cwd=cwd, duration_ms=took
         )
 
     def _carry_cwd(self, state: _PlanState, result: Result) -> None:

@@ -156,11 +156,6 @@ def select_hooks(
                 continue
         for hook in group.hooks:
             source = str(hook.source)
-            if hook.type != "command":
-                skipped.append(
-                    SkippedHook(event, hook.command, source, f"unsupported hook type {hook.type!r}")
-                )
-                continue
             if hook.if_rule is not None and tool is not None and if_check is not None:
                 verdict = if_check(hook.if_rule, tool, tool_input or {}, cwd)
                 if not verdict.run:

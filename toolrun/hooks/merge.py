@@ -49,8 +49,10 @@ def merge_pre_tool_use(
     *,
     skipped: Sequence[SkippedHook] = (),
     problems: Sequence[str] = (),
+    event: HookEvent = "PreToolUse",
 ) -> PreToolUseResult:
-    """Combine PreToolUse runs (given in config order) into one result."""
+    """Combine PreToolUse (or PermissionRequest: allow / deny) runs, given in config order,
+    into one result."""
     decision: PreDecision | None = None
     winner: HookRun | None = None
     updated: Mapping[str, Any] | None = None
@@ -73,6 +75,7 @@ def merge_pre_tool_use(
         runs=tuple(runs),
         skipped=tuple(skipped),
         problems=tuple(problems),
+        event=event,
     )
 
 

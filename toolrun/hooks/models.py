@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-HookEvent = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch"]
+#: The hook events toolrun runs: the one list (the config's key checks read it from here).
+HookEvent = Literal[
+    "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "PostToolBatch"
+]
+#: The hook handler types toolrun runs; others (``prompt``, ``agent``, ``http``, ...) load
+#: with a warning and give no decision (a denial under ``hookFailure: closed``).
+RUNNABLE_HOOK_TYPES = frozenset({"command"})
 #: What one PreToolUse hook (or all of them, merged) says about the call.
 PreDecision = Literal["allow", "ask", "deny", "defer"]
 #: What one hook run contributed: a PreToolUse decision, or ``block`` for Post events.
@@ -19,7 +25,9 @@ RunDecision = Literal["allow", "ask", "deny", "defer", "block"]
 #: Claude Code's three outcomes of a hook run.
 Outcome = Literal["success", "blocking_error", "non_blocking_error"]
 #: Why a hook did not run properly. With ``hookFailure: closed`` each one blocks.
-Failure = Literal["timeout", "crash", "not_found", "not_executable", "invalid_json", "spawn_error"]
+Failure = Literal[
+    "timeout", "crash", "not_found", "not_executable", "invalid_json", "spawn_error", "unsupported"
+]
 Behavior = Literal["allow", "ask", "deny"]
 
 
@@ -122,7 +130,7 @@ class SkippedHook:
 
 @dataclass(frozen=True, slots=True)
 class PreToolUseResult:
-    """Every PreToolUse hook of one call, merged.
+    """Every PreToolUse (or PermissionRequest) hook of one call, merged.
 
     ``decision``: deny > defer > ask > allow over all runs (None: no hook gave
     one); ``decided_by`` is the first hook, in config order, that gave it.
@@ -140,10 +148,11 @@ class PreToolUseResult:
     runs: tuple[HookRun, ...] = ()
     skipped: tuple[SkippedHook, ...] = ()
     problems: tuple[str, ...] = ()
+    event: HookEvent = "PreToolUse"
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "event": "PreToolUse",
+            "event": self.event,
             "decision": self.decision,
             "reason": self.reason,
             "decided_by": self.decided_by.to_json() if self.decided_by else None,

@@ -32,6 +32,9 @@ PRE_DECISIONS = ("allow", "deny", "ask", "defer")
 _PRE: dict[str, RunDecision] = {"allow": "allow", "deny": "deny", "ask": "ask", "defer": "defer"}
 _LEGACY: dict[str, RunDecision] = {"approve": "allow", "block": "deny"}
 _REASON_LIMIT = 10_000
+#: Events whose block is a denial of the call (exit 2 of a PermissionRequest hook denies:
+#: failing closed, as a blocking error should).
+_DECIDING = ("PreToolUse", "PermissionRequest")
 
 
 def _jsonable(value: Any) -> Any:
@@ -62,10 +65,17 @@ def build_input(
     tool_response: Any = None,
     error: str | None = None,
     tool_calls: Sequence[BatchCall] | None = None,
+    transcript_path: str | None = None,
+    duration_ms: int | None = None,
+    permission_suggestions: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The stdin object for one event (fields as Claude Code names them)."""
+    """The stdin object for one event (fields as Claude Code names them).
+
+    ``transcript_path`` is the run's journal (null when the run keeps none).
+    """
     payload: dict[str, Any] = {
         "session_id": session_id,
+        "transcript_path": transcript_path,
         "cwd": str(cwd),
         "hook_event_name": event,
         "permission_mode": permission_mode,
@@ -75,11 +85,17 @@ def build_input(
         return payload
     payload["tool_name"] = tool_name
     payload["tool_input"] = dict(tool_input or {})
+    if event == "PermissionRequest":  # Claude Code sends no tool_use_id here
+        payload["permission_suggestions"] = list(permission_suggestions or ())
+        return payload
     payload["tool_use_id"] = tool_use_id
     if event == "PostToolUse":
         payload["tool_response"] = tool_response
     elif event == "PostToolUseFailure":
         payload["error"] = error or ""
+        payload["is_interrupt"] = False
+    if duration_ms is not None and event in ("PostToolUse", "PostToolUseFailure"):
+        payload["duration_ms"] = duration_ms
     return payload
 
 
@@ -152,6 +168,17 @@ def parse_output(event: HookEvent, data: Mapping[str, Any]) -> HookOutput:
             decision = _PRE[wanted]
             reason = _opt(specific, "permissionDecisionReason", str, where) or reason
         updated_input = _opt(specific, "updatedInput", dict, where)
+    elif event == "PermissionRequest":
+        answer = _opt(specific, "decision", dict, where) or {}
+        where = "hookSpecificOutput.decision."
+        behavior = _opt(answer, "behavior", str, where)
+        if behavior is not None and behavior not in ("allow", "deny"):
+            raise _Shape(f"{where}behavior must be 'allow' or 'deny', not {behavior!r}")
+        decision = _PRE[behavior] if behavior is not None else None
+        reason = _opt(answer, "message", str, where) or reason
+        updated_input = _opt(answer, "updatedInput", dict, where)
+        if updated_input is not None and behavior != "allow":
+            updated_input = None  # Claude Code applies updatedInput only with allow
     else:
         if legacy is not None:
             if legacy not in ("block", "approve"):
@@ -223,7 +250,7 @@ def interpret(
 ) -> HookRun:
     """Turn a finished process into a :class:`HookRun`, exactly per the protocol."""
     event = who.event
-    block: RunDecision = "deny" if event == "PreToolUse" else "block"
+    block: RunDecision = "deny" if event in _DECIDING else "block"
     common: dict[str, Any] = {
         "event": event,
         "command": who.command,
@@ -292,10 +319,34 @@ def interpret(
     return HookRun(**common, outcome="non_blocking_error", failure=failure, error=error)
 
 
+def unsupported(who: HookIdentity, hook_type: str, *, failure_mode: FailureMode) -> HookRun:
+    """A hook of a type toolrun cannot run (``prompt``, ``agent``, ...): no decision, or
+    with ``hookFailure: closed`` a block, like any hook that could not do its job."""
+    error = f"is a {hook_type!r} hook, which toolrun does not run"
+    common: dict[str, Any] = {
+        "event": who.event,
+        "command": who.command,
+        "source": who.source,
+        "matcher": who.matcher,
+        "duration_ms": 0,
+        "failure": "unsupported",
+        "error": error,
+    }
+    if failure_mode == "closed":
+        return HookRun(
+            **common,
+            outcome="blocking_error",
+            decision="deny" if who.event in _DECIDING else "block",
+            reason=f"hook `{who.command}` ({who.source}) {error}; hookFailure: closed blocks "
+            "the call",
+        )
+    return HookRun(**common, outcome="non_blocking_error")
+
+
 def _from_output(common: Mapping[str, Any], output: HookOutput) -> HookRun:
     decision = output.decision
     reason = output.reason
-    if output.stop and decision != "deny" and common["event"] == "PreToolUse":
+    if output.stop and decision != "deny" and common["event"] in _DECIDING:
         # ``continue: false`` stops the agent in Claude Code; here the call does not run.
         decision = "deny"
         reason = output.stop_reason or reason or "the hook asked to stop (continue: false)"

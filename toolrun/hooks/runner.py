@@ -20,9 +20,22 @@ from toolrun.config.models import Config
 from toolrun.hooks.conditions import IfFilter
 from toolrun.hooks.matching import SelectedHook, Selection, select_hooks
 from toolrun.hooks.merge import merge_post, merge_pre_tool_use
-from toolrun.hooks.models import BatchCall, HookEvent, HookRun, PostToolResult, PreToolUseResult
+from toolrun.hooks.models import (
+    RUNNABLE_HOOK_TYPES,
+    BatchCall,
+    HookEvent,
+    HookRun,
+    PostToolResult,
+    PreToolUseResult,
+)
 from toolrun.hooks.process import run_command
-from toolrun.hooks.protocol import HookIdentity, build_input, encode_input, interpret
+from toolrun.hooks.protocol import (
+    HookIdentity,
+    build_input,
+    encode_input,
+    interpret,
+    unsupported,
+)
 
 if TYPE_CHECKING:
     from toolrun.tools.registry import ToolRegistry
@@ -38,7 +51,8 @@ class HookRunner:
     """Runs a config's hooks for one toolrun run.
 
     ``run_id`` is sent as ``session_id`` and as ``TOOLRUN_RUN_ID``;
-    ``permission_mode`` (default: the config's) as ``permission_mode``.
+    ``permission_mode`` (default: the config's) as ``permission_mode``;
+    ``transcript_path`` (the run's journal, if any) as ``transcript_path``.
     ``registry`` lets ``if`` path rules see the paths of registered tools.
     Safe to share between concurrent calls.
     """
@@ -50,9 +64,11 @@ class HookRunner:
         run_id: str,
         permission_mode: str | None = None,
         registry: ToolRegistry | None = None,
+        transcript_path: str | None = None,
     ) -> None:
         self.config = config
         self.run_id = run_id
+        self.transcript_path = transcript_path
         self.permission_mode = permission_mode or config.default_mode
         self.workspace = Path(os.path.abspath(config.workspace))
         self.env: Mapping[str, str] = {
@@ -93,20 +109,38 @@ class HookRunner:
         cwd: Path | None = None,
     ) -> PreToolUseResult:
         """Run the PreToolUse hooks of one call and merge their decisions and rewrites."""
-        selection = self.select("PreToolUse", tool, tool_input, cwd=cwd)
-        if not selection.hooks:
-            return merge_pre_tool_use((), skipped=selection.skipped, problems=selection.problems)
-        payload = build_input(
-            "PreToolUse",
-            session_id=self.run_id,
-            cwd=cwd or self.workspace,
-            permission_mode=self.permission_mode,
-            tool_name=tool,
-            tool_input=tool_input,
-            tool_use_id=call_id,
+        return await self._deciding("PreToolUse", tool, tool_input, cwd, tool_use_id=call_id)
+
+    async def permission_request(
+        self,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        *,
+        cwd: Path | None = None,
+        suggestions: Sequence[Mapping[str, Any]] = (),
+    ) -> PreToolUseResult:
+        """Run the PermissionRequest hooks of a call that asks, before anyone is asked:
+        ``decision`` allow or deny (deny wins), or None (no answer: ask as usual)."""
+        return await self._deciding(
+            "PermissionRequest", tool, tool_input, cwd, permission_suggestions=suggestions
         )
-        runs = await self._run(selection, payload)
-        return merge_pre_tool_use(runs, skipped=selection.skipped, problems=selection.problems)
+
+    async def _deciding(
+        self,
+        event: HookEvent,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        cwd: Path | None,
+        **fields: Any,
+    ) -> PreToolUseResult:
+        selection = self.select(event, tool, tool_input, cwd=cwd)
+        runs: tuple[HookRun, ...] = ()
+        if selection.hooks:
+            payload = self._input(event, cwd, tool_name=tool, tool_input=tool_input, **fields)
+            runs = await self._run(selection, payload)
+        return merge_pre_tool_use(
+            runs, skipped=selection.skipped, problems=selection.problems, event=event
+        )
 
     async def post_tool_use(
         self,
@@ -116,10 +150,17 @@ class HookRunner:
         *,
         call_id: str,
         cwd: Path | None = None,
+        duration_ms: int | None = None,
     ) -> PostToolResult:
         """Run the PostToolUse hooks of a call that succeeded."""
         return await self._after_call(
-            "PostToolUse", tool, tool_input, call_id, cwd, tool_response=tool_response
+            "PostToolUse",
+            tool,
+            tool_input,
+            call_id,
+            cwd,
+            tool_response=tool_response,
+            duration_ms=duration_ms,
         )
 
     async def post_tool_use_failure(
@@ -130,10 +171,12 @@ class HookRunner:
         *,
         call_id: str,
         cwd: Path | None = None,
+        duration_ms: int | None = None,
     ) -> PostToolResult:
         """Run the PostToolUseFailure hooks of a call that failed (not of a denied one)."""
         return await self._after_call(
-            "PostToolUseFailure", tool, tool_input, call_id, cwd, error=error
+            "PostToolUseFailure", tool, tool_input, call_id, cwd, error=error,
+            duration_ms=duration_ms,
         )
 
     async def _after_call(
@@ -146,11 +189,9 @@ class HookRunner:
         **extra: Any,
     ) -> PostToolResult:
         selection = self.select(event, tool, tool_input, cwd=cwd)
-        payload = build_input(
+        payload = self._input(
             event,
-            session_id=self.run_id,
-            cwd=cwd or self.workspace,
-            permission_mode=self.permission_mode,
+            cwd,
             tool_name=tool,
             tool_input=tool_input,
             tool_use_id=call_id,
@@ -163,16 +204,21 @@ class HookRunner:
     ) -> PostToolResult:
         """Run the PostToolBatch hooks once after a concurrent run (matchers ignored)."""
         selection = self.select("PostToolBatch", None, cwd=cwd)
-        payload = build_input(
-            "PostToolBatch",
-            session_id=self.run_id,
-            cwd=cwd or self.workspace,
-            permission_mode=self.permission_mode,
-            tool_calls=calls,
-        )
+        payload = self._input("PostToolBatch", cwd, tool_calls=calls)
         return await self._post(selection, payload)
 
     # ------------------------------------------------------------------ running
+
+    def _input(self, event: HookEvent, cwd: Path | None, **fields: Any) -> dict[str, Any]:
+        """The stdin object of ``event``, with the fields common to every event."""
+        return build_input(
+            event,
+            session_id=self.run_id,
+            transcript_path=self.transcript_path,
+            cwd=cwd or self.workspace,
+            permission_mode=self.permission_mode,
+            **fields,
+        )
 
     async def _post(self, selection: Selection, payload: dict[str, Any]) -> PostToolResult:
         runs = await self._run(selection, payload) if selection.hooks else ()
@@ -218,6 +264,10 @@ class HookRunner:
     ) -> HookRun:
         """Run one hook with ``payload`` on stdin and interpret what it did."""
         hook = selected.hook
+        who = HookIdentity(event, hook.command, selected.source, selected.matcher)
+        failure_mode = self.config.toolrun.hook_failure
+        if hook.type not in RUNNABLE_HOOK_TYPES:
+            return unsupported(who, hook.type, failure_mode=failure_mode)
         timeout = hook.timeout if hook.timeout is not None else self.config.toolrun.hook_timeout
         result = await run_command(
             hook.command,
@@ -226,7 +276,4 @@ class HookRunner:
             env=self.env,
             time_limit=timeout,
         )
-        who = HookIdentity(event, hook.command, selected.source, selected.matcher)
-        return interpret(
-            who, result, failure_mode=self.config.toolrun.hook_failure, timeout=timeout
-        )
+        return interpret(who, result, failure_mode=failure_mode, timeout=timeout)

@@ -59,9 +59,7 @@ class _Level:
 class _Filter:
     def __init__(self, query: Query, root: str) -> None:
         self.overrides = RuleSet.parse(root, [query.glob]) if query.glob else None
-        self.whitelists = self.overrides is not None and any(
-            not rule.negated for rule in self.overrides.rules
-        )
+        self.whitelists = self.overrides is not None and self.overrides.has_plain
         self.types = FILE_TYPES[query.file_type] if query.file_type is not None else None
 
     def include(self, path: str, is_dir: bool, levels: list[_Level]) -> bool:

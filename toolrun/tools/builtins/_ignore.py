@@ -1,18 +1,18 @@
-"""Gitignore-style patterns, as ripgrep reads them (``.gitignore`` files and ``--glob``).
+"""Gitignore-style patterns, as ripgrep reads them (``.gitignore`` files and ``--glob``),
+matched by ``pathspec`` (git's own wildmatch rules: anchoring, ``**``, classes, ``!``,
+trailing ``/``, the last matching pattern wins).
 
-A pattern without a slash matches a name at any depth; with a slash (leading or
-inner) it is anchored to the folder it belongs to. ``*`` and ``?`` stay inside one
-path segment, ``**`` spans segments, ``[...]`` is a class, ``{a,b}`` alternates,
-a trailing ``/`` matches folders only, ``!`` negates, and the last matching
-pattern wins.
+ripgrep's globs also take ``{a,b}`` alternatives, which git's do not: a pattern with
+braces is expanded into one pattern per alternative first (same order, same ``!``), which
+under "the last match wins" means the same thing.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 
 class Verdict(enum.Enum):
@@ -21,110 +21,84 @@ class Verdict(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
-    regex: re.Pattern[str]
-    negated: bool
-    dir_only: bool
-
-
-@dataclass(frozen=True, slots=True)
 class RuleSet:
     """The patterns of one ignore file (or of ``--glob``), relative to ``root``."""
 
     root: str
-    rules: tuple[Rule, ...]
+    spec: Any  # pathspec.GitIgnoreSpec (imported when a search needs it)
 
     @classmethod
     def parse(cls, root: str, lines: Iterable[str]) -> RuleSet:
-        return cls(root, tuple(r for r in map(compile_rule, lines) if r is not None))
+        import pathspec
+
+        expanded = [alt for line in lines for alt in expand_braces(_strip_eol(line))]
+        return cls(root, pathspec.GitIgnoreSpec.from_lines(expanded))
+
+    @property
+    def has_plain(self) -> bool:
+        """Is any pattern not negated? (ripgrep: then ``--glob`` keeps only what matches)"""
+        return any(p.include is True for p in self.spec.patterns)
 
     def match(self, relative: str, is_dir: bool) -> Verdict | None:
-        """IGNORE or WHITELIST by the last pattern that matches ``relative``, else None."""
-        for rule in reversed(self.rules):
-            if rule.dir_only and not is_dir:
+        """IGNORE or WHITELIST by the last pattern that matches ``relative``, else None.
+
+        A pattern matches the path itself, not through a parent folder it names (git's
+        "the folder's contents too"): ripgrep checks each level on its own, and a
+        ``--glob .*`` keeps ``.hidden/`` without keeping every file in it.
+        """
+        path = relative + "/" if is_dir else relative
+        for pattern in reversed(self.spec.patterns):
+            if pattern.include is None or pattern.regex is None:
+                continue  # a blank line or a comment
+            found = pattern.regex.match(path)
+            if found is None or (found.groupdict().get("ps_d") and found.end() < len(path)):
                 continue
-            if rule.regex.fullmatch(relative):
-                return Verdict.WHITELIST if rule.negated else Verdict.IGNORE
+            return Verdict.IGNORE if pattern.include else Verdict.WHITELIST
         return None
 
 
-def compile_rule(line: str) -> Rule | None:
-    """One gitignore line as a rule, or None for blanks and comments."""
-    line = line.removesuffix("\n").removesuffix("\r")
-    if not line or line.startswith("#"):
-        return None
-    while line.endswith(" ") and not line.endswith("\\ "):
-        line = line[:-1]
-    negated = line.startswith("!")
-    if negated or line.startswith(("\\!", "\\#")):
-        line = line[1:]
-    dir_only = line.endswith("/")
-    line = line.rstrip("/")
-    if not line:
-        return None
-    if "/" in line:
-        line = line.removeprefix("/")
-    elif not line.startswith("**"):
-        line = "**/" + line
-    return Rule(re.compile(glob_to_regex(line), re.DOTALL), negated, dir_only)
+def _strip_eol(line: str) -> str:
+    return line.removesuffix("\n").removesuffix("\r")
 
 
-def glob_to_regex(glob: str) -> str:
-    """A regex (for ``fullmatch``) equivalent to a gitignore-style glob over a relative path."""
-    out: list[str] = []
-    i, n = 0, len(glob)
-    depth = 0  # open braces
-    while i < n:
-        c = glob[i]
-        if glob.startswith("**", i):
-            at_start = i == 0 or glob[i - 1] == "/"
-            j = i + 2
-            if at_start and j == n:
-                out.append(".*")
-            elif at_start and glob[j] == "/":
-                out.append("(?:.*/)?")
-                j += 1
-            else:
-                out.append("[^/]*")
-            i = j
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = _class_end(glob, i)
-            if end < 0:
-                out.append(re.escape(c))
-            else:
-                body = glob[i + 1 : end]
-                if body.startswith(("!", "^")):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
-        elif c == "{":
-            depth += 1
-            out.append("(?:")
-        elif c == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif c == "," and depth:
-            out.append("|")
-        elif c == "\\" and i + 1 < n:
+def expand_braces(pattern: str) -> list[str]:
+    """``a{b,c}d`` → ``abd``, ``acd`` (nested too); escaped braces and a brace without
+    its partner stay as they are; comments are left alone."""
+    if pattern.startswith("#"):
+        return [pattern]
+    start = _unescaped(pattern, "{", 0)
+    while start >= 0:
+        depth, i = 0, start
+        parts: list[str] = []
+        last = start + 1
+        while i < len(pattern):
+            c = pattern[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    parts.append(pattern[last:i])
+                    head, tail = pattern[:start], pattern[i + 1 :]
+                    return [x for p in parts for x in expand_braces(head + p + tail)]
+            elif c == "," and depth == 1:
+                parts.append(pattern[last:i])
+                last = i + 1
             i += 1
-            out.append(re.escape(glob[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    out.extend(")" * depth)
-    return "".join(out)
+        start = _unescaped(pattern, "{", start + 1)  # unclosed: a literal brace
+    return [pattern]
 
 
-def _class_end(glob: str, start: int) -> int:
-    """Index of the ``]`` closing the class opened at ``start``, or -1."""
-    i = start + 1
-    if i < len(glob) and glob[i] in "!^":
+def _unescaped(text: str, char: str, start: int) -> int:
+    i = start
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == char:
+            return i
         i += 1
-    if i < len(glob) and glob[i] == "]":
-        i += 1
-    return glob.find("]", i)
+    return -1

@@ -19,7 +19,7 @@ from pydantic import Field
 import toolrun
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
-from toolrun.tools.builtins._html import html_to_text
+from toolrun.tools.builtins._html import html_to_markdown
 
 TIMEOUT_S = 30.0
 MAX_BYTES = 5 * 1024 * 1024
@@ -239,7 +239,7 @@ def _page(url: str, status: int, headers: Message, data: bytes) -> Page:
     except LookupError:
         text = data[:MAX_BYTES].decode("utf-8", "replace")
     if content_type in ("text/html", "application/xhtml+xml"):
-        text = html_to_text(text)
+        text = html_to_markdown(text)
     if truncated:
         text += f"\n[... download stopped at {MAX_BYTES} bytes]"
     return Page(url, status, content_type, len(data[:MAX_BYTES]), text)

@@ -1,8 +1,9 @@
 """MCP servers from ``mcpServers`` as ``mcp__<server>__<tool>`` tools.
 
-Only stdio servers (``{command, args, env}``, Claude's ``.mcp.json`` shape; ``${VAR}``
-and ``${VAR:-default}`` are expanded) are supported; an HTTP server (``url``) is
-reported as not supported yet. A tool is a read (concurrency-safe, retry-safe,
+Servers are reached through the official ``mcp`` SDK (``ClientSession``): stdio
+(``{command, args, env}``) and streamable HTTP (``{type: http, url, headers}``; ``type:
+sse`` for the older transport), in Claude's ``.mcp.json`` shape, ``${VAR}`` and
+``${VAR:-default}`` expanded. A tool is a read (concurrency-safe, retry-safe,
 read-only) only when the server annotates it ``readOnlyHint: true``; every other
 tool is treated as executing something.
 

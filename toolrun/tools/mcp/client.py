@@ -1,54 +1,57 @@
-"""A minimal MCP client over stdio: JSON-RPC 2.0, one JSON message a line.
+"""An MCP client through the official ``mcp`` SDK: ``ClientSession`` over the SDK's
+stdio, streamable-HTTP or SSE transport.
 
-:class:`McpClient` is an async context manager. Entering it starts the server in
-its own process group (``env`` = toolrun's environment plus the server's ``env``,
-``cwd`` = the workspace) and starts two reader tasks: stdout (responses, matched
-to their requests by id) and stderr (kept, bounded, for error messages). Leaving
-it shuts the server down even when the surrounding scope is cancelled: stdin is
-closed, the server gets a short grace period to exit, then its whole process
-group is killed.
+:class:`McpClient` is an async context manager. Entering it starts one task that
+owns the connection (the SDK's transports and session hold task groups, which must
+be left by the task that entered them): for a stdio server the SDK spawns it in its
+own process group (``cwd`` = the workspace, ``env`` = toolrun's environment plus the
+server's ``env``, stderr kept in a file for error messages); for an HTTP server
+(``url``, ``headers``) it connects. Leaving it, or :meth:`McpClient.aclose` from any
+task, ends that task: the session closes and the SDK stops the server (stdin
+closed, a grace period, then its whole process group killed). That runs when the
+caller is cancelled (Ctrl-C) too.
 
-Every failure is an :class:`McpError` (a :class:`toolrun.errors.ToolError`) that
-names the server: it could not start, it exited, it wrote something that is not
-JSON-RPC, it did not answer in time, or it answered with a JSON-RPC error.
-A server that exited or broke the protocol fails every pending and later request.
+Every failure is an :class:`McpError` (a :class:`toolrun.errors.ToolError`) naming
+the server: it could not start, it went away (with the tail of its stderr), it did
+not answer in time, or it answered with an error. ``initialize`` and ``tools/list``
+have timeouts; a ``tools/call`` waits as long as its caller does (plan timeouts
+cancel it).
 
-Only ``initialize`` and ``tools/list`` have timeouts; a ``tools/call`` waits as
-long as its caller does (the executor applies plan timeouts by cancelling). A
-cancelled request is announced to the server with ``notifications/cancelled``,
-best-effort.
+Only this module imports the SDK, and nothing imports it at start-up.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import logging
 import os
 import re
-import signal
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, TextIO, cast
 
 import anyio
 import anyio.abc
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from toolrun import __version__
 from toolrun.errors import ToolError
 
-PROTOCOL_VERSION = "2025-06-18"
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
 INITIALIZE_TIMEOUT_S = 30.0
 SHUTDOWN_GRACE_S = 2.0
-STDERR_LIMIT = 16 * 1024  # bytes of the server's stderr kept (the tail)
+STDERR_LIMIT = 16 * 1024  # bytes of the server's stderr quoted from (the tail)
 STDERR_SHOWN_LINES = 10  # lines of that tail quoted in an error message
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_PAGES = 1000  # tools/list pages, against a server that never stops paginating
+#: the JSON-RPC codes the SDK gives a connection that ended and a request that timed out
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
 
-# JSON-RPC error codes
-METHOD_NOT_FOUND = -32601
+Transport = Literal["stdio", "http", "sse"]
 
 
 class McpError(ToolError):
@@ -61,15 +64,26 @@ class McpError(ToolError):
         super().__init__(f"MCP server {server!r} {reason}")
 
 
+def _strings(raw: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"{what} must be a mapping of names to strings")
+    return raw
+
+
 @dataclass(frozen=True, slots=True)
 class ServerSpec:
-    """One stdio server as configured (``mcpServers.<name>``), variables expanded."""
+    """One server as configured (``mcpServers.<name>``, ``.mcp.json``'s shape), variables
+    expanded: stdio (``command``, ``args``, ``env``) or HTTP (``type: http`` or ``sse``,
+    ``url``, ``headers``)."""
 
     name: str
-    command: str
+    command: str = ""
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     source: str = ""  # where it was configured (file:line), for error messages
+    transport: Transport = "stdio"
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_config(
@@ -80,26 +94,36 @@ class ServerSpec:
         source: str = "",
         environ: Mapping[str, str] | None = None,
     ) -> ServerSpec:
-        """Read ``{command, args, env}``; ``${VAR}`` and ``${VAR:-default}`` are expanded
-        (Claude Code's ``.mcp.json`` expansion) in all three.
+        """Read a server entry; ``${VAR}`` and ``${VAR:-default}`` are expanded (Claude
+        Code's ``.mcp.json`` expansion) in the command, args, env, url and headers.
 
         ValueError or TypeError (a message to follow the server's name) when unusable.
         """
         environ = os.environ if environ is None else environ
+        kind = raw.get("type")
+        url = raw.get("url")
+        if kind in ("http", "sse", "streamable-http") or (kind is None and url):
+            if not isinstance(url, str) or not url.strip():
+                raise ValueError(f"is a {kind or 'http'} server without a url")
+            headers = _strings(raw.get("headers") or {}, "headers")
+            return cls(
+                name=name,
+                source=source,
+                transport="sse" if kind == "sse" else "http",
+                url=expand_vars(url, environ),
+                headers=MappingProxyType(
+                    {str(k): expand_vars(str(v), environ) for k, v in headers.items()}
+                ),
+            )
+        if kind not in (None, "stdio"):
+            raise ValueError(f"has an unknown type {kind!r} (stdio, http or sse)")
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
-            if raw.get("url"):
-                raise ValueError(
-                    f"is an HTTP server (url: {raw['url']}); "
-                    "only stdio servers (command, args, env) are supported yet"
-                )
             raise ValueError("has no command")
         args = raw.get("args") or []
         if not isinstance(args, Sequence) or isinstance(args, str):
             raise TypeError("args must be a list of strings")
-        env = raw.get("env") or {}
-        if not isinstance(env, Mapping):
-            raise TypeError("env must be a mapping of names to strings")
+        env = _strings(raw.get("env") or {}, "env")
         return cls(
             name=name,
             command=expand_vars(command, environ),
@@ -134,28 +158,8 @@ def expand_vars(text: str, environ: Mapping[str, str]) -> str:
     return _VAR.sub(substitute, text)
 
 
-class _Pending:
-    __slots__ = ("error", "event", "response")
-
-    def __init__(self) -> None:
-        self.event = anyio.Event()
-        self.response: Mapping[str, Any] | None = None
-        self.error: str | None = None
-
-
-def _preview(data: bytes | str, limit: int = 120) -> str:
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    text = text.strip()
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 class McpClient:
-    """One running stdio MCP server. Use ``async with McpClient(spec, cwd) as client``."""
+    """One MCP server, connected. Use ``async with McpClient(spec, cwd) as client``."""
 
     def __init__(
         self,
@@ -166,59 +170,46 @@ class McpClient:
     ) -> None:
         self.spec = spec
         self.cwd = Path(cwd)
-        self.shutdown_grace = shutdown_grace
+        self.shutdown_grace = shutdown_grace  # the SDK's own grace period applies to stdio
         self.protocol_version: str | None = None
         self.capabilities: Mapping[str, Any] = {}
         self.server_info: Mapping[str, Any] = {}
         self.instructions: str | None = None
-        self._process: anyio.abc.Process | None = None
+        self._session: ClientSession | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._pending: dict[int, _Pending] = {}
-        self._next_id = 0
-        self._write_lock = anyio.Lock()
-        self._stderr = bytearray()
-        self._stderr_done = anyio.Event()
-        self._gone = anyio.Event()  # stdout closed or the protocol broke
+        self._stderr: TextIO | None = None
+        self._ready = anyio.Event()
+        self._stop = anyio.Event()
+        self._done = anyio.Event()
         self._failure: str | None = None
-        self._closing = False
-        self._closed = False
+        self._start_error: McpError | None = None
 
     @property
     def name(self) -> str:
         return self.spec.name
 
     @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    @property
     def failure(self) -> str | None:
-        """Why the server cannot be used any more (it exited, broke the protocol), or None."""
+        """Why the server cannot be used any more (it went away, was shut down), or None."""
         return self._failure
 
     # ------------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> Self:
-        env = {**os.environ, **self.spec.env}
-        try:
-            self._process = await anyio.open_process(
-                [self.spec.command, *self.spec.args],
-                cwd=self.cwd,
-                env=env,
-                start_new_session=True,  # its own process group, killed as a whole
+        if self.spec.transport == "stdio":
+            # closed in __aexit__, after the server (which writes to it) has gone
+            self._stderr = cast(
+                TextIO,
+                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"),  # noqa: SIM115
             )
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise McpError(self.name, f"cannot start {self.spec.command!r}: {reason}") from None
         task_group = anyio.create_task_group()
-        try:
-            await task_group.__aenter__()
-        except BaseException:
-            await self.aclose()
-            raise
+        await task_group.__aenter__()
         self._task_group = task_group
-        task_group.start_soon(self._read_stdout)
-        task_group.start_soon(self._read_stderr)
+        task_group.start_soon(self._serve)
+        await self._ready.wait()
+        if self._start_error is not None:
+            await self.__aexit__(None, None, None)
+            raise self._start_error
         return self
 
     async def __aexit__(
@@ -229,153 +220,123 @@ class McpClient:
     ) -> None:
         task_group, self._task_group = self._task_group, None
         try:
-            await self.aclose()  # the readers end with the server's output
+            await self.aclose()
         finally:
             if task_group is not None:
-                task_group.cancel_scope.cancel()
-                # The readers never raise, and what the body raised is not the task
-                # group's business: it propagates as it is (no ExceptionGroup).
+                # _serve never raises; what the body raised propagates as it is.
                 await task_group.__aexit__(None, None, None)
+            if self._stderr is not None:
+                self._stderr.close()
 
     async def aclose(self) -> None:
-        """Shut the server down: close stdin, wait briefly, kill its process group.
-
-        Shielded from cancellation, so it completes on Ctrl-C too. Idempotent.
-        """
-        if self._closed or self._process is None:
-            return
-        self._closed = True
-        self._closing = True
-        process = self._process
+        """Stop the server and wait until it is gone; shielded, so it completes on
+        Ctrl-C too. Idempotent, from any task."""
+        self._stop.set()
         with anyio.CancelScope(shield=True):
-            if process.stdin is not None:
-                with contextlib.suppress(Exception):
-                    await process.stdin.aclose()
-            with anyio.move_on_after(self.shutdown_grace):
-                await process.wait()
-            if process.returncode is None:
-                _signal_group(process.pid, signal.SIGTERM)
-                with anyio.move_on_after(min(0.5, self.shutdown_grace)):
-                    await process.wait()
-            # Always: whatever the server left behind in its group goes too.
-            _signal_group(process.pid, signal.SIGKILL)
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-            with anyio.move_on_after(5):
-                await process.wait()
-            with contextlib.suppress(Exception):
-                await process.aclose()
-        self._fail("was shut down")
+            await self._done.wait()
 
-    # ------------------------------------------------------------------ readers
-
-    async def _read_stdout(self) -> None:
-        assert self._process is not None and self._process.stdout is not None
-        stream = BufferedByteReceiveStream(self._process.stdout)
+    async def _serve(self) -> None:
+        """Owns the connection: enter the SDK's transport and session, wait for the stop,
+        leave them (in this task, as their task groups require)."""
         try:
-            while self._failure is None:
-                try:
-                    line = await stream.receive_until(b"\n", MAX_MESSAGE_BYTES)
-                except anyio.DelimiterNotFound:
-                    self._fail(f"sent a message longer than {MAX_MESSAGE_BYTES} bytes")
-                    return
-                except (
-                    anyio.IncompleteRead,
-                    anyio.EndOfStream,
-                    anyio.ClosedResourceError,
-                    anyio.BrokenResourceError,
-                ):
-                    await self._on_stdout_closed()
-                    return
-                self._handle_line(line)
-        except Exception as exc:  # noqa: BLE001 - must never take the caller's task group down
-            self._fail(f"could not be read: {type(exc).__name__}: {exc}")
+            # Shielded: the connection ends when asked to (aclose), never half-way through
+            # a cancellation of whoever entered the client; that is what stops the server.
+            with anyio.CancelScope(shield=True):
+                async with self._connect() as session:
+                    self._session = session
+                    self._ready.set()
+                    await self._stop.wait()
+        except McpError as exc:
+            self._start_error = exc
+        except Exception as exc:  # noqa: BLE001 - the SDK's own errors: the server is unusable
+            if not self._ready.is_set():
+                self._start_error = McpError(self.name, self._with_stderr(_describe(exc)))
+            self._failure = self._failure or _describe(exc)
         finally:
-            self._gone.set()
+            self._session = None
+            self._failure = self._failure or "was shut down"
+            self._ready.set()
+            self._done.set()
 
-    async def _read_stderr(self) -> None:
-        assert self._process is not None and self._process.stderr is not None
-        # Closed or broken during shutdown: there is nothing more to keep.
-        with contextlib.suppress(Exception):
-            async for chunk in self._process.stderr:
-                self._stderr += chunk
-                if len(self._stderr) > 2 * STDERR_LIMIT:
-                    del self._stderr[:-STDERR_LIMIT]
-        self._stderr_done.set()
+    @contextlib.asynccontextmanager
+    async def _connect(self) -> AsyncIterator[ClientSession]:
+        from mcp import ClientSession
+        from mcp.types import Implementation
 
-    async def _on_stdout_closed(self) -> None:
-        if self._closing:
+        # The SDK logs a server's protocol errors with tracebacks; toolrun reports them
+        # itself (McpError), so they do not reach stderr through logging's last resort.
+        logging.getLogger("mcp").addHandler(_QUIET)
+        info = Implementation(name="toolrun", version=__version__)
+        async with self._transport() as (read, write), ClientSession(
+            read, write, client_info=info, message_handler=self._on_message
+        ) as session:
+            yield session
+
+    async def _on_message(self, message: Any) -> None:
+        """A line that is not JSON-RPC breaks the protocol: fail what waits, and stop."""
+        if isinstance(message, Exception):
+            if self.spec.transport == "stdio":
+                why = f"wrote something that is not JSON-RPC on stdout: {_bad_line(message)!r}"
+            else:  # the HTTP transport reports a failed request the same way
+                why = f"failed at {self.spec.url}: {_describe(message)}"
+            self._failure = self._failure or why
+            self._stop.set()
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
+        spec = self.spec
+        if spec.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(
+                command=spec.command,
+                args=list(spec.args),
+                env={**os.environ, **spec.env},
+                cwd=self.cwd,
+            )
+            assert self._stderr is not None
+            try:
+                transport = stdio_client(params, errlog=self._stderr)
+                streams = await transport.__aenter__()
+            except (OSError, ValueError) as exc:
+                reason = getattr(exc, "strerror", None) or str(exc)
+                raise McpError(self.name, f"cannot start {spec.command!r}: {reason}") from None
+            try:
+                yield streams
+            except BaseException as exc:
+                if not await transport.__aexit__(type(exc), exc, exc.__traceback__):
+                    raise
+            else:
+                await transport.__aexit__(None, None, None)
             return
-        process = self._process
-        assert process is not None
-        code: int | None = None
-        with anyio.move_on_after(1):
-            code = await process.wait()
-        with anyio.move_on_after(0.5):
-            await self._stderr_done.wait()
-        if code is None:
-            self._fail("closed its output")
-        elif code < 0:
-            self._fail(f"was killed by signal {-code}")
-        else:
-            self._fail(f"exited with code {code}")
+        from mcp.shared._httpx_utils import create_mcp_http_client
 
-    def _handle_line(self, line: bytes) -> None:
-        text = line.strip()
-        if not text:
-            return
-        try:
-            message = json.loads(text)
-        except ValueError:
-            self._fail(f"wrote something that is not JSON-RPC on stdout: {_preview(text)}")
-            return
-        messages = message if isinstance(message, list) else [message]
-        for item in messages:
-            if not isinstance(item, dict) or ("method" not in item and "id" not in item):
-                self._fail(f"wrote something that is not JSON-RPC on stdout: {_preview(text)}")
-                return
-            self._dispatch(item)
+        async with create_mcp_http_client(headers=dict(spec.headers)) as http:
+            if spec.transport == "sse":
+                from mcp.client.sse import sse_client
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        method = message.get("method")
-        if isinstance(method, str):
-            if "id" in message and self._task_group is not None:
-                # A request from the server: answer ping, refuse the rest (no capabilities).
-                self._task_group.start_soon(self._answer, message["id"], method)
-            return  # notifications (logging, list_changed, progress) are ignored
-        request_id = message.get("id")
-        pending = self._pending.get(request_id) if isinstance(request_id, int) else None
-        if pending is not None and not pending.event.is_set():
-            pending.response = message
-            pending.event.set()
-        # a response to a request given up (cancelled, timed out) is dropped
+                async with sse_client(spec.url, headers=dict(spec.headers)) as streams:
+                    yield streams
+            else:
+                from mcp.client.streamable_http import streamable_http_client
 
-    async def _answer(self, request_id: Any, method: str) -> None:
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-        if method == "ping":
-            reply["result"] = {}
-        else:
-            reply["error"] = {
-                "code": METHOD_NOT_FOUND,
-                "message": f"toolrun does not support {method}",
-            }
-        with contextlib.suppress(Exception):
-            await self._send(reply)
+                async with streamable_http_client(spec.url, http_client=http) as streams:
+                    yield streams
 
-    def _fail(self, reason: str) -> None:
-        if self._failure is not None:
-            return
-        self._failure = reason
-        self._gone.set()
-        for pending in self._pending.values():
-            if not pending.event.is_set():
-                pending.error = reason
-                pending.event.set()
+    # ------------------------------------------------------------------ errors
 
     def stderr_tail(self, lines: int = STDERR_SHOWN_LINES) -> str:
         """The last lines the server wrote to stderr."""
-        text = bytes(self._stderr[-STDERR_LIMIT:]).decode("utf-8", "replace")
+        err = self._stderr
+        if err is None or err.closed:
+            return ""
+        try:
+            err.flush()
+            size = err.seek(0, os.SEEK_END)
+            err.seek(max(0, size - STDERR_LIMIT))
+            text = err.read()
+        except (OSError, ValueError):
+            return ""
         return "\n".join(text.strip().splitlines()[-lines:])
 
     def _with_stderr(self, reason: str) -> str:
@@ -384,159 +345,125 @@ class McpClient:
             return reason
         return f"{reason}; its stderr ends with:\n" + "\n".join(f"  {x}" for x in tail.splitlines())
 
-    # ------------------------------------------------------------------ messages
+    def _gone(self) -> str:
+        if self.spec.transport == "stdio":
+            return "closed the connection (it exited or crashed)"
+        return f"closed the connection or could not be reached at {self.spec.url}"
 
-    async def _send(self, message: Mapping[str, Any]) -> None:
-        process = self._process
-        if process is None or process.stdin is None:
-            raise McpError(self.name, "is not running")
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
-        try:
-            async with self._write_lock:
-                await process.stdin.send(data.encode("utf-8") + b"\n")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            if not self._closing:
-                with anyio.move_on_after(1.5):  # let the reader find out why
-                    await self._gone.wait()
-            reason = self._failure or "is not reading its input"
-            raise McpError(self.name, self._with_stderr(reason)) from None
+    def _live(self) -> ClientSession:
+        session = self._session
+        if session is None or self._failure is not None:
+            raise McpError(self.name, self._with_stderr(self._failure or "is not running"))
+        return session
 
-    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = dict(params)
-        await self._send(message)
+    async def _request(self, what: str, call: Any, time_limit: float | None) -> Any:
+        """Run one SDK request; every failure becomes an McpError naming the server."""
+        from mcp.shared.exceptions import MCPError
 
-    async def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        time_limit: float | None = None,
-    ) -> dict[str, Any]:
-        """Send a request and wait for its result (a JSON object).
-
-        McpError when the server fails, does not answer within ``time_limit`` or answers
-        with an error. Cancelling the caller tells the server (``notifications/cancelled``).
-        """
-        if self._failure is not None:
-            raise McpError(self.name, self._with_stderr(self._failure))
-        self._next_id += 1
-        request_id = self._next_id
-        pending = _Pending()
-        self._pending[request_id] = pending
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = dict(params)
+        session = self._live()
         try:
             with anyio.fail_after(time_limit):
-                await self._send(message)
-                await pending.event.wait()
+                return await call(session)
         except TimeoutError:
-            waited = f"{time_limit:g} s"
-            await self._cancelled(request_id, method, f"no answer within {waited}")
             raise McpError(
-                self.name, self._with_stderr(f"did not answer {method} within {waited}")
+                self.name, self._with_stderr(f"did not answer {what} within {time_limit:g} s")
             ) from None
-        except anyio.get_cancelled_exc_class():
-            await self._cancelled(request_id, method, "cancelled by toolrun")
-            raise
-        finally:
-            del self._pending[request_id]
-        if pending.error is not None:
-            raise McpError(self.name, self._with_stderr(pending.error))
-        response = pending.response
-        assert response is not None
-        error = response.get("error")
-        if error is not None:
-            code = error.get("code") if isinstance(error, dict) else None
-            text = error.get("message") if isinstance(error, dict) else None
-            detail = f" (JSON-RPC error {code})" if isinstance(code, int) else ""
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._failure = self._failure or self._gone()
+                raise McpError(self.name, self._with_stderr(self._failure), code=exc.code) from None
+            if exc.code == REQUEST_TIMEOUT:
+                raise McpError(
+                    self.name, self._with_stderr(f"did not answer {what} in time")
+                ) from None
             raise McpError(
                 self.name,
-                f"answered {method} with an error: {text or repr(error)}{detail}",
-                code=code if isinstance(code, int) else None,
-            )
-        result = response.get("result")
-        if not isinstance(result, dict):
-            raise McpError(self.name, f"answered {method} without a result object")
-        return result
-
-    async def _cancelled(self, request_id: int, method: str, reason: str) -> None:
-        """Tell the server a request was given up (never for initialize), best-effort."""
-        if method == "initialize" or self._failure is not None:
-            return
-        with anyio.move_on_after(1, shield=True), contextlib.suppress(McpError):
-            await self.notify(
-                "notifications/cancelled", {"requestId": request_id, "reason": reason}
-            )
+                f"answered {what} with an error: {exc.message} (JSON-RPC error {exc.code})",
+                code=exc.code,
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            self._failure = self._failure or self._gone()
+            raise McpError(self.name, self._with_stderr(self._failure)) from None
+        except (OSError, ValueError, RuntimeError) as exc:
+            reason = f"failed {what}: {_describe(exc)}"
+            raise McpError(self.name, self._with_stderr(reason)) from None
 
     # ------------------------------------------------------------------ MCP
 
     async def initialize(self, *, time_limit: float | None = INITIALIZE_TIMEOUT_S) -> None:
-        """The handshake: ``initialize`` (whatever version the server answers), then
-        ``notifications/initialized``."""
-        result = await self.request(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "toolrun", "version": __version__},
-            },
-            time_limit=time_limit,
-        )
-        version = result.get("protocolVersion")
-        if not isinstance(version, str):
-            raise McpError(self.name, "answered initialize without a protocolVersion")
-        self.protocol_version = version
-        capabilities = result.get("capabilities")
-        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
-        info = result.get("serverInfo")
-        self.server_info = info if isinstance(info, dict) else {}
-        instructions = result.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
-        await self.notify("notifications/initialized")
+        """The handshake (the SDK negotiates the protocol version)."""
+
+        async def call(session: ClientSession) -> Any:
+            return await session.initialize()
+
+        result = await self._request("initialize", call, time_limit)
+        self.protocol_version = str(result.protocol_version)
+        self.capabilities = result.capabilities.model_dump(exclude_none=True)
+        self.server_info = result.server_info.model_dump(exclude_none=True)
+        self.instructions = result.instructions
 
     async def list_tools(
         self, *, time_limit: float | None = INITIALIZE_TIMEOUT_S
     ) -> list[dict[str, Any]]:
-        """Every tool the server offers (all pages of ``tools/list``).
+        """Every tool the server offers (all pages), as JSON objects (MCP's field names).
 
-        A server that does not declare the tools capability and refuses the request
-        simply has no tools.
+        A server that does not declare the tools capability and refuses simply has none.
         """
+        from mcp.types import PaginatedRequestParams
+
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(MAX_PAGES):
+            params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+
+            async def call(session: ClientSession, params: Any = params) -> Any:
+                return await session.list_tools(params=params)
+
             try:
-                result = await self.request(
-                    "tools/list",
-                    {"cursor": cursor} if cursor is not None else None,
-                    time_limit=time_limit,
-                )
+                result = await self._request("tools/list", call, time_limit)
             except McpError as exc:
-                if exc.code is not None and "tools" not in self.capabilities:
+                if exc.code not in (None, CONNECTION_CLOSED) and "tools" not in self.capabilities:
                     return []
                 raise
-            page = result.get("tools")
-            if not isinstance(page, list):
-                raise McpError(self.name, "answered tools/list without a list of tools")
-            for tool in page:
-                if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-                    raise McpError(
-                        self.name, f"listed a tool without a name: {_preview(json.dumps(tool))}"
-                    )
-                tools.append(tool)
-            next_cursor = result.get("nextCursor")
-            if not isinstance(next_cursor, str) or not next_cursor:
+            tools.extend(
+                t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in result.tools
+            )
+            cursor = result.next_cursor
+            if not cursor:
                 return tools
-            if next_cursor in seen:
-                raise McpError(self.name, f"repeated the tools/list cursor {next_cursor!r}")
-            seen.add(next_cursor)
-            cursor = next_cursor
+            if cursor in seen:
+                raise McpError(self.name, f"repeated the tools/list cursor {cursor!r}")
+            seen.add(cursor)
         raise McpError(self.name, f"listed more than {MAX_PAGES} pages of tools")
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """``tools/call``: the raw result (``content``, ``isError``, ``structuredContent``)."""
-        return await self.request("tools/call", {"name": name, "arguments": dict(arguments)})
+        """``tools/call``: the result as JSON (``content``, ``isError``, ``structuredContent``)."""
+
+        async def call(session: ClientSession) -> Any:
+            return await session.call_tool(name, dict(arguments))
+
+        result = await self._request("tools/call", call, None)
+        data: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return data
+
+
+def _bad_line(exc: Exception) -> str:
+    """The offending line, from the SDK's parse error (pydantic keeps the input)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            line = errors()[0].get("input")
+            if isinstance(line, str | bytes):
+                text = line if isinstance(line, str) else line.decode("utf-8", "replace")
+                return text if len(text) <= 120 else text[:120] + "…"
+    return str(exc)[:120]
+
+
+_QUIET = logging.NullHandler()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    return str(exc) or type(exc).__name__

@@ -68,7 +68,7 @@ def server_sources(config: Config) -> dict[str, str]:
 
 
 class McpServers:
-    """The configured stdio MCP servers, running, and their tools.
+    """The configured MCP servers (stdio or HTTP), running, and their tools.
 
     ``async with McpServers(config.mcp_servers, workspace, registry=registry) as mcp:``
     starts every server concurrently (each in its own process group, ``cwd`` = the
@@ -78,8 +78,7 @@ class McpServers:
     registered but can no longer run.
 
     Entering raises :class:`McpStartupError` naming each server that could not start
-    and where it was configured (``sources``: name → ``file:line``); an HTTP server
-    (``url`` without ``command``) is reported as not supported yet. Nothing is left
+    and where it was configured (``sources``: name → ``file:line``). Nothing is left
     running then.
     """
 
