@@ -15,7 +15,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from toolrun.builtin_fields import BUILTIN_TOOL_NAMES, MAIN_FIELDS
-from toolrun.cli.options import config_options
+from toolrun.cli.options import config_options, text_or_json_option
 
 if TYPE_CHECKING:
     from toolrun.tools.registry import ToolRegistry
@@ -123,14 +123,7 @@ def parse_call(
     metavar="JSON",
     help='The call as JSON: {"tool": "Edit", "input": {"file_path": "src/a.py"}}.',
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: the readable trace; json: one object.",
-)
+@text_or_json_option("text: the readable trace; json: one object.")
 @click.option(
     "--cwd",
     type=click.Path(file_okay=False, path_type=Path),

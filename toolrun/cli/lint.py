@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from toolrun.cli.options import config_options, policy_options
+from toolrun.cli.options import config_options, policy_options, text_or_json_option
 
 
 @click.command()
@@ -20,14 +20,7 @@ from toolrun.cli.options import config_options, policy_options
     help="Plans or transcripts (files or quoted globs; repeatable): also report the rules "
     "no call of them was decided by.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@text_or_json_option("Output format.")
 def lint(
     config_file: Path | None,
     settings_files: tuple[Path, ...],

@@ -88,6 +88,18 @@ def format_option(choices: tuple[str, ...]) -> Callable[[F], F]:
     )
 
 
+def text_or_json_option(help: str) -> Callable[[F], F]:
+    """``--format text|json`` (default text) for the commands that answer with one report."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help=help,
+    )
+
+
 def jobs_option(help: str) -> Callable[[F], F]:
     return click.option(
         "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help=help

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from toolrun.cli.options import config_options, policy_options
+from toolrun.cli.options import config_options, policy_options, text_or_json_option
 
 if TYPE_CHECKING:
     from toolrun.commands.validate import ValidateReport
@@ -18,13 +18,8 @@ if TYPE_CHECKING:
 @click.argument("plans", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_options
 @policy_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: one object with every file, every problem (file, line, column) and the exit code.",
+@text_or_json_option(
+    "json: one object with every file, every problem (file, line, column) and the exit code."
 )
 def validate(
     plans: tuple[Path, ...],
