@@ -99,3 +99,44 @@ def test_unknown_command_is_a_usage_error(runner: CliRunner) -> None:
 def test_every_module_is_importable_in_process() -> None:
     for module in all_modules():
         importlib.import_module(module)
+
+
+def test_help_lists_the_commands_without_importing_them() -> None:
+    """--help and TAB completion of command names list them from their summaries."""
+    code = (
+        "import sys\nfrom toolrun.cli import main, COMMANDS\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "import click\nctx = click.Context(main, info_name='toolrun')\n"
+        "print([i.value for i in main.shell_complete(ctx, 'ex')])\n"
+        "mods = {t.split(':')[0] for t in COMMANDS.values()}\n"
+        "print(' '.join(sorted(m for m in mods if m in sys.modules)), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stderr.strip() == ""
+    assert "explain-permission  Explain how one call is decided" in proc.stdout
+    assert "['exec', 'explain-permission']" in proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_summary_is_the_first_paragraph_of_the_commands_help(name: str) -> None:
+    from toolrun.cli import SUMMARIES
+
+    command = main.get_command(click.Context(main), name)
+    assert command is not None and command.help is not None
+    first = " ".join(command.help.partition("\n\n")[0].split())
+    assert SUMMARIES[name] == first
+    for limit in (20, 45, 80):
+        stand_in = click.Command(name, help=SUMMARIES[name])
+        assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit)
+
+
+def test_help_and_completion_read_as_clicks_own() -> None:
+    """The listing from summaries is byte for byte what click prints from the commands."""
+    ours = CliRunner().invoke(main, ["--help"], terminal_width=100).stdout
+    ctx = click.Context(main, info_name="toolrun", terminal_width=100)
+    formatter = ctx.make_formatter()
+    click.Group.format_commands(main, ctx, formatter)  # imports every command
+    assert formatter.getvalue() in ours
+    ours_items = [(i.value, i.help) for i in main.shell_complete(ctx, "ex")]
+    clicks = [(i.value, i.help) for i in click.Group.shell_complete(main, ctx, "ex")]
+    assert ours_items == clicks and [v for v, _ in ours_items][:2] == ["exec", "explain-permission"]

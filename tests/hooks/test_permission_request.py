@@ -68,7 +68,12 @@ def test_an_allow_approves_the_ask_without_the_prompt(runner: CliRunner, ws: Pat
     (event,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert event["hook_event_name"] == "PermissionRequest"
     assert event["tool_name"] == "Write" and event["tool_input"] == WRITE["input"]
-    assert event["permission_suggestions"] == [] and "tool_use_id" not in event
+    assert "tool_use_id" not in event
+    # what "always" would add, as Claude Code offers it (a hook may echo it back)
+    assert event["permission_suggestions"] == [{
+        "type": "addRules", "rules": [{"toolName": "Edit", "ruleContent": "./out.txt"}],
+        "behavior": "allow", "destination": "session",
+    }]
 
 
 def test_a_call_that_is_allowed_never_reaches_the_hook(runner: CliRunner, ws: Path) -> None:
@@ -179,3 +184,14 @@ def test_a_command_hook_still_needs_its_command(runner: CliRunner, ws: Path) -> 
     Path("plan.json").write_text(json.dumps({"calls": [WRITE]}))
     result = runner.invoke(main, ["exec", "plan.json"])
     assert result.exit_code == 3 and "hooks.PreToolUse[0].hooks[0].command: empty or missing command" in result.output
+
+
+def test_no_suggestion_is_offered_for_a_path_outside_the_workspace(
+    runner: CliRunner, ws: Path
+) -> None:
+    log = setup(ws, None)
+    code, (r,) = run(runner, {"tool": "Write", "input": {"file_path": "../out.txt", "content": "x"}})
+    assert code != 0
+    assert r["status"] != "ok" and not (ws.parent / "out.txt").exists()
+    (event,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert event["permission_suggestions"] == []

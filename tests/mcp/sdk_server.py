@@ -1,7 +1,8 @@
 """An MCP server built with the official ``mcp`` SDK (``MCPServer``), for toolrun's tests.
 
 ``python sdk_server.py`` serves over stdio; ``python sdk_server.py --http PORT`` serves
-streamable HTTP on 127.0.0.1:PORT/mcp. ``--log FILE`` gets one line per event.
+streamable HTTP on 127.0.0.1:PORT/mcp;
+``--sse PORT`` serves the older SSE transport on 127.0.0.1:PORT/sse. ``--log FILE`` gets one line per event.
 
 Tools: ``look`` (readOnlyHint; with ``barrier: N`` it returns only once N calls of it
 run at the same time, so a test can see calls overlap), ``fail`` (raises: an isError
@@ -20,6 +21,7 @@ from mcp.types import ToolAnnotations
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--http", type=int, default=None)
+parser.add_argument("--sse", type=int, default=None)
 parser.add_argument("--log", default=None)
 options = parser.parse_args()
 
@@ -70,7 +72,9 @@ async def nap(seconds: float) -> str:
 
 
 log(f"pid {os.getpid()}")
-if options.http is None:
-    server.run("stdio")
-else:
+if options.sse is not None:
+    server.run("sse", host="127.0.0.1", port=options.sse)
+elif options.http is not None:
     server.run("streamable-http", host="127.0.0.1", port=options.http)
+else:
+    server.run("stdio")

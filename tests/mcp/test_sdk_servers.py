@@ -1,4 +1,4 @@
-"""Real servers built with the official ``mcp`` SDK, over stdio and streamable HTTP
+"""Real servers built with the official ``mcp`` SDK, over stdio, streamable HTTP and SSE
 (on 127.0.0.1): listing, readOnlyHint concurrency, a tool error, a server that dies
 mid-call, and a timeout. The exec tests then look at the disk and the process table."""
 
@@ -61,7 +61,7 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
     raise AssertionError("the HTTP server never listened")
 
 
-@pytest.fixture(params=["stdio", "http"])
+@pytest.fixture(params=["stdio", "http", "sse"])
 def sdk(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SdkServer]:
     server = SdkServer(request.param, tmp_path / "sdk-server.log")
     base = [sys.executable, str(SERVER), "--log", str(server.log)]
@@ -70,10 +70,11 @@ def sdk(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SdkServer]:
         yield server
         return
     port = _free_port()
-    server.process = subprocess.Popen([*base, "--http", str(port)], stderr=subprocess.DEVNULL)
+    flag, path = ("--sse", "sse") if server.transport == "sse" else ("--http", "mcp")
+    server.process = subprocess.Popen([*base, flag, str(port)], stderr=subprocess.DEVNULL)
     try:
         _wait_listening(port, server.process)
-        server.config = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}
+        server.config = {"type": server.transport, "url": f"http://127.0.0.1:{port}/{path}"}
         yield server
     finally:
         server.process.kill()
@@ -159,3 +160,40 @@ def test_a_call_that_times_out_is_cancelled_and_the_server_goes_on(
         assert wait_dead(pids, 10) == []
     else:  # an HTTP server is not toolrun's to stop
         assert all(alive(pid) for pid in pids)
+
+
+def test_type_and_headers_from_the_config_file_reach_the_server(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`.mcp.json`'s `headers` (with ${VAR} expanded) go on the wire from a config file."""
+    import http.server
+    import threading
+
+    seen: list[dict[str, str]] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(dict(self.headers))
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("TOOLRUN_TEST_TOKEN", "t0k")
+        server = SdkServer("http", workspace / "unused.log")
+        server.config = {
+            "type": "http",
+            "url": f"http://127.0.0.1:{httpd.server_address[1]}/mcp",
+            "headers": {"Authorization": "Bearer ${TOOLRUN_TEST_TOKEN}", "X-Team": "${TEAM:-core}"},
+        }
+        code, _ = exec_plan(workspace, server, [{"tool": "mcp__s__look", "input": {"text": "x"}}])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert code != 0  # the server refused: the call cannot have run
+    assert seen and seen[0]["Authorization"] == "Bearer t0k" and seen[0]["X-Team"] == "core"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.permissions.conftest import Tree, decide
 from toolrun.permissions.paths import (
@@ -205,3 +207,51 @@ def test_realpath_below_a_known_root_matches_os(tree: Tree, path: str) -> None:
     Boundary.of([str(tree.ws)])  # makes the workspace a known root
     link = absolute(path, str(tree.ws), str(tree.home))
     assert realpath(link) == os.path.realpath(link)
+
+
+# ---------------------------------------------------------------- gitignore, through pathspec
+
+_SEGMENTS = ["a", "b", ".env", "x.py", "[ab]", "[!a]*", "*.py", "?", "**", "c*d", "k\\*"]
+_NAMES = ["a", "b", ".env", "x.py", "y.py", "cd", "cxd", "k*", "kz", "z"]
+
+
+@given(
+    pattern=st.lists(st.sampled_from(_SEGMENTS), min_size=2, max_size=4),
+    path=st.lists(st.sampled_from(_NAMES), min_size=1, max_size=5),
+)
+def test_anchored_patterns_match_as_gitignore_does(pattern: list[str], path: list[str]) -> None:
+    """A pattern with a slash hangs from the workspace and matches what git's would,
+    plus everything below a match (a denied directory denies its files)."""
+    import pathspec
+
+    text = "/".join(pattern)
+    spec = pathspec.GitIgnoreSpec.from_lines(["/" + text])
+    rel = "/".join(path)
+    by_git = any(spec.match_file("/".join(path[:n])) for n in range(1, len(path) + 1))
+    assert matches(text, "/w/" + rel, behavior="allow") == by_git
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        # git would let "x[y" match nothing and void the rule; read literally it still denies
+        ("x[y", "/w/x[y", True),
+        ("x[y", "/w/xy", False),
+        ("keys/[ab", "/w/keys/[ab/id", True),
+        ("x[!]y", "/w/x[!]y", True),
+        # a "]" right after "[" or "[!" belongs to the class
+        ("x[]]y", "/w/x]y", True),
+        ("x[!]]y", "/w/xay", True),
+        ("x[!]]y", "/w/x]y", False),
+        # gitignore trims a trailing space; a rule naming such a file keeps it
+        ("notes ", "/w/notes ", True),
+        ("notes ", "/w/notes", False),
+        # "!" and "#" mean negation and comment only at the start of a .gitignore line
+        ("!important", "/w/!important", True),
+        ("#draft", "/w/d/#draft", True),
+    ],
+)
+def test_brackets_spaces_and_gitignore_markers_stay_literal(
+    pattern: str, path: str, expected: bool
+) -> None:
+    assert matches(pattern, path) is expected

@@ -32,14 +32,55 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# name -> the first paragraph of the command's help, so `toolrun --help` and TAB
+# completion list the commands without importing them (a test keeps these in step).
+SUMMARIES: dict[str, str] = {
+    "check": "Decide every call of plans and agent transcripts; execute nothing.",
+    "completions": "Print the completion script for SHELL.",
+    "exec": "Run plans: validate, decide every call, execute what is allowed.",
+    "explain-permission": "Explain how one call is decided: allow, ask or deny, and why.",
+    "lint": "Find permission rules that never decide anything or are easy to evade.",
+    "runs": "List past runs of the workspace, newest first (by start time).",
+    "schema": "Print the JSON Schema of a plan file or a config file.",
+    "show": "Show a past run (RUN: its id, a prefix, or `last`), or one call's full output.",
+    "tools": "List the registered tools: kind, concurrency- and retry-safety, source.",
+    "validate": "Check plan files (and the config) without running anything.",
+}
+
+
 class LazyGroup(click.Group):
-    """Imports a subcommand's module only when it is used (or listed in help).
+    """Imports a subcommand's module only when it is used (not when listed in help).
 
     It is also the one place where toolrun errors become exit codes.
     """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def _listed(self, ctx: click.Context, name: str) -> click.Command | None:
+        """The command as a listing shows it: the real one once imported, else a
+        stand-in carrying its summary (click shortens both the same way)."""
+        if COMMANDS[name].split(":")[0] in sys.modules or name not in SUMMARIES:
+            return self.get_command(ctx, name)
+        return click.Command(name, help=SUMMARIES[name])
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        listed = [(name, self._listed(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [(name, cmd) for name, cmd in listed if cmd is not None and not cmd.hidden]
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        items: list[Any] = []
+        for name in self.list_commands(ctx):
+            cmd = self._listed(ctx, name) if name.startswith(incomplete) else None
+            if cmd is not None and not cmd.hidden:
+                items.append(CompletionItem(name, help=cmd.get_short_help_str()))
+        return items + click.Command.shell_complete(self, ctx, incomplete)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)

@@ -54,10 +54,18 @@ class HookMatcherSpec(_Open):
 
 
 class McpServerSpec(_Open):
+    """One ``.mcp.json``-style server: stdio (``command``) or HTTP/SSE (``url``)."""
+
+    type: Literal["stdio", "http", "streamable-http", "sse"] | None = Field(
+        default=None, description="Transport; a url without a type is streamable HTTP."
+    )
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     url: str | None = None
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="HTTP headers; ${VAR} and ${VAR:-default} expand."
+    )
 
 
 class ExampleSpec(BaseModel):

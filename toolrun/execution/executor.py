@@ -508,7 +508,9 @@ class Executor:
         hooks = self.hooks
         if hooks is None or not hooks.has_hooks("PermissionRequest"):
             return None
-        answer = await hooks.permission_request(call.tool, call.input, cwd=state.cwd)
+        answer = await hooks.permission_request(
+            call.tool, call.input, cwd=state.cwd, suggestions=self._permission_updates(call, state)
+        )
         by = answer.decided_by
         who = DecidedBy("hook", by.command, by.source) if by is not None else DecidedBy("hook")
         if answer.decision == "deny":
@@ -535,6 +537,19 @@ class Executor:
             paths = again.paths
         why = f"approved by PermissionRequest hook {by} ({ask_reason(decision.reason)})"
         return call, CallDecision("allow", why, who, paths=paths)
+
+    def _permission_updates(self, call: Call, state: _PlanState) -> list[dict[str, Any]]:
+        """The rule(s) "always" would add, in the shape Claude Code gives hooks."""
+        from toolrun.hooks.protocol import permission_updates
+
+        suggest = getattr(self.decider, "suggest", None)
+        if suggest is None:
+            return []
+        try:
+            rules, _why = suggest(call, state.cwd)
+        except Exception:  # noqa: BLE001 - no suggestion: the hook still gets the ask
+            return []
+        return permission_updates(rules)
 
     async def _resolve_ask(
         self, state: _PlanState, call: Call, decision: CallDecision

@@ -53,6 +53,26 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+def permission_updates(rules: Sequence[str]) -> list[dict[str, Any]]:
+    """Suggested allow rules as Claude Code's ``permission_suggestions`` (PermissionUpdate
+    objects: ``addRules`` for this session), which a PermissionRequest hook may echo back."""
+    from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+
+    entries: list[dict[str, Any]] = []
+    for text in rules:
+        try:
+            parsed = parse_rule(text, behavior="allow")
+        except RuleSyntaxError:  # a suggestion is always a rule toolrun wrote; skip if not
+            continue
+        entry: dict[str, Any] = {"toolName": parsed.tool}
+        if parsed.content is not None:
+            entry["ruleContent"] = parsed.content
+        entries.append(entry)
+    if not entries:
+        return []
+    return [{"type": "addRules", "rules": entries, "behavior": "allow", "destination": "session"}]
+
+
 def build_input(
     event: HookEvent,
     *,

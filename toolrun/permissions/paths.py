@@ -266,39 +266,6 @@ def critical_reason(path: ResolvedPath, *, home: str, anchors: Iterable[str]) ->
 # --------------------------------------------------------------------------- patterns
 
 
-def _segment_regex(segment: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(segment):
-        c = segment[i]
-        if c == "\\" and i + 1 < len(segment):
-            out.append(re.escape(segment[i + 1]))
-            i += 2
-            continue
-        if c == "*":
-            while i + 1 < len(segment) and segment[i + 1] == "*":
-                i += 1
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = segment.find("]", i + 2)
-            if end < 0:
-                out.append(re.escape(c))
-            else:
-                body = segment[i + 1 : end]
-                negate = body[:1] in ("!", "^")
-                if negate:
-                    body = body[1:]
-                body = body.replace("\\", "\\\\").replace("/", "")
-                out.append(f"[{'^' if negate else ''}{body}]")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
 def _has_glob(segment: str) -> bool:
     return any(c in "*?[" for c in segment)
 
@@ -324,13 +291,60 @@ def _anchored(base: str, segments: list[str]) -> str:
     return regex + _pieces_regex(pieces)
 
 
+# pathspec's gitignore translation ends every pattern with this group (a match may be
+# a directory followed by more); toolrun adds its own "and everything below" suffix.
+_PATHSPEC_TAIL = "(?:(?P<ps_d>/)|$)"
+
+
 def _pieces_regex(pieces: list[str]) -> str:
+    """Regex for the glob part of a pattern, as gitignore reads it (through pathspec).
+
+    Claude Code documents Read/Edit patterns as gitignore patterns; pathspec is the
+    maintained implementation of git's wildmatch (``*``, ``?``, classes, ``**``,
+    escapes). Anchoring (which base the pattern hangs from) stays toolrun's: it is
+    Claude Code's, not git's.
+    """
+    while pieces and pieces[-1] == "**":
+        pieces = pieces[:-1]  # "a/**" covers what is below a; the caller adds that
+    if not pieces:
+        return "(?:/.*)?"
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    # A leading "/" anchors the text, so "!" and "#" are never read as gitignore
+    # negation or comment; an escaped trailing space is kept (gitignore trims them).
+    text = "/" + "/".join(_literal_open_brackets(p) for p in pieces)
+    if text.endswith(" "):
+        text = text[:-1] + "\\ "
+    regex: str | None = GitIgnoreSpecPattern.pattern_to_regex(text)[0]
+    if regex is None or not regex.startswith("^") or not regex.endswith(_PATHSPEC_TAIL):
+        raise ValueError(f"{'/'.join(pieces)!r} is not a pattern gitignore can match")
+    return "/" + regex[1 : -len(_PATHSPEC_TAIL)]
+
+
+def _literal_open_brackets(segment: str) -> str:
+    """Escape a ``[`` that no ``]`` closes within the segment.
+
+    git's wildmatch lets such a pattern match nothing, which would quietly void a deny
+    rule; read as a literal ``[`` (as bash does) it still denies the path it names.
+    """
     out: list[str] = []
-    for seg in pieces:
-        if seg == "**":
-            out.append("(?:/.*)?")
-        else:
-            out.append("/" + _segment_regex(seg))
+    i = 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "\\" and i + 1 < len(segment):
+            out.append(segment[i : i + 2])
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            if j < len(segment) and segment[j] in "!^":
+                j += 1
+            if segment.find("]", j + 1) < 0:
+                out.append("\\[")
+                i += 1
+                continue
+        out.append(c)
+        i += 1
     return "".join(out)
 
 
