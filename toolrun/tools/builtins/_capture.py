@@ -5,6 +5,7 @@ that however much a command prints: the rest is streamed to the call's stored ou
 (:mod:`toolrun.execution.stored`) when the journal is on, and only counted when it is
 off. Nothing touches the disk until the output outgrows the display: up to then, head
 and tail together are the whole output, so the spill starts with them.
+:func:`store_whole` keeps the text of a tool that has it all at once and shows a part.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 #: Output shown: this many bytes from the start and this many from the end.
 KEEP_BYTES = 512 * 1024
+_CHUNK = 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -66,11 +68,29 @@ class Capture:
         return _decode(self.head) + middle + _decode(self.tail)
 
     def _where(self) -> str:
-        store = self.store
-        if store is None or store.stored is None:
-            return ""
-        whole = "the first part" if store.stored.truncated_at is not None else "all of it"
-        return f"; {whole} is stored: toolrun show {store.run_id} {store.execution_id} --full"
+        return stored_note(self.store)
+
+
+def stored_note(store: OutputStore | None) -> str:
+    """``; all of it is stored: toolrun show RUN EXEC --full`` when ``store`` holds the
+    call's whole output (the first part, when it was cut), else nothing."""
+    if store is None or store.stored is None:
+        return ""
+    whole = "the first part" if store.stored.truncated_at is not None else "all of it"
+    return f"; {whole} is stored: toolrun show {store.run_id} {store.execution_id} --full"
+
+
+def store_whole(store: OutputStore | None, text: str) -> str:
+    """Keep ``text`` whole in ``store``, for a tool that shows only part of it: the note
+    that says where it is (:func:`stored_note`)."""
+    if store is None:
+        return ""
+    data = text.encode("utf-8", "surrogateescape")
+    spill = store.open()
+    for start in range(0, len(data), _CHUNK):
+        spill.write(data[start : start + _CHUNK])
+    spill.close()
+    return stored_note(store)
 
 
 def _decode(data: bytearray) -> str:
