@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -310,3 +311,30 @@ def test_prune_removes_a_linked_runs_folder_not_what_it_points_to(tmp_path: Path
     assert toolrun(tmp_path, "runs", "prune", "--keep", "1").returncode == 0
     assert not old.is_symlink() and not old.exists()
     assert len(list(keep.iterdir())) == 1
+
+
+def test_a_call_cut_short_by_a_killed_toolrun_shows_no_unchecked_output(tmp_path: Path) -> None:
+    big_file(tmp_path / "data.bin", 2 * MB)
+    write_plan(tmp_path, "  - {id: big, tool: Bash, input: {command: 'cat data.bin; sleep 60'}}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolrun", "exec", "plan.yaml"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not list(tmp_path.glob(".toolrun/runs/*/*.out.part")):
+            assert time.monotonic() < deadline, "the call never started spilling"
+            time.sleep(0.05)
+        # all 2 MB are in the .part once its size stops at the file's
+        while next(tmp_path.glob(".toolrun/runs/*/*.out.part")).stat().st_size < 2 * MB:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    shown = toolrun(tmp_path, "show", "last", "big", "--full")
+    assert shown.returncode == 1 and shown.stdout == b""
+    assert "started and has no result: no output was recorded" in shown.stderr.decode()
+    assert ".out.part (unchecked)" in shown.stderr.decode()

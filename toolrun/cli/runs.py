@@ -311,6 +311,12 @@ def _show_full(reader: RunReader, result: Record) -> None:
     lost = metadata.get("stored_output_error") if isinstance(metadata, dict) else None
     if raw is None and lost is not None:
         raise StoredOutputError(f"{result.get('execution_id')}: {lost}")
+    if result.get("status") == "started":  # toolrun stopped while it ran: nothing was checked
+        part = stored_outputs_dir(reader.path) / f"{result.get('execution_id')}.out.part"
+        left = f"; what it printed may be in {part} (unchecked)" if part.is_file() else ""
+        raise StoredOutputError(
+            f"call {result.get('id')} started and has no result: no output was recorded{left}"
+        )
     if raw is None:
         # the display was the whole output: the journal holds it (bytes that were not
         # UTF-8 are there as \xNN escapes)
