@@ -223,6 +223,8 @@ def test_a_cap_of_zero_stores_nothing_and_full_says_so(tmp_path: Path) -> None:
     assert not run_dir(tmp_path).exists()
     shown = toolrun(tmp_path, "show", "last", "big", "--full")
     assert shown.returncode == 1 and "maxStoredOutput is 0" in shown.stderr.decode()
+    call = toolrun(tmp_path, "show", "last", "big").stdout.decode()
+    assert "stored:    not stored: toolrun.maxStoredOutput is 0" in call
 
 
 @pytest.mark.parametrize(

@@ -270,8 +270,11 @@ def _show_call(result: Record) -> None:
     if result.get("error"):
         click.echo(f"error:     {result['error']}")
     stored = stored_output_of(result)
+    metadata = result.get("metadata")
     if stored is not None:
         click.echo(f"stored:    {_stored_line(stored)}")
+    elif isinstance(metadata, dict) and metadata.get("stored_output_error"):
+        click.echo(f"stored:    {metadata['stored_output_error']}")
     click.echo("")
     output = str(result.get("output") or "")
     click.echo(output, nl=not output.endswith("\n"))
