@@ -117,3 +117,8 @@ class ToolError(ToolrunError):
 
 class ToolTimeoutError(ToolError):
     """A tool ran out of time (its own input timeout)."""
+
+
+class StoredOutputError(ToolrunError):
+    """A call's stored output (``.toolrun/runs/<run-id>/<execution-id>.out``) is missing,
+    altered or unreadable: ``show --full`` says which file and stops (exit 1)."""

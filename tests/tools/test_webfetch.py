@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from toolrun.errors import ToolError, ToolTimeoutError
+from toolrun.execution.stored import OutputStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.builtins import webfetch as webfetch_module
 from toolrun.tools.builtins.webfetch import WebFetchInput, WebFetchTool
@@ -209,6 +210,19 @@ async def test_long_content_is_cut(
     monkeypatch.setattr(webfetch_module, "MAX_CHARS", 3)
 
     assert await fetch(f"{server.url}/data.json", ctx) == '{"o\n[... 9 more characters not shown]'
+
+
+async def test_a_cut_page_is_stored_whole_beside_the_journal(
+    server: Server, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(webfetch_module, "MAX_CHARS", 3)
+    store = OutputStore(tmp_path / "run", "run", "exec_w", 1 << 20)
+    shown = await fetch(f"{server.url}/data.json", replace(ctx, stored_output=store))
+    assert shown == (
+        '{"o\n[... 9 more characters not shown; all of it is stored: '
+        "toolrun show run exec_w --full]"
+    )
+    assert (store.folder / "exec_w.out").read_bytes() == ROUTES["/data.json"][2]
 
 
 async def test_a_slow_server_times_out(

@@ -81,8 +81,9 @@ def runs(ctx: click.Context, workspace: Path, fmt: str, limit: int | None) -> in
 )
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
 def prune(workspace: Path, keep: int | None, older_than: float | None, dry_run: bool) -> int:
-    """Delete old run journals: all but the --keep N newest, or those older than
-    --older-than DAYS. A run without an end record (it may still be running) is kept."""
+    """Delete old runs (journals and stored outputs): all but the --keep N newest, or
+    those older than --older-than DAYS. A run without an end record (it may still be
+    running) is kept."""
     import time
 
     from toolrun.commands.runs import prune_runs
@@ -143,19 +144,33 @@ SHOW_WIDTHS = (4, 12, 8, 11, 8, 9, 41)
     help="Only this plan's calls (its path, file name or stem): picks CALL when several "
     "plans of the run use its id.",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Only CALL's whole output, byte for byte: the stored file when the display "
+    "was trimmed (checked against its sha256), else the journalled output.",
+)
 @workspace_option
-def show(run: str, call: str | None, plan: str | None, workspace: Path) -> int:
+def show(run: str, call: str | None, plan: str | None, full: bool, workspace: Path) -> int:
     """Show a past run (RUN: its id, a prefix, or `last`), or one call's full output.
 
     CALL is a call id, an execution id (or prefix), or the call's `#`. Calls that
     started and have no result (toolrun was killed while they ran) are listed
-    as `started`: they may have had effects.
+    as `started`: they may have had effects. Outputs longer than the display are
+    stored whole in .toolrun/runs/RUN/EXECUTION.out; `--full` writes one to stdout
+    (exit 1, naming the file, when it is missing or altered).
     """
     from toolrun.commands.runs import RunReader, find_call, find_run, plan_matches
 
     reader = RunReader(find_run(workspace, run))
+    if full and call is None:
+        raise click.UsageError("--full shows one call's output: give RUN and CALL")
     if call is not None:
-        _show_call(find_call(reader, call, plan))
+        found = find_call(reader, call, plan)
+        if full:
+            _show_full(reader, found)
+        else:
+            _show_call(found)
         _notes(reader, err=True)
         return 0
     from toolrun.render.table import fixed_row
@@ -254,6 +269,12 @@ def _show_call(result: Record) -> None:
         click.echo(f"hook:      {line}")
     if result.get("error"):
         click.echo(f"error:     {result['error']}")
+    stored = stored_output_of(result)
+    metadata = result.get("metadata")
+    if stored is not None:
+        click.echo(f"stored:    {_stored_line(stored)}")
+    elif isinstance(metadata, dict) and metadata.get("stored_output_error"):
+        click.echo(f"stored:    {metadata['stored_output_error']}")
     click.echo("")
     output = str(result.get("output") or "")
     click.echo(output, nl=not output.endswith("\n"))
@@ -262,3 +283,52 @@ def _show_call(result: Record) -> None:
     if isinstance(diff, str) and diff:  # what a file edit changed
         click.echo("")
         click.echo(diff, nl=not diff.endswith("\n"))
+
+
+def stored_output_of(result: Record) -> object | None:
+    """The record of a call's stored whole output, as journalled (unchecked), if any."""
+    metadata = result.get("metadata")
+    return metadata.get("stored_output") if isinstance(metadata, dict) else None
+
+
+def _stored_line(stored: object) -> str:
+    if not isinstance(stored, dict):
+        return "(a record toolrun did not write)"
+    line = f"{stored.get('path')} ({stored.get('bytes')} bytes, sha256 {stored.get('sha256')})"
+    if stored.get("truncated_at") is not None:
+        line += f"; cut at {stored.get('truncated_at')} bytes (toolrun.maxStoredOutput)"
+    return line + "; see --full"
+
+
+def _show_full(reader: RunReader, result: Record) -> None:
+    """The call's whole output on stdout, as bytes; what it is not (cut, escaped) on stderr."""
+    import sys
+
+    from toolrun.errors import StoredOutputError
+    from toolrun.execution.journal import stored_outputs_dir
+    from toolrun.execution.stored import StoredOutput, stream_stored
+
+    out = sys.stdout.buffer
+    raw = stored_output_of(result)
+    metadata = result.get("metadata")
+    lost = metadata.get("stored_output_error") if isinstance(metadata, dict) else None
+    if raw is None and lost is not None:
+        raise StoredOutputError(f"{result.get('execution_id')}: {lost}")
+    if result.get("status") == "started":  # toolrun stopped while it ran: nothing was checked
+        part = stored_outputs_dir(reader.path) / f"{result.get('execution_id')}.out.part"
+        left = f"; what it printed may be in {part} (unchecked)" if part.is_file() else ""
+        raise StoredOutputError(
+            f"call {result.get('id')} started and has no result: no output was recorded{left}"
+        )
+    if raw is None:
+        # the display was the whole output: the journal holds it (bytes that were not
+        # UTF-8 are there as \xNN escapes)
+        text = str(result.get("output") or "")
+        out.write(text.encode("utf-8", "surrogateescape"))
+        out.flush()
+        return
+    stored = StoredOutput.from_json(raw, str(reader.path))
+    stream_stored(stored_outputs_dir(reader.path), stored, out.write)
+    out.flush()
+    if stored.cap_note is not None:
+        click.echo(f"toolrun: {stored.cap_note}", err=True)

@@ -210,6 +210,7 @@ class _Session:
             dry_run=request.dry_run,
             ask_default=request.ask_default,
             jobs=request.jobs,
+            max_stored_output=config.toolrun.max_stored_output,
         )
         hooks = None
         if request.hooks and config.hooks:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from toolrun.errors import UsageError
-from toolrun.execution.journal import runs_dir
+from toolrun.execution.journal import runs_dir, stored_outputs_dir
 
 Record = dict[str, Any]
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -281,9 +282,10 @@ def prune_runs(
     now: float,
     dry_run: bool = False,
 ) -> Pruned:
-    """Delete the journals of all but the ``keep`` newest runs, or of the runs that
-    started more than ``older_than_days`` before ``now``. A run with no end record is
-    kept: it may be running now (a crashed run's journal is what `show` explains)."""
+    """Delete the journals (and the stored whole outputs beside them) of all but the
+    ``keep`` newest runs, or of the runs that started more than ``older_than_days``
+    before ``now``. A run with no end record is kept: it may be running now (a crashed
+    run's journal is what `show` explains)."""
     paths = _journals(workspace)
     if keep is not None:
         candidates = paths[keep:]
@@ -297,12 +299,22 @@ def prune_runs(
             continue
         if not dry_run:
             try:
+                _remove_stored(stored_outputs_dir(path))
                 path.unlink()
             except OSError as exc:
                 failed.append((path.stem, exc.strerror or str(exc)))
                 continue
         deleted.append(path.stem)
     return Pruned(tuple(deleted), tuple(unfinished), tuple(failed), len(paths) - len(deleted))
+
+
+def _remove_stored(folder: Path) -> None:
+    """A run's stored whole outputs go before its journal: a failure keeps the journal,
+    so the run is still listed (and pruned next time)."""
+    if folder.is_symlink():
+        folder.unlink()  # never follow a link out of .toolrun/runs/
+    elif folder.is_dir():
+        shutil.rmtree(folder)
 
 
 def find_run(workspace: Path, run: str) -> Path:

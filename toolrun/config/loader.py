@@ -540,7 +540,12 @@ def _merge_toolrun(loaded: list[_Loaded], env_concurrency: int | None) -> Toolru
         hook_timeout=pick("hookTimeout") or defaults.hook_timeout,
         hook_failure=pick("hookFailure") or defaults.hook_failure,
         load_claude_settings=bool(pick("loadClaudeSettings")),
+        max_stored_output=_or_default(pick("maxStoredOutput"), defaults.max_stored_output),
     )
+
+
+def _or_default(value: int | None, default: int) -> int:
+    return default if value is None else value  # 0 is a value: store no whole outputs
 
 
 def _sandbox_path(text: str, root: Path, home: Path) -> str:

@@ -17,6 +17,8 @@ from typing import Any, Literal
 from toolrun.config.sandbox import SandboxSettings
 from toolrun.errors import Location
 
+#: toolrun.maxStoredOutput's default
+DEFAULT_MAX_STORED_OUTPUT = 64 * 1024 * 1024
 Behavior = Literal["allow", "ask", "deny"]
 PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
@@ -128,6 +130,8 @@ class ToolrunSettings:
     hook_timeout: float = 600.0
     hook_failure: Literal["open", "closed"] = "open"
     load_claude_settings: bool = False
+    #: the most of one call's whole output kept beside the journal (toolrun.maxStoredOutput)
+    max_stored_output: int = DEFAULT_MAX_STORED_OUTPUT
 
 
 @dataclass(frozen=True, slots=True)

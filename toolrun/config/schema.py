@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    field_validator,
+    model_validator,
+)
+
+from toolrun.config.sizes import SIZE_PATTERN, parse_size
 
 ModeName = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 
@@ -120,6 +129,18 @@ class ToolrunSection(BaseModel):
     examplesFile: str | None = Field(
         default=None, description="A YAML/JSON file holding a list of more examples."
     )
+    maxStoredOutput: NonNegativeInt | Annotated[str, Field(pattern=SIZE_PATTERN)] | None = Field(
+        default=None,
+        description=(
+            "The most of one call's whole output kept beside the journal when the display "
+            "is trimmed: bytes, or a size such as 64MiB or 1GB (64MiB)."
+        ),
+    )
+
+    @field_validator("maxStoredOutput", mode="before")
+    @classmethod
+    def _size(cls, value: object) -> int | None:
+        return None if value is None else parse_size(value)
 
 
 class SandboxFilesystemSection(_Open):

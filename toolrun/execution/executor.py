@@ -25,12 +25,14 @@ import anyio
 import anyio.lowlevel
 from pydantic import ValidationError
 
+from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 from toolrun.execution.capacity import Capacity
 from toolrun.execution.invocation import Outcome, invoke
-from toolrun.execution.journal import Journal
+from toolrun.execution.journal import Journal, stored_outputs_dir
 from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
 from toolrun.execution.results import CallDecision, DecidedBy, Result, Status, utc_iso
+from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, Plan, Turn
 from toolrun.tools.base import Tool, ToolContext, ToolKind
 from toolrun.tools.registry import ToolRegistry
@@ -64,6 +66,8 @@ class ExecSettings:
     dry_run: bool = False
     ask_default: Literal["deny", "allow"] = "deny"
     jobs: int = 1
+    #: toolrun.maxStoredOutput: the most of one call's whole output kept beside the journal
+    max_stored_output: int = DEFAULT_MAX_STORED_OUTPUT
 
 
 class _Ordered:
@@ -272,7 +276,10 @@ class Executor:
         return may_change_directory(str(call.input.get("command", "")), env)
 
     def _context(
-        self, cwd: Path, decided: Sequence[tuple[str, str]] = ()
+        self,
+        cwd: Path,
+        decided: Sequence[tuple[str, str]] = (),
+        store: OutputStore | None = None,
     ) -> ToolContext:
         return ToolContext(
             self.workspace,
@@ -284,7 +291,15 @@ class Executor:
             decided=dict(decided) if decided else None,
             private_hosts=self._private_hosts,
             sandbox=self._sandbox,
+            stored_output=store,
         )
+
+    def _output_store(self, execution_id: str) -> OutputStore | None:
+        """Where a call's whole output may go: beside the journal, so none without one."""
+        if self.journal is None:
+            return None
+        folder = stored_outputs_dir(self.journal.path)
+        return OutputStore(folder, self.run_id, execution_id, self.settings.max_stored_output)
 
     def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
         tool = self.registry.get(call.tool)
@@ -630,9 +645,10 @@ class Executor:
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
         scope = scope if scope is not None else anyio.CancelScope()
-        ctx = self._context(state.cwd, decision.paths)
-        queued = queued_at if queued_at is not None else time.time()
         execution_id = new_execution_id()
+        store = self._output_store(execution_id)
+        ctx = self._context(state.cwd, decision.paths, store)
+        queued = queued_at if queued_at is not None else time.time()
         started: float | None = None
         outcome: Outcome | None = None
         post: PostToolResult | None = None
@@ -683,6 +699,7 @@ class Executor:
                 duration_ms=(now - started) * 1000 if started else 0.0,
                 attempts=1 if started else 0,
                 aborted_before_launch=started is None,
+                metadata=store.record() if store is not None else {},
             )
         return self._result(
             state,
@@ -697,7 +714,10 @@ class Executor:
             wait_ms=(outcome.started_at - queued) * 1000,
             duration_ms=(outcome.finished_at - outcome.started_at) * 1000,
             attempts=outcome.attempts,
-            metadata=outcome.metadata,
+            # a call that timed out or failed keeps what it printed too
+            metadata={**outcome.metadata, **store.record()}
+            if store is not None
+            else outcome.metadata,
             post=post,
         )
 

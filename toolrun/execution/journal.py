@@ -42,6 +42,12 @@ def runs_dir(workspace: Path) -> Path:
     return workspace / ".toolrun" / "runs"
 
 
+def stored_outputs_dir(journal: Path) -> Path:
+    """The run's folder beside its journal (``<run-id>/`` next to ``<run-id>.jsonl``),
+    where whole outputs trimmed for display are kept (:mod:`toolrun.execution.stored`)."""
+    return journal.with_suffix("")
+
+
 def dumps(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, default=str)
 

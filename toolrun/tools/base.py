@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runt
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
+    from toolrun.execution.stored import OutputStore
     from toolrun.sandbox.policy import SandboxPolicy
 
 
@@ -66,6 +67,8 @@ class ToolContext:
     home: str | None = None
     #: Set when ``sandbox.enabled``: Bash runs under bubblewrap (see :mod:`toolrun.sandbox`).
     sandbox: SandboxPolicy | None = None
+    #: Where the call's whole output goes when its display is trimmed (journal on only).
+    stored_output: OutputStore | None = None
 
     @classmethod
     def for_workspace(cls, workspace: Path | str) -> ToolContext:

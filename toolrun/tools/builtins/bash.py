@@ -28,7 +28,7 @@ import shlex
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,15 +37,15 @@ from pydantic import Field, StrictBool
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.reaper.run import run_command
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._capture import Capture
 from toolrun.tools.builtins.bash_env import shell_environment
 
 if TYPE_CHECKING:
+    from toolrun.execution.stored import OutputStore
     from toolrun.sandbox.run import Launcher
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-#: Output kept: this many bytes from the start and this many from the end.
-KEEP_HEAD_BYTES = KEEP_TAIL_BYTES = 512 * 1024
 #: The end of the output that a timeout error message quotes.
 TIMEOUT_OUTPUT_CHARS = 30_000
 
@@ -112,7 +112,9 @@ class BashTool(BaseTool[BashInput]):
         if not may_change_directory(input.command, env):
             # No way for it to move the shell: skip the probe, which costs the shell
             # about as much again as a short command does.
-            output, exit_code = await _run(bash, input.command, ctx.cwd, env, timeout_ms, launch)
+            output, exit_code = await _run(
+                bash, input.command, ctx.cwd, env, timeout_ms, launch, ctx.stored_output
+            )
             return ToolOutput(
                 output,
                 is_error=exit_code != 0,
@@ -121,7 +123,7 @@ class BashTool(BaseTool[BashInput]):
         probe = _CwdProbe.create(env)
         try:
             output, exit_code = await _run(
-                bash, input.command, ctx.cwd, probe.env, timeout_ms, launch
+                bash, input.command, ctx.cwd, probe.env, timeout_ms, launch, ctx.stored_output
             )
             final_cwd = probe.read() or str(ctx.cwd)
         finally:
@@ -204,30 +206,6 @@ class _CwdProbe:
 _call_numbers = itertools.count(1)
 
 
-@dataclass(slots=True)
-class _Output:
-    """Merged output, keeping the head and the tail when there is too much."""
-
-    head: bytearray = field(default_factory=bytearray)
-    tail: bytearray = field(default_factory=bytearray)
-    dropped: int = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = KEEP_HEAD_BYTES - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
-        if len(self.tail) > KEEP_TAIL_BYTES:
-            extra = len(self.tail) - KEEP_TAIL_BYTES
-            del self.tail[:extra]
-            self.dropped += extra
-
-    def text(self) -> str:
-        middle = f"\n[... {self.dropped} bytes of output omitted ...]\n" if self.dropped else ""
-        return self.head.decode("utf-8", "backslashreplace") + middle + self.tail.decode("utf-8", "backslashreplace")
-
-
 async def _run(
     bash: str,
     command: str,
@@ -235,16 +213,18 @@ async def _run(
     env: Mapping[str, str],
     timeout_ms: int,
     launch: Launcher | None = None,
+    store: OutputStore | None = None,
 ) -> tuple[str, int]:
     """Run the command; return its merged output and exit code (128+N for signal N).
 
     What the command leaves running is killed when it ends (:mod:`toolrun.reaper`).
+    Output beyond the display goes whole to ``store`` (timed out or cancelled too).
     """
     argv: list[str] = [bash, "-c", command]
     fds: tuple[int, ...] = ()
     if launch is not None:  # the sandbox: bwrap ... bash -c command
         argv, env, fds = launch(argv, cwd, env)
-    output = _Output()
+    output = Capture(store)
     try:
         code = await run_command(
             argv,
@@ -257,6 +237,7 @@ async def _run(
     finally:
         for fd in fds:  # copied to the side process when the command started
             os.close(fd)
+        output.close()
     if code is None:
         partial = output.text()[-TIMEOUT_OUTPUT_CHARS:]
         message = f"command timed out after {timeout_ms} ms"

@@ -19,6 +19,7 @@ from pydantic import Field
 import toolrun
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.builtins._capture import store_whole
 from toolrun.tools.builtins._html import html_to_markdown
 
 TIMEOUT_S = 30.0
@@ -75,7 +76,9 @@ class WebFetchTool(BaseTool[WebFetchInput]):
             )
         text = page.text
         if len(text) > MAX_CHARS:
-            text = text[:MAX_CHARS] + f"\n[... {len(text) - MAX_CHARS} more characters not shown]"
+            where = store_whole(ctx.stored_output, text)  # the page as converted, whole
+            more = len(text) - MAX_CHARS
+            text = text[:MAX_CHARS] + f"\n[... {more} more characters not shown{where}]"
         return ToolOutput(text, metadata=meta)
 
 
