@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from toolrun.config.models import Config, Verifier
     from toolrun.execution.invocation import Outcome
     from toolrun.hooks.process import ProcessResult
-    from toolrun.sandbox.run import Launcher
+    from toolrun.sandbox.run import Launch, Launcher
     from toolrun.tools.base import ToolContext, ToolOutput
 
 #: what of a failed verifier's stderr its message keeps
@@ -115,8 +116,16 @@ class AutoVerify:
         from toolrun.tools.builtins.bash import BashInput
 
         async def execute(_: Any, __: ToolContext, launch: Launcher | None) -> ToolOutput:
+            wrap: Launcher | None = None
+            if launch is not None:
+                sandboxed = launch
+
+                def wrap(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Launch:
+                    # the sandbox's PID-1 shim re-runs its shell with bash's --posix
+                    return sandboxed([shutil.which("bash") or "/bin/bash", *argv[1:]], cwd, env)
+
             process = await run_command(
-                command, b"", cwd=self.workspace, env=env, time_limit=time_limit, launch=launch
+                command, b"", cwd=self.workspace, env=env, time_limit=time_limit, launch=wrap
             )
             return ToolOutput(process.stdout, metadata={"process": process})
 
