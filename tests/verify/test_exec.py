@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
+from tests.cli.processes import spawn
 from tests.hooks.conftest import alive, running_with
 from tests.verify.conftest import RUFF, config, edit, fake, plan, run, run_text
 
@@ -202,3 +204,25 @@ def test_the_journal_keeps_the_reports(ws: Path) -> None:
     (result,) = [json.loads(line) for line in journal.read_text().splitlines()
                  if '"event": "result"' in line]
     assert result["verify"][0]["diagnostics"][0]["code"] == "F401"
+
+
+def test_ctrl_c_while_a_verifier_runs_stops_it_and_keeps_the_edit_result(ws: Path) -> None:
+    marker = f"toolrun-verify-int-{os.getpid()}-{id(ws)}"
+    pids = ws.parent / "pids"
+    (ws / "a.txt").write_text("x\n")
+    config(ws, {"name": "slow", "files": ["*.txt"],
+                "command": f"MARKER={marker} PIDS={pids} " + fake(ws, "hang")})
+    plan(ws, edit("a.txt", "x", "y"), edit("a.txt", "y", "z"))
+    proc = spawn(ws, "exec", "plan.json", "--format", "jsonl")
+    with proc:
+        while not pids.exists() or len(pids.read_text().split()) < 2:  # the event: it runs
+            assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first["status"] == "ok" and "verify" not in first  # written; its check cut short
+    assert second["status"] == "interrupted"
+    assert (ws / "a.txt").read_text() == "y\n"
+    assert [pid for pid in map(int, pids.read_text().split()) if alive(pid)] == []
+    assert running_with(marker) == []
