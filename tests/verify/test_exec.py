@@ -226,3 +226,15 @@ def test_ctrl_c_while_a_verifier_runs_stops_it_and_keeps_the_edit_result(ws: Pat
     assert (ws / "a.txt").read_text() == "y\n"
     assert [pid for pid in map(int, pids.read_text().split()) if alive(pid)] == []
     assert running_with(marker) == []
+
+
+def test_a_flood_of_diagnostics_is_cut_and_counted(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config(ws, {"name": "lint", "files": ["*.txt"], "command": fake(ws, "text")})
+    monkeypatch.setenv("FINDINGS", json.dumps([["big.txt", n] for n in range(1, 501)]))
+    plan(ws, {"tool": "Write", "input": {"file_path": "big.txt", "content": "x\n" * 500}})
+    _, (r,) = run()
+    (report,) = r["verify"]
+    assert len(report["diagnostics"]) == 200
+    assert report["message"] == "300 more diagnostics not shown"

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
 #: what of a failed verifier's stderr its message keeps
 MESSAGE_CHARS = 500
+#: a verifier's report beyond this is not read (cut JSON does not parse: ``failed``)
+MAX_REPORT_BYTES = 16 * 1024 * 1024
+#: diagnostics kept per report (a new 5000-line file can have thousands); the rest counted
+MAX_DIAGNOSTICS = 200
 
 
 class AutoVerify:
@@ -109,7 +113,8 @@ class AutoVerify:
         env = ctx.env if ctx.env is not None else os.environ
         if ctx.sandbox is None:
             return await run_command(
-                command, b"", cwd=self.workspace, env=env, time_limit=time_limit
+                command, b"", cwd=self.workspace, env=env, time_limit=time_limit,
+                limit=MAX_REPORT_BYTES,
             )
         from toolrun.sandbox.run import run_bash
         from toolrun.tools.base import ToolOutput
@@ -125,7 +130,8 @@ class AutoVerify:
                     return sandboxed([shutil.which("bash") or "/bin/bash", *argv[1:]], cwd, env)
 
             process = await run_command(
-                command, b"", cwd=self.workspace, env=env, time_limit=time_limit, launch=wrap
+                command, b"", cwd=self.workspace, env=env, time_limit=time_limit, launch=wrap,
+                limit=MAX_REPORT_BYTES,
             )
             return ToolOutput(process.stdout, metadata={"process": process})
 
@@ -148,6 +154,10 @@ class AutoVerify:
         code = process.returncode
         if code is not None and code < 0:
             return VerifyReport(name, "failed", message=f"killed by signal {-code}{_tail(process)}")
+        if process.stdout_truncated:
+            return VerifyReport(
+                name, "failed", message=f"its report is over {MAX_REPORT_BYTES} bytes; not read"
+            )
         try:
             found = parse(verifier.format, process.stdout)
         except ReportError as exc:
@@ -155,8 +165,10 @@ class AutoVerify:
         if code and not found:
             # a linter that fails with findings exits non-zero; one with none has crashed
             return VerifyReport(name, "failed", message=f"exit code {code}{_tail(process)}")
-        kept = tuple(self._filter(found, files))
-        return VerifyReport(name, "found" if kept else "ok", kept)
+        kept = self._filter(found, files)
+        more = len(kept) - MAX_DIAGNOSTICS
+        note = f"{more} more diagnostics not shown" if more > 0 else ""
+        return VerifyReport(name, "found" if kept else "ok", tuple(kept[:MAX_DIAGNOSTICS]), note)
 
     def _filter(
         self, found: Sequence[Diagnostic], files: Mapping[str, Touched]
