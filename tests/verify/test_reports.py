@@ -7,8 +7,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.verify.conftest import RUFF, config, edit, fake, plan, run_text
+from toolrun.cli import main
 
 SOURCE = "import sys\n\n\ndef f():\n    return sys.argv\n"
 
@@ -94,3 +96,15 @@ def test_junit_reports_a_verifier_that_timed_out_as_an_error(ws: Path) -> None:
     assert suite is not None and code == 0
     error = suite.find("testcase[@name='call-1 verify slow']/error")
     assert error is not None and error.get("type") == "timeout"
+
+
+def test_runs_show_lists_the_diagnostics_of_a_call_and_notes_them_in_the_run(
+    two_edits: Path,
+) -> None:
+    ws = two_edits
+    config(ws, {"name": "ruff", "files": ["*.py"], "command": RUFF, "format": "json"})
+    run_text()
+    call = CliRunner().invoke(main, ["show", "last", "call-1"]).stdout
+    assert "verify:    ruff src/a.py:2:8: error F401 `os` imported but unused" in call
+    listing = CliRunner().invoke(main, ["show", "last"]).stdout
+    assert "verify: ruff 1 (src/a.py:2:8 F401)" in listing
