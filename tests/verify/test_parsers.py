@@ -133,3 +133,15 @@ def test_a_report_that_is_not_its_format_is_an_error(fmt: str, text: str) -> Non
 
 def test_an_empty_report_has_no_diagnostics() -> None:
     assert parse("json", "") == [] and parse("sarif", "  \n") == [] and parse("text", "") == []
+
+
+def test_sarif_relative_uris_are_percent_decoded_file_uris_kept_whole() -> None:
+    def result(uri: str) -> dict[str, object]:
+        return {"ruleId": "R", "level": "note", "message": {"text": "m"},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri},
+                                                    "region": {"startLine": 3}}}]}
+
+    log = {"runs": [{"results": [result("src/a%20b.py"), result("file:///w/a%20b.py")]}]}
+    relative, absolute = parse("sarif", json.dumps(log))
+    assert (relative.file, relative.line, relative.severity) == ("src/a b.py", 3, "note")
+    assert absolute.file == "file:///w/a%20b.py"

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from toolrun.commands.exec_stdin import StdinCalls
     from toolrun.config.models import Config
     from toolrun.tools.registry import ToolRegistry
-    from toolrun.verify import AutoVerify
+    from toolrun.verify.runner import AutoVerify
 
 
 T = TypeVar("T")
@@ -386,6 +386,6 @@ def _auto_verify(config: Config, dry_run: bool) -> AutoVerify | None:
     """``toolrun.autoVerify``'s verifiers, when the config has any (a dry run writes nothing)."""
     if dry_run or not config.toolrun.auto_verify:
         return None
-    from toolrun.verify import AutoVerify as Verify
+    from toolrun.verify.runner import AutoVerify as Verify
 
     return Verify.of(config)

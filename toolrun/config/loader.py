@@ -216,9 +216,11 @@ def _check_verifiers(loaded: _Loaded, problems: list[Problem]) -> None:
     """``toolrun.autoVerify``: an empty command or a pattern pathspec cannot read would
     keep a verifier from ever running; each is a located error."""
     section = loaded.spec.toolrun
+    if section is None or not section.autoVerify:
+        return
     from toolrun.verify.files import pattern_error
 
-    for v, spec in enumerate(section.autoVerify or () if section is not None else ()):
+    for v, spec in enumerate(section.autoVerify):
         where: tuple[str | int, ...] = ("toolrun", "autoVerify", v)
         if not spec.command.strip():
             problems.append(

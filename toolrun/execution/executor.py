@@ -38,7 +38,7 @@ from toolrun.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from toolrun.hooks import HookRunner, PostToolResult, PreToolUseResult
     from toolrun.sandbox.policy import SandboxPolicy
-    from toolrun.verify import AutoVerify
+    from toolrun.verify.runner import AutoVerify
 
 AskAnswer = Literal["yes", "no", "always"]
 AskHandler = Callable[[Call, CallDecision], Awaitable[AskAnswer]]

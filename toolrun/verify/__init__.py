@@ -6,9 +6,7 @@ patterns match a written file runs once on those files; its report is parsed
 (:mod:`toolrun.verify.files`), and added to the call's result as ``verify``
 (:mod:`toolrun.verify.runner`). Verifier commands come from the config, like hook
 commands: the permission engine does not decide them.
+
+Nothing is imported here: the config loader reads :mod:`toolrun.verify.files` for its
+checks, and a run without verifiers never loads the rest.
 """
-
-from toolrun.verify.models import Diagnostic, VerifyReport
-from toolrun.verify.runner import AutoVerify
-
-__all__ = ["AutoVerify", "Diagnostic", "VerifyReport"]

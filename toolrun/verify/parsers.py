@@ -63,7 +63,7 @@ def parse_sarif(data: Any) -> list[Diagnostic]:
             message = _map(result.get("message"))
             out.append(
                 Diagnostic(
-                    file=str(_map(physical.get("artifactLocation")).get("uri", "")),
+                    file=_uri_path(str(_map(physical.get("artifactLocation")).get("uri", ""))),
                     line=_int(region.get("startLine")),
                     column=_int(region.get("startColumn")),
                     severity=severity_of(result.get("level", "warning")),  # SARIF's default
@@ -72,6 +72,16 @@ def parse_sarif(data: Any) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def _uri_path(uri: str) -> str:
+    """A SARIF ``uri``: a ``file://`` URI stays whole (the filter reads it); a relative
+    URI reference is percent-decoded (``a%20b.py`` is ``a b.py``)."""
+    if uri.startswith("file:"):
+        return uri
+    from urllib.parse import unquote
+
+    return unquote(uri)
 
 
 # -- JSON -------------------------------------------------------------------------------
