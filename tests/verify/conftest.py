@@ -93,3 +93,14 @@ def run_text(*args: str) -> tuple[int, str]:
     fmt = [] if "--format" in args else ["--format", "text"]
     result = CliRunner().invoke(main, ["exec", "plan.json", *args, *fmt])
     return result.exit_code, result.stdout
+
+#: Two verifiers that each wait for the other to have started: they finish only when
+#: they run at the same time (run one after the other, the first times out).
+RENDEZVOUS = r'''
+import os, sys, time
+me, other = sys.argv[1], sys.argv[2]
+open(me, "w").close()
+while not os.path.exists(other):
+    time.sleep(0.01)
+print(f"{sys.argv[3]}:1:1: note: met {os.path.basename(other)}")
+'''

@@ -11,7 +11,7 @@ import pytest
 
 from tests.cli.processes import spawn
 from tests.hooks.conftest import alive, running_with
-from tests.verify.conftest import RUFF, config, edit, fake, plan, run, run_text
+from tests.verify.conftest import PY, RENDEZVOUS, RUFF, config, edit, fake, plan, run, run_text
 
 SOURCE = "import sys\n\n\ndef f():\n    return sys.argv\n"
 
@@ -238,3 +238,32 @@ def test_a_flood_of_diagnostics_is_cut_and_counted(
     (report,) = r["verify"]
     assert len(report["diagnostics"]) == 200
     assert report["message"] == "300 more diagnostics not shown"
+
+
+def test_real_mypy_json_after_an_edit_that_breaks_a_type(ws: Path) -> None:
+    (ws / "m.py").write_text("def f() -> int:\n    return 1\n\n\nx: int = f()\n")
+    mypy = f"{PY} -m mypy -O json --no-incremental --follow-imports=silent {{files}}"
+    config(ws, {"name": "mypy", "files": ["*.py"], "command": mypy, "format": "json",
+                "timeout": 120})
+    plan(ws, edit("m.py", "x: int = f()", "x: str = f()"))
+    _, (r,) = run()
+    (report,) = r["verify"]
+    assert report["status"] == "found", report
+    (d,) = report["diagnostics"]
+    assert (d["file"], d["line"], d["column"], d["code"]) == ("m.py", 5, 10, "assignment")
+
+
+def test_the_verifiers_of_one_write_run_at_the_same_time(ws: Path) -> None:
+    script = ws.parent / "rendezvous.py"
+    script.write_text(RENDEZVOUS)
+    flags = ws.parent
+    verifiers = [
+        {"name": name, "files": ["*.txt"], "timeout": 20,
+         "command": f"{PY} {script} {flags / name} {flags / other} {{files}}"}
+        for name, other in (("one", "two"), ("two", "one"))
+    ]
+    config(ws, *verifiers)
+    (ws / "a.txt").write_text("x\n")
+    plan(ws, edit("a.txt", "x", "y"))
+    _, (r,) = run()
+    assert [(v["verifier"], v["status"]) for v in r["verify"]] == [("one", "found"), ("two", "found")]
