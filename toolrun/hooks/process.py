@@ -76,7 +76,7 @@ async def run_command(
     launch: Launcher | None = None,
 ) -> ProcessResult:
     """Run ``command`` with ``stdin`` as its input, for at most ``time_limit`` seconds.
-    ``launch`` wraps the command (the sandbox: ``bwrap ... sh -c COMMAND``).
+    ``launch`` wraps the command line (the sandbox puts it under bwrap).
 
     Never raises for the hook's own failures (they are in the result).
     """
