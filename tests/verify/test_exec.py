@@ -267,3 +267,16 @@ def test_the_verifiers_of_one_write_run_at_the_same_time(ws: Path) -> None:
     plan(ws, edit("a.txt", "x", "y"))
     _, (r,) = run()
     assert [(v["verifier"], v["status"]) for v in r["verify"]] == [("one", "found"), ("two", "found")]
+
+
+def test_a_report_over_the_cap_is_not_read(ws: Path) -> None:
+    (ws / "a.txt").write_text("x\n")
+    flood = "head -c 20000000 /dev/zero | tr '\\0' x; echo"
+    config(ws, {"name": "flood", "files": ["*.txt"], "command": flood, "format": "json"})
+    plan(ws, edit("a.txt", "x", "y"))
+    code, (r,) = run()
+    assert (code, r["status"]) == (0, "ok")
+    (report,) = r["verify"]
+    assert (report["status"], report["message"]) == (
+        "failed", "its report is over 16777216 bytes; not read"
+    )
