@@ -95,3 +95,23 @@ def test_a_settings_file_wins_a_name_and_lists_merge(tmp_path: Path) -> None:
     assert [(v.name, v.files) for v in verifiers.auto_verify] == [
         ("ruff", ("src/*.py",)), ("tsc", ("*.ts",))
     ]
+
+
+def test_managed_hooks_only_keeps_only_managed_verifiers(tmp_path: Path) -> None:
+    """A project's toolrun.yaml must not run commands after each edit where the managed
+    policy allows only its own hooks."""
+    (tmp_path / "toolrun.yaml").write_text(GOOD)
+    policy = tmp_path / "etc" / "managed-settings.json"
+    policy.parent.mkdir()
+    policy.write_text(
+        '{"allowManagedHooksOnly": true, "toolrun": {"autoVerify": '
+        '[{"name": "audited", "files": ["*.py"], "command": "/opt/lint {files}"}]}}'
+    )
+    config = load_config(workspace=tmp_path, env={}, managed_settings=policy)
+    assert [v.command for v in config.toolrun.auto_verify] == ["/opt/lint {files}"]
+    assert any(
+        "allowManagedHooksOnly" in note and "2 autoVerify verifiers" in note
+        for note in config.policy_notes
+    )
+    policy.write_text('{"allowManagedHooksOnly": true}')
+    assert load_config(workspace=tmp_path, env={}, managed_settings=policy).toolrun.auto_verify == ()

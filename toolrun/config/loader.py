@@ -534,7 +534,10 @@ def _merge(
         additional_directories=tuple(additional),
         hooks=tuple(hooks),
         mcp_servers=MappingProxyType(mcp),
-        toolrun=_merge_toolrun(loaded, env_concurrency),
+        toolrun=replace(
+            _merge_toolrun(loaded, env_concurrency),
+            auto_verify=_merge_verifiers(loaded, hooks_lock, notes),
+        ),
         sandbox=_merge_sandbox(loaded, home),
         files=tuple(Path(i.doc.file) for i in loaded),
         policy_notes=tuple(notes),
@@ -572,17 +575,28 @@ def _merge_toolrun(loaded: list[_Loaded], env_concurrency: int | None) -> Toolru
         hook_timeout=pick("hookTimeout") or defaults.hook_timeout,
         hook_failure=pick("hookFailure") or defaults.hook_failure,
         load_claude_settings=bool(pick("loadClaudeSettings")),
-        auto_verify=_merge_verifiers(loaded),
     )
 
 
-def _merge_verifiers(loaded: list[_Loaded]) -> tuple[Verifier, ...]:
+def _merge_verifiers(
+    loaded: list[_Loaded], hooks_lock: SettingSource | None, notes: list[str]
+) -> tuple[Verifier, ...]:
     """Every source's ``toolrun.autoVerify``, highest first; a name given again in a lower
-    source is that source's older version of the same verifier: not used."""
+    source is that source's older version of the same verifier: not used. Verifier
+    commands run unasked, as hook commands do: ``allowManagedHooksOnly`` keeps only the
+    managed ones."""
     out: dict[str, Verifier] = {}
     for item in loaded:
         section = item.spec.toolrun
-        for v, spec in enumerate(section.autoVerify or () if section is not None else ()):
+        specs = section.autoVerify or () if section is not None else ()
+        if specs and hooks_lock is not None and item.kind is not SourceKind.MANAGED:
+            n = len(specs)
+            notes.append(
+                f"allowManagedHooksOnly ({hooks_lock}): {n} autoVerify verifier"
+                f"{'s' if n != 1 else ''} from {item.doc.file} not used"
+            )
+            continue
+        for v, spec in enumerate(specs):
             out.setdefault(
                 spec.name,
                 Verifier(
