@@ -77,3 +77,27 @@ def test_with_the_sandbox_on_a_verifier_runs_inside_it(
     config(ws, {"name": "esc", "files": ["*.txt"], "command": fake(ws, "escape")})
     run()
     assert outside.read_text() == "escaped"
+
+
+def test_sandbox_on_but_unavailable_the_report_says_it_ran_unsandboxed(ws: Path) -> None:
+    config(ws, {"name": "echo", "files": ["*.txt"], "command": "true {files}"},
+           extra="sandbox:\n  enabled: true\n  bwrapPath: /nonexistent/bwrap\n")
+    plan(ws, {"tool": "Write", "input": {"file_path": "a.txt", "content": "x\n"}})
+    code, (r,) = run()
+    (report,) = r["verify"]
+    assert (code, report["status"]) == (0, "ok")
+    assert report["message"].startswith("ran unsandboxed: ")
+    assert "/nonexistent/bwrap" in report["message"]
+
+
+def test_sandbox_on_unavailable_and_required_the_verifier_fails_closed(ws: Path) -> None:
+    marker = ws.parent / "ran"
+    config(ws, {"name": "touch", "files": ["*.txt"], "command": f"touch {marker}"},
+           extra="sandbox:\n  enabled: true\n  failIfUnavailable: true\n"
+                 "  bwrapPath: /nonexistent/bwrap\n")
+    plan(ws, {"tool": "Write", "input": {"file_path": "a.txt", "content": "x\n"}})
+    code, (r,) = run()
+    (report,) = r["verify"]
+    assert (code, r["status"], report["status"]) == (0, "ok", "failed")
+    assert "failIfUnavailable" in report["message"]
+    assert not marker.exists()

@@ -97,8 +97,11 @@ class AutoVerify:
         names = tuple(self.relative(f) for f in files)
         command = verifier.command.replace("{files}", " ".join(map(_argument, names)))
         try:
-            process = await self._spawn(command, verifier.timeout, ctx)
+            process, warning = await self._spawn(command, verifier.timeout, ctx)
             report = self._report(verifier, process, files)
+            if warning:  # the sandbox is on but could not be used: say so
+                joined = f"{report.message}; {warning}" if report.message else warning
+                report = replace(report, message=joined)
         except Exception as exc:  # noqa: BLE001 - a verifier's trouble never hides the edit
             report = VerifyReport(verifier.name, "failed", message=f"{type(exc).__name__}: {exc}")
         took = (time.monotonic() - start) * 1000
@@ -107,15 +110,19 @@ class AutoVerify:
     def relative(self, path: str) -> str:
         return os.path.relpath(path, self.workspace)
 
-    async def _spawn(self, command: str, time_limit: float, ctx: ToolContext) -> ProcessResult:
+    async def _spawn(
+        self, command: str, time_limit: float, ctx: ToolContext
+    ) -> tuple[ProcessResult, str]:
+        """How the command ended, and a warning when the sandbox is on but was not used."""
         from toolrun.hooks.process import run_command
 
         env = ctx.env if ctx.env is not None else os.environ
         if ctx.sandbox is None:
-            return await run_command(
+            process = await run_command(
                 command, b"", cwd=self.workspace, env=env, time_limit=time_limit,
                 limit=MAX_REPORT_BYTES,
             )
+            return process, ""
         from toolrun.sandbox.run import run_bash
         from toolrun.tools.base import ToolOutput
         from toolrun.tools.builtins.bash import BashInput
@@ -139,7 +146,9 @@ class AutoVerify:
         # excludedCommands lets it out; failIfUnavailable and the rest as for Bash
         output = await run_bash(ctx.sandbox, BashInput(command=command), ctx, execute)
         found: ProcessResult = output.metadata["process"]
-        return found
+        where = output.metadata.get("sandbox") or {}
+        warning = where.get("warning")
+        return found, f"ran unsandboxed: {warning}" if warning else ""
 
     def _report(
         self, verifier: Verifier, process: ProcessResult, files: Mapping[str, Touched]
