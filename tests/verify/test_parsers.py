@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolrun.verify.models import Diagnostic
 from toolrun.verify.parsers import ReportError, parse
@@ -145,3 +147,33 @@ def test_sarif_relative_uris_are_percent_decoded_file_uris_kept_whole() -> None:
     relative, absolute = parse("sarif", json.dumps(log))
     assert (relative.file, relative.line, relative.severity) == ("src/a b.py", 3, "note")
     assert absolute.file == "file:///w/a%20b.py"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(
+        st.sampled_from(["runs", "results", "locations", "physicalLocation", "region",
+                         "startLine", "uri", "artifactLocation", "message", "text", "level",
+                         "filename", "location", "row", "column", "code", "filePath",
+                         "messages", "line", "severity", "generalDiagnostics", "range",
+                         "start", "character", "file", "rule", "ruleId"]),
+        inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@given(json_values, st.sampled_from(["sarif", "json"]))
+def test_any_json_gives_diagnostics_or_a_report_error(value: object, fmt: str) -> None:
+    """A verifier's output is not trusted: whatever its shape, it parses or is a
+    ReportError (the verifier is then reported failed), never another exception."""
+    try:
+        found = parse(fmt, json.dumps(value))
+    except ReportError:
+        return
+    assert all(isinstance(d, Diagnostic) and d.line >= 0 for d in found)
+
+
+def test_deeply_nested_json_is_a_report_error() -> None:
+    with pytest.raises(ReportError):
+        parse("sarif", "[" * 100_000 + "]" * 100_000)

@@ -36,9 +36,10 @@ def parse(fmt: str, text: str) -> list[Diagnostic]:
         return parse_text(text)
     if not text.strip():
         return []  # some tools print nothing at all when nothing is wrong
-    if fmt == "sarif":
-        return parse_sarif(_json(text))
-    return parse_json(text)
+    try:
+        return parse_sarif(_json(text)) if fmt == "sarif" else parse_json(text)
+    except RecursionError:  # nesting deeper than the parser goes: not a report
+        raise ReportError("the report is nested too deeply to read") from None
 
 
 def _json(text: str) -> Any:
@@ -56,7 +57,7 @@ def parse_sarif(data: Any) -> list[Diagnostic]:
         raise ReportError("not a SARIF log: no 'runs' list")
     out = []
     for run in data["runs"]:
-        for result in _items(run, "results"):
+        for result in map(_map, _items(run, "results")):
             locations = _items(result, "locations")
             physical = _map(_map(locations[0] if locations else None).get("physicalLocation"))
             region = _map(physical.get("region"))
@@ -125,7 +126,7 @@ def _ruff(item: Mapping[str, Any]) -> Diagnostic:
 
 
 def _eslint(item: Mapping[str, Any]) -> Iterator[Diagnostic]:
-    for message in _items(item, "messages"):
+    for message in map(_map, _items(item, "messages")):
         yield Diagnostic(
             file=str(item["filePath"]),
             line=_int(message.get("line")),
@@ -138,7 +139,7 @@ def _eslint(item: Mapping[str, Any]) -> Iterator[Diagnostic]:
 
 def _pyright(data: Mapping[str, Any]) -> list[Diagnostic]:
     out = []
-    for item in _items(data, "generalDiagnostics"):
+    for item in map(_map, _items(data, "generalDiagnostics")):
         start = _map(_map(item.get("range")).get("start"))
         out.append(
             Diagnostic(
