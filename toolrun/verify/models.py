@@ -13,8 +13,8 @@ VerifyStatus = Literal["ok", "found", "timeout", "failed"]
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """One finding. ``file`` is absolute once filtered (relative to the workspace in
-    the result's JSON); ``line`` and ``column`` are 1-based, 0 when not given."""
+    """One finding. ``file`` is as the verifier named it until filtered, then relative to
+    the workspace; ``line`` and ``column`` are 1-based, 0 when not given."""
 
     file: str
     line: int
