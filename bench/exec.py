@@ -6,6 +6,9 @@ Run:  .venv/bin/python bench/exec.py [--repeat 3]
    same commands: ratio of medians (budget <= 1.5x).
 2. 10,000 Read calls of small files: calls/s (budget >= 5,000/s).
 3. 20 `sleep 0.2` calls with a limit of 10: wall time (budget <= 0.5 s).
+4. `--only verify`: 100 Edit calls (one per file) with `toolrun.autoVerify` running
+   ruff after each, against the same plan without verifiers: the added time per edit
+   (runs interleaved, medians).
 """
 
 from __future__ import annotations
@@ -105,15 +108,60 @@ def bench_sleep(ws: Path, repeat: int) -> None:
     )
 
 
+def bench_verify(ws: Path, repeat: int) -> None:
+    n = 100
+    src = ws / "src"
+    src.mkdir()
+    plan = write_plan(
+        ws / "edits.json",
+        [
+            {
+                "tool": "Edit",
+                "input": {
+                    "file_path": f"src/m{i}.py",
+                    "old_string": "import sys\n",
+                    "new_string": "import os\nimport sys\n",
+                },
+            }
+            for i in range(n)
+        ],
+    )
+    binary = Path(sys.executable).parent / "ruff"  # installed with the test extra
+    ruff = f"{binary} check --isolated --no-cache --output-format json {{files}}"
+    verifier = {"name": "ruff", "files": ["*.py"], "command": ruff, "format": "json"}
+    configs = {}
+    for name, extra in (("plain", {}), ("verify", {"autoVerify": [verifier]})):
+        config = {"permissions": {"allow": ["Edit"]}, "toolrun": {"maxCallsPerTurn": 1000, **extra}}
+        configs[name] = ws / f"{name}.json"
+        configs[name].write_text(json.dumps(config))
+    walls: dict[str, list[float]] = {"plain": [], "verify": []}
+    for _ in range(repeat):
+        for name in ("plain", "verify"):
+            for i in range(n):  # every edit adds an unused import: one F401 each
+                (src / f"m{i}.py").write_text(f"import sys\n\n\ndef f{i}():\n    return sys.argv\n")
+            walls[name].append(toolrun_exec(ws, plan, "--config", str(configs[name])))
+    plain, verify = statistics.median(walls["plain"]), statistics.median(walls["verify"])
+    print(
+        f"100 Edit calls: without verifiers {plain:.2f} s, with ruff after each {verify:.2f} s; "
+        f"added {(verify - plain) / n * 1000:.1f} ms per edit (repeats: plain "
+        + ", ".join(f"{w:.2f}" for w in walls["plain"]) + "; verify "
+        + ", ".join(f"{w:.2f}" for w in walls["verify"]) + ")"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["bash", "read", "sleep"])
+    parser.add_argument("--only", choices=["bash", "read", "sleep", "verify"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         (ws / "toolrun.yaml").write_text("toolrun: {maxCallsPerTurn: 10000}\n")
-        for name, fn in (("bash", bench_bash), ("read", bench_read), ("sleep", bench_sleep)):
+        cases = (
+            ("bash", bench_bash), ("read", bench_read), ("sleep", bench_sleep),
+            ("verify", bench_verify),
+        )
+        for name, fn in cases:
             if args.only in (None, name):
                 fn(ws, args.repeat)
 

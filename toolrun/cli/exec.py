@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from toolrun.plan.models import Call, Plan
     from toolrun.render import results as render
 
-FORMATS = ("text", "table", "json", "jsonl")
+FORMATS = ("text", "table", "json", "jsonl", "junit", "github")
 
 
 @click.command(name="exec")
@@ -171,7 +171,7 @@ def exec_(
         )
     else:
         try:
-            _print_report(report, fmt, streaming_table, quiet=quiet)
+            _print_report(report, fmt, streaming_table, quiet=quiet, workspace=workspace)
         except OSError:  # stdout closed after the last result: nothing is lost
             _silence_stdout()
     code = report.exit_code
@@ -202,6 +202,7 @@ def _print_report(
     streaming_table: Sequence[render.StreamingTable],
     *,
     quiet: bool = False,
+    workspace: Path = Path(),
 ) -> None:
     from toolrun.render import results as render
 
@@ -219,6 +220,18 @@ def _print_report(
             render.json_report(report.run_id, report.plans, results, report.wall_ms, extra)
         )
     elif fmt == "text":
+        click.echo(recap)
+    elif fmt == "junit":
+        from toolrun.render.junit import exec_junit_xml
+
+        click.echo(exec_junit_xml(report.plans, results, report.wall_ms), nl=False)
+    elif fmt == "github":
+        from toolrun.render.github import AnnotationPaths, exec_annotations
+
+        paths = AnnotationPaths.from_env(os.environ, Path.cwd())
+        # autoVerify names files relative to the workspace (resolved, as the config is)
+        for line in exec_annotations(results, workspace.expanduser().resolve(), paths):
+            click.echo(line)
         click.echo(recap)
     elif report.unread_lines:  # jsonl: stdout holds results only
         click.echo(recap, err=True)

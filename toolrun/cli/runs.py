@@ -209,11 +209,12 @@ def _show_row(r: Record, with_plan: bool) -> list[str]:
 
 
 def _call_note(r: Record) -> str:
-    from toolrun.render.results import hooks_note
+    from toolrun.render.results import hooks_note, verify_note
 
     if r["status"] == "started":
         return "started, no result: it may have had effects"
     notes = [hooks_note(r)] if r.get("hooks") else []
+    notes.append(verify_note(r.get("verify") or ()))
     if r["status"] not in ("ok", "skipped") and r.get("error"):
         notes.append(" ".join(str(r["error"]).split())[:80])
     return "; ".join(n for n in notes if n)
@@ -263,10 +264,12 @@ def _show_call(result: Record) -> None:
             + (f" {by.get('rule')}" if by.get("rule") else "")
             + (f" ({by.get('source')})" if by.get("source") else "")
         )
-    from toolrun.render.results import hooks_lines
+    from toolrun.render.results import hooks_lines, verify_lines
 
     for line in hooks_lines(result.get("hooks") or []):
         click.echo(f"hook:      {line}")
+    for line in verify_lines(result.get("verify") or []):
+        click.echo(f"verify:    {line}")
     if result.get("error"):
         click.echo(f"error:     {result['error']}")
     stored = stored_output_of(result)

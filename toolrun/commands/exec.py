@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from toolrun.commands.exec_stdin import StdinCalls
     from toolrun.config.models import Config
     from toolrun.tools.registry import ToolRegistry
+    from toolrun.verify.runner import AutoVerify
 
 
 T = TypeVar("T")
@@ -237,6 +238,7 @@ class _Session:
             read_veto=engine.read_veto,
             private_hosts=engine.private_hosts(),
             sandbox=engine.sandbox,
+            verify=_auto_verify(config, request.dry_run),
         )
         self.executor = executor
         if self.interrupt_requested:  # Ctrl-C while MCP servers started: run nothing
@@ -379,3 +381,12 @@ def _kill_child_groups() -> None:
             if ppid == me and pgrp == pid and pid != spared:
                 with contextlib.suppress(OSError):
                     os.killpg(pgrp, signal.SIGKILL)
+
+
+def _auto_verify(config: Config, dry_run: bool) -> AutoVerify | None:
+    """``toolrun.autoVerify``'s verifiers, when the config has any (a dry run writes nothing)."""
+    if dry_run or not config.toolrun.auto_verify:
+        return None
+    from toolrun.verify.runner import AutoVerify as Verify
+
+    return Verify.of(config)

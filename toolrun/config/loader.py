@@ -31,6 +31,7 @@ from toolrun.config.models import (
     SettingSource,
     SourceKind,
     ToolrunSettings,
+    Verifier,
 )
 from toolrun.config.sandbox import SandboxSettings
 from toolrun.config.schema import ConfigFile, ExampleSpec
@@ -211,6 +212,36 @@ def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
                     )
 
 
+def _check_verifiers(loaded: _Loaded, problems: list[Problem]) -> None:
+    """``toolrun.autoVerify``: an empty command or a pattern pathspec cannot read would
+    keep a verifier from ever running; each is a located error."""
+    section = loaded.spec.toolrun
+    if section is None or not section.autoVerify:
+        return
+    from toolrun.verify.files import pattern_error
+
+    for v, spec in enumerate(section.autoVerify):
+        where: tuple[str | int, ...] = ("toolrun", "autoVerify", v)
+        if not spec.command.strip():
+            problems.append(
+                Problem(
+                    loaded.doc.value_location((*where, "command")),
+                    format_path((*where, "command")),
+                    "empty command: the verifier would do nothing",
+                )
+            )
+        for p, pattern in enumerate(spec.files):
+            error = pattern_error(pattern)
+            if error is not None:
+                problems.append(
+                    Problem(
+                        loaded.doc.value_location((*where, "files", p)),
+                        format_path((*where, "files", p)),
+                        f"invalid pattern {pattern!r}: {error}",
+                    )
+                )
+
+
 def _env_max_concurrency(env: Mapping[str, str]) -> int | None:
     raw = env.get(MAX_CONCURRENCY_ENV)
     if raw is None or raw == "":
@@ -307,6 +338,7 @@ def load_config(
     for item in loaded:
         _check_rules(item, problems, warned)
         _check_hooks(item, problems, warned)
+        _check_verifiers(item, problems)
         warned.extend(item.keys.warnings)
     examples = _collect_examples(loaded, problems)
     strict = strict or any(s.spec.toolrun is not None and s.spec.toolrun.strict for s in loaded)
@@ -502,7 +534,10 @@ def _merge(
         additional_directories=tuple(additional),
         hooks=tuple(hooks),
         mcp_servers=MappingProxyType(mcp),
-        toolrun=_merge_toolrun(loaded, env_concurrency),
+        toolrun=replace(
+            _merge_toolrun(loaded, env_concurrency),
+            auto_verify=_merge_verifiers(loaded, hooks_lock, notes),
+        ),
         sandbox=_merge_sandbox(loaded, home),
         files=tuple(Path(i.doc.file) for i in loaded),
         policy_notes=tuple(notes),
@@ -546,6 +581,40 @@ def _merge_toolrun(loaded: list[_Loaded], env_concurrency: int | None) -> Toolru
 
 def _or_default(value: int | None, default: int) -> int:
     return default if value is None else value  # 0 is a value: store no whole outputs
+
+
+def _merge_verifiers(
+    loaded: list[_Loaded], hooks_lock: SettingSource | None, notes: list[str]
+) -> tuple[Verifier, ...]:
+    """Every source's ``toolrun.autoVerify``, highest first; a name given again in a lower
+    source is that source's older version of the same verifier: not used. Verifier
+    commands run unasked, as hook commands do: ``allowManagedHooksOnly`` keeps only the
+    managed ones."""
+    out: dict[str, Verifier] = {}
+    for item in loaded:
+        section = item.spec.toolrun
+        specs = section.autoVerify or () if section is not None else ()
+        if specs and hooks_lock is not None and item.kind is not SourceKind.MANAGED:
+            n = len(specs)
+            notes.append(
+                f"allowManagedHooksOnly ({hooks_lock}): {n} autoVerify verifier"
+                f"{'s' if n != 1 else ''} from {item.doc.file} not used"
+            )
+            continue
+        for v, spec in enumerate(specs):
+            out.setdefault(
+                spec.name,
+                Verifier(
+                    name=spec.name,
+                    files=tuple(spec.files),
+                    command=spec.command,
+                    format=spec.format,
+                    timeout=spec.timeout,
+                    block=spec.block,
+                    source=item.source(("toolrun", "autoVerify", v)),
+                ),
+            )
+    return tuple(out.values())
 
 
 def _sandbox_path(text: str, root: Path, home: Path) -> str:

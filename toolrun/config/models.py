@@ -117,6 +117,20 @@ class RuleExample:
     mode: PermissionMode | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Verifier:
+    """A ``toolrun.autoVerify`` entry (see :mod:`toolrun.verify`): like a hook command, it
+    comes from the config, never from a plan."""
+
+    name: str
+    files: tuple[str, ...]  # gitignore-style patterns, relative to the workspace
+    command: str  # ``{files}`` becomes the matching written files, shell-quoted
+    format: Literal["sarif", "json", "text"]
+    timeout: float
+    block: bool
+    source: SettingSource
+
+
 def _frozen(d: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
     return MappingProxyType(dict(d or {}))
 
@@ -132,6 +146,7 @@ class ToolrunSettings:
     load_claude_settings: bool = False
     #: the most of one call's whole output kept beside the journal (toolrun.maxStoredOutput)
     max_stored_output: int = DEFAULT_MAX_STORED_OUTPUT
+    auto_verify: tuple[Verifier, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,32 @@ class ExampleSpec(BaseModel):
         return self
 
 
+class VerifierSpec(BaseModel):
+    """One ``toolrun.autoVerify`` entry: a diagnostics command run after file edits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="Named in results, e.g. 'ruff'.")
+    files: list[str] = Field(
+        min_length=1,
+        description="Gitignore-style patterns, relative to the workspace, of the files it checks.",
+    )
+    # an empty command is a located error of the loader (as for hooks)
+    command: str = Field(
+        description="Run as `sh -c COMMAND` in the workspace; {files} becomes the written "
+        "files that match, shell-quoted."
+    )
+    format: Literal["sarif", "json", "text"] = Field(
+        default="text",
+        description="sarif (2.1.0); json (ruff, mypy -O json, pyright, eslint); text "
+        "(file:line:col: severity: message, or tsc's file(line,col): error TSn: message).",
+    )
+    timeout: float = Field(default=60.0, gt=0, description="Seconds (60).")
+    block: bool = Field(
+        default=False, description="New errors make the edit's result an error."
+    )
+
+
 class ToolrunSection(BaseModel):
     """toolrun's own settings. Unknown keys here are errors."""
 
@@ -141,6 +167,11 @@ class ToolrunSection(BaseModel):
     @classmethod
     def _size(cls, value: object) -> int | None:
         return None if value is None else parse_size(value)
+    autoVerify: list[VerifierSpec] | None = Field(
+        default=None,
+        description="Diagnostics commands run after each successful Edit, MultiEdit, Write "
+        "and ApplyPatch on the files they match (off unless set).",
+    )
 
 
 class SandboxFilesystemSection(_Open):

@@ -40,6 +40,7 @@ from toolrun.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from toolrun.hooks import HookRunner, PostToolResult, PreToolUseResult
     from toolrun.sandbox.policy import SandboxPolicy
+    from toolrun.verify.runner import AutoVerify
 
 AskAnswer = Literal["yes", "no", "always"]
 AskHandler = Callable[[Call, CallDecision], Awaitable[AskAnswer]]
@@ -120,6 +121,7 @@ class Executor:
         on_run: RunSink | None = None,
         private_hosts: frozenset[str] = frozenset(),
         sandbox: SandboxPolicy | None = None,
+        verify: AutoVerify | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.registry = registry
@@ -134,6 +136,7 @@ class Executor:
         self._read_veto = read_veto
         self._private_hosts = private_hosts
         self._sandbox = sandbox
+        self.verify = verify
         self.hooks = hooks
         self._on_run = on_run
         self.locks = FileLocks()
@@ -669,6 +672,9 @@ class Executor:
                                 outcome = await invoke(
                                     tool, call.params, ctx, time_limit=call.timeout
                                 )
+                                if self.verify is not None:  # toolrun.autoVerify
+                                    # under the file's lock: the next write waits for it
+                                    outcome = await self.verify.after(call.tool, outcome, ctx)
                     except LockError as exc:  # never run a write without its lock
                         now = time.time()
                         outcome = Outcome(Status.ERROR, "", str(exc), 0, now, now, {})

@@ -94,6 +94,11 @@ class Result:
     # the serialised form, made once: the journal and the output both need it
     _line: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
+    @property
+    def verify(self) -> tuple[Mapping[str, Any], ...]:
+        """What ``toolrun.autoVerify`` reported for this write (see :mod:`toolrun.verify`)."""
+        return tuple(self.metadata.get("verify") or ()) if self.metadata else ()
+
     def json_line(self) -> str:
         """The result as one line of JSON (cached)."""
         if not self._line:
@@ -136,7 +141,7 @@ class Result:
             "location": (
                 {"file": loc.file, "line": loc.line, "column": loc.column} if loc else None
             ),
-            **({"metadata": dict(self.metadata)} if self.metadata else {}),
+            **_metadata_and_verify(self.metadata),
             **({"hooks": [dict(h) for h in self.hooks]} if self.hooks else {}),
             **(
                 {"additional_context": list(self.additional_context)}
@@ -145,3 +150,13 @@ class Result:
             ),
             **({"hook_feedback": self.hook_feedback} if self.hook_feedback else {}),
         }
+
+
+def _metadata_and_verify(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """``metadata``, and autoVerify's reports (kept there by the executor) as ``verify``."""
+    if not metadata:
+        return {}
+    if "verify" not in metadata:
+        return {"metadata": dict(metadata)}
+    rest = {k: v for k, v in metadata.items() if k != "verify"}
+    return {**({"metadata": rest} if rest else {}), "verify": list(metadata["verify"])}

@@ -11,12 +11,17 @@ group is terminated (SIGTERM, then SIGKILL). Whatever the hook leaves running
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolrun.reaper.run import run_command as run_supervised
+
+if TYPE_CHECKING:
+    from toolrun.sandbox.run import Launcher
 
 SHELL = "/bin/sh"
 MAX_OUTPUT_BYTES = 1024 * 1024  # kept of each of stdout and stderr
@@ -68,25 +73,35 @@ async def run_command(
     env: Mapping[str, str],
     time_limit: float,
     limit: int = MAX_OUTPUT_BYTES,
+    launch: Launcher | None = None,
 ) -> ProcessResult:
     """Run ``command`` with ``stdin`` as its input, for at most ``time_limit`` seconds.
+    ``launch`` wraps the command line (the sandbox puts it under bwrap).
 
     Never raises for the hook's own failures (they are in the result).
     """
     start = time.monotonic()
     out, err = _Capture(limit), _Capture(limit)
+    argv: list[str] = [SHELL, "-c", command]
+    fds: tuple[int, ...] = ()
+    if launch is not None:
+        argv, env, fds = launch(argv, cwd, env)
     try:
         returncode = await run_supervised(
-            [SHELL, "-c", command],
+            argv,
             cwd=cwd,
             env=env,
             time_limit=time_limit,
             stdout=out.add,
             stderr=err.add,
             stdin=stdin,
+            pass_fds={fd: fd for fd in fds},
         )
     except OSError as exc:
         return ProcessResult(None, "", "", _elapsed(start), spawn_error=str(exc))
+    finally:
+        for fd in fds:  # copied to the side process when the command started
+            os.close(fd)
     return ProcessResult(
         returncode=returncode,
         stdout=out.text(),

@@ -13,7 +13,7 @@ repository's root (``GITHUB_WORKSPACE`` in a job), whatever folder toolrun ran i
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
     from toolrun.errors import Problem
+    from toolrun.execution.results import Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,57 @@ def annotation_lines(report: CheckReport, paths: AnnotationPaths | None = None) 
     """Every input's annotations, in input order."""
     for plan in report.plans:
         yield from plan_annotations(plan, paths)
+
+
+#: a verifier's severity → the workflow command that shows it
+_LEVEL = {"error": "error", "warning": "warning", "note": "notice"}
+#: exec results that failed, as annotations on the call's line of the plan
+_FAILED = ("error", "denied", "timeout", "needs_approval", "cancelled", "interrupted")
+
+
+def exec_annotations(
+    results: Iterable[Result], workspace: Path, paths: AnnotationPaths
+) -> Iterator[str]:
+    """``toolrun exec --format github``: each call that did not succeed on its plan line,
+    and every autoVerify diagnostic on its own file and line."""
+    for result in results:
+        if str(result.status) in _FAILED:
+            loc = result.location
+            yield command(
+                "error",
+                f"{result.tool}: {result.error or result.status}",
+                file=paths(loc.file) if loc and loc.file else paths(result.plan),
+                line=loc.line if loc else None,
+                col=loc.column if loc else None,
+                title=f"toolrun: {result.tool} call {result.id} {result.status}",
+            )
+        for report in result.verify:
+            yield from _verify_annotations(result, report, workspace, paths)
+
+
+def _verify_annotations(
+    result: Result, report: Mapping[str, object], workspace: Path, paths: AnnotationPaths
+) -> Iterator[str]:
+    name = report.get("verifier")
+    if report.get("status") in ("timeout", "failed"):
+        yield command(
+            "warning",
+            f"verifier {name} {report.get('status')}: {report.get('message', '')}",
+            file=paths(result.plan) if result.location is None else paths(result.location.file),
+            line=result.location.line if result.location else None,
+            title=f"toolrun autoVerify: {name} after {result.id}",
+        )
+    found = report.get("diagnostics")
+    for d in found if isinstance(found, list) else ():
+        code = f" {d.get('code')}" if d.get("code") else ""
+        yield command(
+            _LEVEL.get(str(d.get("severity")), "error"),
+            str(d.get("message", "")),
+            file=paths(str(workspace / str(d.get("file")))),
+            line=d.get("line") or None,
+            col=d.get("column") or None,
+            title=f"{name}{code} (after {result.tool} {result.id})",
+        )
 
 
 def step_summary(report: CheckReport, recap: str, paths: AnnotationPaths) -> str:

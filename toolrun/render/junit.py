@@ -15,7 +15,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
+    from toolrun.execution.results import Result
 
 # characters XML 1.0 does not allow, even escaped
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -96,3 +99,92 @@ def junit_xml(report: CheckReport) -> str:
     ET.indent(root, space="  ")
     body = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+#: exec statuses that are a JUnit failure (the call ran or was refused) or skipped
+_EXEC_FAILED = frozenset({"error", "timeout", "denied", "needs_approval"})
+_EXEC_SKIPPED = frozenset({"skipped", "cancelled", "interrupted"})
+
+
+def exec_junit_xml(plans: Sequence[str], results: Sequence[Result], wall_ms: float) -> str:
+    """``toolrun exec --format junit``: one suite per plan, one test case per call; each
+    autoVerify report of a call is a test case of its own, named for the verifier, with
+    the first diagnostic's ``file`` and ``line`` (the attributes CI report readers turn
+    into annotations) and every diagnostic in its text: a failure when the verifier blocks
+    (the call failed for it), else the case's output."""
+    timestamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    root = ET.Element("testsuites", name="toolrun exec")
+    for plan in plans:
+        mine = [r for r in results if r.plan == plan]
+        suite = ET.SubElement(root, "testsuite", name=xml_text(plan), timestamp=timestamp)
+        for result in mine:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=xml_text(f"{result.id} {result.tool}"),
+                classname=xml_text(plan),
+                time=_seconds(result.duration_ms),
+            )
+            status = str(result.status)
+            if status in _EXEC_FAILED:
+                failure = ET.SubElement(
+                    case, "failure", message=xml_text(result.error or status), type=status
+                )
+                failure.text = xml_text(result.error or status)
+            elif status in _EXEC_SKIPPED:
+                ET.SubElement(case, "skipped", message=xml_text(result.error or status))
+            for report in result.verify:
+                _verify_case(suite, plan, result, report)
+        cases = suite.findall("testcase")
+        suite.set("tests", str(len(cases)))
+        for key, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+            suite.set(key, str(sum(1 for c in cases if c.find(tag) is not None)))
+        suite.set("time", _seconds(sum(r.duration_ms for r in mine)))
+    suites = list(root)
+    for key in ("tests", "failures", "errors", "skipped"):
+        root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
+    root.set("time", _seconds(wall_ms))
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _verify_case(
+    suite: ET.Element, plan: str, result: Result, report: Mapping[str, object]
+) -> None:
+    name = str(report.get("verifier"))
+    found = report.get("diagnostics")
+    diagnostics = [d for d in found if isinstance(d, dict)] if isinstance(found, list) else []
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        name=xml_text(f"{result.id} verify {name}"),
+        classname=xml_text(plan),
+        time=_seconds(float(str(report.get("duration_ms", 0)))),
+    )
+    if diagnostics:
+        case.set("file", xml_text(str(diagnostics[0].get("file"))))
+        case.set("line", str(diagnostics[0].get("line")))
+    status = report.get("status")
+    if status in ("timeout", "failed"):
+        error = ET.SubElement(case, "error", message=xml_text(str(report.get("message"))),
+                              type=str(status))
+        error.text = xml_text(str(report.get("message")))
+        return
+    errors = [d for d in diagnostics if d.get("severity") == "error"]
+    lines = "".join(
+        f"{d.get('file')}:{d.get('line')}:{d.get('column')}: {d.get('severity')} "
+        f"{d.get('code') or ''} {d.get('message')}\n"
+        for d in diagnostics
+    )
+    if errors and report.get("block"):  # a failure exactly when the call failed for it
+        n = len(errors)
+        failure = ET.SubElement(
+            case,
+            "failure",
+            message=xml_text(f"{name}: {n} error{'s' if n != 1 else ''} where {result.id} "
+                             "edited"),
+            type="verify",
+        )
+        failure.text = xml_text(lines)
+    elif lines:
+        ET.SubElement(case, "system-out").text = xml_text(lines)

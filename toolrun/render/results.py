@@ -91,11 +91,46 @@ def _note(result: Result) -> str:
             }
         )
         note = f"{note}; {ran}" if note else ran
+    checked = verify_note(result.verify)
+    if checked:
+        note = f"{note}; {checked}" if note else checked
     place = result.metadata
     if "run" in place:  # a dry run shows the partition
         where = f"turn {place['turn']} · run {place['run']} {place['run_kind']}"
         return f"{where}; {note}" if note else where
     return note
+
+
+def verify_note(reports: Iterable[Mapping[str, Any]]) -> str:
+    """What autoVerify found, in a few words: ``verify: ruff 2 (a.py:1:8 F401), mypy ok``."""
+    parts = []
+    for report in reports:
+        name, status = report.get("verifier"), report.get("status")
+        found = report.get("diagnostics") or ()
+        if status == "found" and found:
+            first = found[0]
+            code = f" {first.get('code')}" if first.get("code") else ""
+            where = f"{first.get('file')}:{first.get('line')}:{first.get('column')}{code}"
+            parts.append(f"{name} {len(found)} ({where})")
+        elif status in ("timeout", "failed"):
+            message = str(report.get("message") or "")
+            parts.append(f"{name} {status}" + (f": {message[:60]}" if message else ""))
+        else:
+            parts.append(f"{name} {status}")
+    return "verify: " + ", ".join(parts) if parts else ""
+
+
+def verify_lines(reports: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per diagnostic autoVerify kept: ``ruff a.py:1:8: error F401 message``."""
+    lines = []
+    for report in reports:
+        for d in report.get("diagnostics") or ():
+            code = f" {d.get('code')}" if d.get("code") else ""
+            lines.append(
+                f"{report.get('verifier')} {d.get('file')}:{d.get('line')}:{d.get('column')}: "
+                f"{d.get('severity')}{code} {d.get('message')}"
+            )
+    return lines
 
 
 def _outcome_note(result: Result) -> str:
@@ -130,6 +165,7 @@ def verbose_lines(result: Result) -> list[str]:
         decided += f" {by.rule}" + (f" ({by.source})" if by.source else "")
     lines = [f"decided: {decided}"]
     lines += [f"hook: {line}" for line in hooks_lines(result.hooks)]
+    lines += [f"verify: {line}" for line in verify_lines(result.verify)]
     return ["    " + one_line(line) for line in lines]
 
 
