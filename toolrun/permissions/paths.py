@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolrun.errors import ToolError
+from toolrun.permissions.observe import observe
 from toolrun.permissions.tilde import expand_tilde, tilde_prefix
 
 Behavior = Literal["allow", "ask", "deny"]
@@ -167,6 +168,10 @@ def _remember(norm: str, real: str) -> None:
 def realpath(link: str) -> str:
     """``os.path.realpath`` of an absolute normalised path (symlinks resolved, missing
     parts kept), reading only the components below a known root when there is one."""
+    return observe(_realpath, link)
+
+
+def _realpath(link: str) -> str:
     best = ""
     for root in _KNOWN:
         if len(root) > len(best) and (link == root or link.startswith(root + "/")):
@@ -189,7 +194,7 @@ def realpath(link: str) -> str:
 def variants(path: str) -> tuple[str, ...]:
     """A directory as given and with symlinks resolved (both are used as rule bases)."""
     norm = normalise(path)
-    real = normalise(os.path.realpath(norm))
+    real = normalise(observe(os.path.realpath, norm))
     _remember(norm, real)
     return (norm,) if norm == real else (norm, real)
 
