@@ -200,6 +200,7 @@ class PermissionEngine:
         self._decisions: dict[
             tuple[str, str, str | None, str | None], tuple[tuple[Observation, ...], Decision]
         ] = {}
+        self._seen: set[tuple[str, str, str | None, str | None]] = set()
         self.registry = registry
         self.home = normalise(os.path.expanduser("~"))
         self.workspace = normalise(os.path.abspath(config.workspace))
@@ -285,6 +286,13 @@ class PermissionEngine:
         hit = self._decisions.get(key)
         if hit is not None and unchanged(hit[0]):
             return hit[1]
+        if hit is None and key not in self._seen:
+            # Remembered from its second time on: a decision holds many objects, and
+            # keeping every one of a stream of new calls only feeds the garbage collector.
+            if len(self._seen) >= DECISION_CACHE * 4:
+                self._seen.clear()
+            self._seen.add(key)
+            return self._decide(tool, input, cwd, mode)
         recording, outer = start()
         try:
             decision = self._decide(tool, input, cwd, mode)
