@@ -39,11 +39,15 @@ class Recording:
         self.opaque = False
 
 
-_local = threading.local()
+class _Local(threading.local):
+    recording: Recording | None = None  # (a class default: a missing attribute is slow)
+
+
+_local = _Local()
 
 
 def _current() -> Recording | None:
-    return getattr(_local, "recording", None)
+    return _local.recording
 
 
 def observe(fn: Callable[..., T], *args: Any) -> T:

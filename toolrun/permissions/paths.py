@@ -184,7 +184,10 @@ def _realpath(link: str) -> str:
         candidate = f"{current}/{part}" if current != "/" else f"/{part}"
         try:
             os.readlink(candidate)
-        except OSError:  # not a symlink, or missing: realpath keeps it as it is
+        except (FileNotFoundError, NotADirectoryError):
+            # Missing: nothing below it exists either, and realpath keeps it all as it is.
+            return "/".join([candidate, *rest[i + 1 :]])
+        except OSError:  # not a symlink: realpath keeps it as it is
             current = candidate
             continue
         return normalise(os.path.realpath("/".join([candidate, *rest[i + 1 :]])))
