@@ -237,11 +237,20 @@ def test_a_repository_that_appears_is_decided_again(ws: Path) -> None:
     assert engine.decide("Bash", {"command": "git status"}, cwd=ws / "sub").decision == "ask"
 
 
+def _nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 @pytest.mark.parametrize(
     "call_input",
     [
         {"file_path": ("src/a.py",)},  # a tuple is not JSON data
         {"file_path": "src/a.py", 1: "x"},  # nor is a key that is not a string
+        {"file_path": "src/a.py", "content": "x" * 100_000},  # too big to keep
+        {"file_path": "src/a.py", "meta": _nested(5000)},  # too deep to key
     ],
 )
 def test_inputs_that_are_not_json_data_are_decided_every_time(

@@ -106,6 +106,8 @@ _EFFECTS: dict[str, Effect] = {"read": "read", "write": "write", "network": "net
 READ_VETO_CACHE = 4096
 #: How many decisions one engine remembers (with what each read from the system).
 DECISION_CACHE = 4096
+#: Inputs longer than this (about, as JSON) are decided afresh every time.
+MAX_KEY = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,21 +135,35 @@ def _memo_key(
     tool: str, input: Mapping[str, Any], cwd: Path | None, mode: str | None
 ) -> tuple[str, str, str | None, str | None] | None:
     """What a remembered decision is found by; None for an input that cannot be keyed
-    exactly (only JSON data is: two such inputs are equal exactly when their reprs are)."""
-    if type(input) is not dict or not _plain(input):
+    exactly (only JSON data is: two such inputs are equal exactly when their reprs are)
+    or is too large to be worth keeping (a Write of a big file)."""
+    if type(input) is not dict or _size(input, MAX_KEY) < 0:
         return None
     return (tool, repr(input), None if cwd is None else str(cwd), mode)
 
 
-def _plain(value: object) -> bool:
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or kind is float or value is None:
-        return True
-    if kind is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())  # type: ignore[attr-defined]
-    if kind is list:
-        return all(_plain(v) for v in value)  # type: ignore[attr-defined]
-    return False
+def _size(value: object, budget: int, depth: int = 0) -> int:
+    """``budget`` less about the length of ``value``'s repr; -1 when that is over budget,
+    too deep, or ``value`` is not JSON data (str keys; str, int, float, bool, None)."""
+    if type(value) is str:
+        budget -= len(value) + 2
+    elif type(value) is int or type(value) is bool or type(value) is float or value is None:
+        budget -= 8
+    elif type(value) is dict and depth < 16:
+        for k, v in value.items():
+            if type(k) is not str:
+                return -1
+            budget = _size(v, budget - len(k) - 4, depth + 1)
+            if budget < 0:
+                return -1
+    elif type(value) is list and depth < 16:
+        for v in value:
+            budget = _size(v, budget - 2, depth + 1)
+            if budget < 0:
+                return -1
+    else:
+        return -1
+    return budget if budget >= 0 else -1
 
 
 def _decided_by(verdict: Verdict) -> DecidedBy:
@@ -200,7 +216,7 @@ class PermissionEngine:
         self._decisions: dict[
             tuple[str, str, str | None, str | None], tuple[tuple[Observation, ...], Decision]
         ] = {}
-        self._seen: set[tuple[str, str, str | None, str | None]] = set()
+        self._seen: set[int] = set()  # hashes of keys seen once
         self.registry = registry
         self.home = normalise(os.path.expanduser("~"))
         self.workspace = normalise(os.path.abspath(config.workspace))
@@ -286,12 +302,12 @@ class PermissionEngine:
         hit = self._decisions.get(key)
         if hit is not None and unchanged(hit[0]):
             return hit[1]
-        if hit is None and key not in self._seen:
+        if hit is None and hash(key) not in self._seen:
             # Remembered from its second time on: a decision holds many objects, and
             # keeping every one of a stream of new calls only feeds the garbage collector.
             if len(self._seen) >= DECISION_CACHE * 4:
                 self._seen.clear()
-            self._seen.add(key)
+            self._seen.add(hash(key))
             return self._decide(tool, input, cwd, mode)
         recording, outer = start()
         try:
