@@ -137,8 +137,18 @@ def _memo_key(
     """What a remembered decision is found by; None for an input that cannot be keyed
     exactly (only JSON data is: two such inputs are equal exactly when their reprs are)
     or is too large to be worth keeping (a Write of a big file)."""
-    if type(input) is not dict or _size(input, MAX_KEY) < 0:
+    if type(input) is not dict:
         return None
+    size = 0
+    for k, v in input.items():  # (the usual input: a few strings)
+        if type(v) is not str or type(k) is not str:
+            if _size(input, MAX_KEY) < 0:
+                return None
+            break
+        size += len(k) + len(v)
+    else:
+        if size > MAX_KEY:
+            return None
     return (tool, repr(input), None if cwd is None else str(cwd), mode)
 
 
@@ -302,12 +312,12 @@ class PermissionEngine:
         hit = self._decisions.get(key)
         if hit is not None and unchanged(hit[0]):
             return hit[1]
-        if hit is None and hash(key) not in self._seen:
+        if hit is None and (seen := hash(key)) not in self._seen:
             # Remembered from its second time on: a decision holds many objects, and
             # keeping every one of a stream of new calls only feeds the garbage collector.
             if len(self._seen) >= DECISION_CACHE * 4:
                 self._seen.clear()
-            self._seen.add(hash(key))
+            self._seen.add(seen)
             return self._decide(tool, input, cwd, mode)
         recording, outer = start()
         try:
