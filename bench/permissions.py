@@ -181,7 +181,7 @@ def main() -> None:
         rules = make_rules(ws)
         config = Config(workspace=ws, rules=rules)
         start = time.perf_counter()
-        engine = PermissionEngine(config, memo=not args.no_memo)
+        engine = PermissionEngine(config, **_memo(not args.no_memo))
         compile_ms = (time.perf_counter() - start) * 1000
         calls = make_calls(ws)
         distinct = len({c["command"] for t, c in calls if t == "Bash"})
@@ -210,11 +210,16 @@ def main() -> None:
           f"{'ok' if median >= 50_000 else 'MISSED'}")
 
 
+def _memo(memo: bool) -> dict[str, bool]:
+    # (only passed when off, so that the script also runs against older engines for A/B)
+    return {} if memo else {"memo": False}
+
+
 def distinct_main(rounds: int, n: int, *, memo: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = build_workspace(Path(tmp))
         os.environ["HOME"] = str(Path(tmp) / "home")
-        engine = PermissionEngine(Config(workspace=ws, rules=make_rules(ws)), memo=memo)
+        engine = PermissionEngine(Config(workspace=ws, rules=make_rules(ws)), **_memo(memo))
         rates = []
         outcomes: collections.Counter[str] = collections.Counter()
         for r in range(rounds):
