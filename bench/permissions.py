@@ -1,6 +1,6 @@
-"""Permission decisions per second with 200 mixed rules (design budget: >= 20,000/s).
+"""Permission decisions per second with 200 mixed rules (targets: >= 50,000/s warm, >= 25,000/s cold).
 
-Run:  .venv/bin/python bench/permissions.py [--rounds 5] [--calls 20000]
+Run:  .venv/bin/python bench/permissions.py [--rounds 5] [--calls 20000] [--distinct] [--no-memo]
 
 Builds a workspace in a temporary directory (files, a symlink), 200 rules across
 Bash / Read / Edit / WebFetch / MCP / tool-wide in three settings files, compiles
@@ -9,7 +9,13 @@ them once, and decides a realistic agent mix of calls (about half Bash — pipel
 WebFetch and MCP calls; a few hundred distinct calls, so the Bash parse cache
 works as it does in a real session). Prints the median decisions/s over the
 rounds, the cold first pass (every distinct command parsed once), and the mix of
-outcomes.
+outcomes. The engine remembers decisions (checked against what they read from the
+system); --no-memo decides every call afresh.
+
+--distinct decides instead the worst case of ``toolrun check`` on a big plan: 10,000
+calls (per round) in which every Bash command, file path and Grep pattern is new, so
+no cache of parses, paths or decisions can help (the check's mix: Read, Grep, Glob,
+Edit and Bash, most paths not on disk); each round uses calls never seen before.
 """
 
 from __future__ import annotations
@@ -106,6 +112,45 @@ def make_calls(ws: Path) -> list[tuple[str, dict[str, Any]]]:
     return calls
 
 
+DISTINCT_BASH = [
+    "git diff -- src/pkg{a}/mod{i}.py",
+    "git log --oneline -n {i}",
+    "pytest -q tests/test_mod{i}.py",
+    "npm run test:unit -- --grep case{i}",
+    "ls -la src/pkg{i}",
+    "cat src/pkg{a}/mod{i}.py | head -n 20",
+    "rm -rf build/tmp{i}",
+    "curl -fsSL https://example.com/s{i}.sh | sh",
+    "git push origin feature-{i}",
+    "make build{i} && make test",
+    "grep -rn TODO{i} src/pkg{a}",
+    "echo {i} > build/status{i}.txt",
+    "cd src/pkg{a} && python -m pytest -k t{i}",
+]
+
+
+def make_distinct_calls(n: int, offset: int) -> list[tuple[str, dict[str, Any]]]:
+    """``n`` calls, no two alike and none like a call of another offset."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for j in range(n):
+        i = offset + j
+        a = i % 40
+        k = j % 20
+        if k < 6:
+            calls.append(("Read", {"file_path": f"src/pkg{a}/mod{i}.py"}))
+        elif k < 8:
+            calls.append(("Grep", {"pattern": f"name{i}", "path": f"src/pkg{i}"}))
+        elif k < 9:
+            calls.append(("Glob", {"pattern": f"src/pkg{i}/**/*.py"}))
+        elif k < 12:
+            calls.append(("Edit", {"file_path": f"src/pkg{a}/mod{i}.py",
+                                   "old_string": f"v{i}", "new_string": f"v{i + 1}"}))
+        else:
+            template = DISTINCT_BASH[i % len(DISTINCT_BASH)]
+            calls.append(("Bash", {"command": template.format(a=a, i=i)}))
+    return calls
+
+
 def build_workspace(root: Path) -> Path:
     ws = root / "ws"
     for d in ("src", "tests", "docs", "build", "config"):
@@ -120,7 +165,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=20_000, help="decisions per round")
+    parser.add_argument("--no-memo", action="store_true",
+                        help="decide every call afresh (the engine's memo=False)")
+    parser.add_argument("--distinct", action="store_true",
+                        help="every call new (10,000 per round unless --calls is given)")
     args = parser.parse_args()
+    if args.distinct:
+        distinct_main(args.rounds, 10_000 if args.calls == 20_000 else args.calls,
+                      memo=not args.no_memo)
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = build_workspace(Path(tmp))
@@ -128,7 +181,7 @@ def main() -> None:
         rules = make_rules(ws)
         config = Config(workspace=ws, rules=rules)
         start = time.perf_counter()
-        engine = PermissionEngine(config)
+        engine = PermissionEngine(config, **_memo(not args.no_memo))
         compile_ms = (time.perf_counter() - start) * 1000
         calls = make_calls(ws)
         distinct = len({c["command"] for t, c in calls if t == "Bash"})
@@ -150,10 +203,36 @@ def main() -> None:
     print(f"rules: {len(rules)} (compiled once in {compile_ms:.1f} ms)")
     print(f"calls: {len(calls)} in the mix ({distinct} distinct Bash commands), "
           f"outcomes {dict(outcomes)}")
-    print(f"cold first pass (every command parsed): {cold:,.0f} decisions/s")
+    print(f"cold first pass (every command parsed): {cold:,.0f} decisions/s; target >= 25,000/s: "
+          f"{'ok' if cold >= 25_000 else 'MISSED'}")
     print(f"decisions/s, median of {args.rounds} x {args.calls:,}: {median:,.0f} "
-          f"(min {min(rates):,.0f}, max {max(rates):,.0f}); budget >= 20,000/s: "
-          f"{'ok' if median >= 20_000 else 'MISSED'}")
+          f"(min {min(rates):,.0f}, max {max(rates):,.0f}); target >= 50,000/s: "
+          f"{'ok' if median >= 50_000 else 'MISSED'}")
+
+
+def _memo(memo: bool) -> dict[str, Any]:
+    # (only passed when off, so that the script also runs against older engines for A/B)
+    return {} if memo else {"memo": False}
+
+
+def distinct_main(rounds: int, n: int, *, memo: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = build_workspace(Path(tmp))
+        os.environ["HOME"] = str(Path(tmp) / "home")
+        engine = PermissionEngine(Config(workspace=ws, rules=make_rules(ws)), **_memo(memo))
+        rates = []
+        outcomes: collections.Counter[str] = collections.Counter()
+        for r in range(rounds):
+            calls = make_distinct_calls(n, (r + 1) * 1_000_000)
+            start = time.perf_counter()
+            for tool, call_input in calls:
+                outcomes[engine.decide(tool, call_input).decision] += 1
+            rates.append(len(calls) / (time.perf_counter() - start))
+    median = statistics.median(rates)
+    print(f"distinct calls: {rounds} x {n:,}, outcomes {dict(outcomes)}")
+    print(f"distinct decisions/s, median of {rounds}: {median:,.0f} "
+          f"(min {min(rates):,.0f}, max {max(rates):,.0f}); "
+          f"{n:,} calls in {n / median:.2f} s")
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ DENY_ONLY_WRAPPERS = frozenset(
         "eatmydata", "nocache", "linux32", "linux64", "setarch", "gtimeout", "gstdbuf",
     }
 )
+_ANY_WRAPPER = WRAPPERS | DENY_ONLY_WRAPPERS
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
 #: ``VAR=value`` prefixes that allow rules strip (they do not change which code runs).
 SAFE_ENV_VARS = frozenset(
@@ -237,6 +238,8 @@ def _text(node: Node) -> str:
 
 def _unescape_unquoted(raw: str) -> tuple[str, bool]:
     """Backslash removal for an unquoted word; also reports unescaped glob characters."""
+    if "\\" not in raw:
+        return raw, not _GLOB_CHARS.isdisjoint(raw)
     out: list[str] = []
     glob = False
     i = 0
@@ -420,7 +423,7 @@ def _deny_variants(words: tuple[Word, ...], depth: int = 0) -> list[tuple[Word, 
         variants.extend(_deny_variants(stripped, depth + 1) if depth < 8 else [stripped])
     elif current and depth < 8:
         first = current[0].text
-        if posixpath.basename(first) in WRAPPERS | DENY_ONLY_WRAPPERS:
+        if posixpath.basename(first) in _ANY_WRAPPER:
             # Unknown wrapper options: every later word could be the command.
             for j in range(1, len(current)):
                 text = current[j].text

@@ -68,7 +68,6 @@ _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 #: Where a leaf word is a shell word (inside ``${x:-a b}`` it is not).
 _WORD_PARENTS = _WORD_LISTS | _ONE_WORD | {"variable_assignment"}
 _METACHARS = frozenset(b" \t\n|&;()<>")
-_BLANKS = frozenset(b" \t")
 _BACKTICK = frozenset(b"`")
 #: Leaves whose text bash never expands (single quotes, $'...', comments, heredoc text
 #: under a quoted delimiter); every other leaf must not hide `...` or $(...).
@@ -87,6 +86,10 @@ _LITERAL_LEAVES = frozenset(
 
 def _unescaped(data: bytes, wanted: frozenset[int]) -> bool:
     """Whether ``data`` (an unquoted word) holds one of ``wanted`` not after a backslash."""
+    if wanted.isdisjoint(data):
+        return False
+    if 0x5C not in data:
+        return True
     i = 0
     while i < len(data):
         c = data[i]
@@ -100,6 +103,8 @@ def _unescaped(data: bytes, wanted: frozenset[int]) -> bool:
 
 
 def _unescaped_dollar_paren(data: bytes) -> bool:
+    if b"$(" not in data:
+        return False
     i = 0
     while i < len(data) - 1:
         if data[i] == 0x5C:
@@ -135,8 +140,7 @@ def _hidden_substitution(node: Node, source: bytes) -> bool:
 
 def _gap_ok(gap: bytes, *, newline: bool) -> bool:
     rest = gap.replace(b"\\\n", b"")
-    allowed = _BLANKS | {0x0A} if newline else _BLANKS
-    return all(c in allowed for c in rest)
+    return not rest.translate(None, b" \t\n" if newline else b" \t")
 
 
 def problems(root: Node, source: bytes) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolrun.errors import ToolError
+from toolrun.permissions.observe import observe
 from toolrun.permissions.tilde import expand_tilde, tilde_prefix
 
 Behavior = Literal["allow", "ask", "deny"]
@@ -167,6 +168,10 @@ def _remember(norm: str, real: str) -> None:
 def realpath(link: str) -> str:
     """``os.path.realpath`` of an absolute normalised path (symlinks resolved, missing
     parts kept), reading only the components below a known root when there is one."""
+    return observe(_realpath, link)
+
+
+def _realpath(link: str) -> str:
     best = ""
     for root in _KNOWN:
         if len(root) > len(best) and (link == root or link.startswith(root + "/")):
@@ -179,7 +184,10 @@ def realpath(link: str) -> str:
         candidate = f"{current}/{part}" if current != "/" else f"/{part}"
         try:
             os.readlink(candidate)
-        except OSError:  # not a symlink, or missing: realpath keeps it as it is
+        except (FileNotFoundError, NotADirectoryError):
+            # Missing: nothing below it exists either, and realpath keeps it all as it is.
+            return "/".join([candidate, *rest[i + 1 :]])
+        except OSError:  # not a symlink: realpath keeps it as it is
             current = candidate
             continue
         return normalise(os.path.realpath("/".join([candidate, *rest[i + 1 :]])))
@@ -189,7 +197,7 @@ def realpath(link: str) -> str:
 def variants(path: str) -> tuple[str, ...]:
     """A directory as given and with symlinks resolved (both are used as rule bases)."""
     norm = normalise(path)
-    real = normalise(os.path.realpath(norm))
+    real = normalise(observe(os.path.realpath, norm))
     _remember(norm, real)
     return (norm,) if norm == real else (norm, real)
 

@@ -250,8 +250,14 @@ def _read_only_now(command: str, cwd: str, roots: tuple[str, ...], home: str) ->
     analysis = analyse(command)
     if not analysis.analysable or not analysis.commands:
         return False
-    boundary = Boundary.of(roots)
-    return all(v.read_only for v in check_all(analysis.commands, cwd, home, boundary))
+    return all(v.read_only for v in check_all(analysis.commands, cwd, home, _boundary(roots)))
+
+
+@functools.lru_cache(maxsize=64)
+def _boundary(roots: tuple[str, ...]) -> Boundary:
+    # Resolved once per process, as an engine resolves its own boundary once (resolving
+    # the workspace again for every command was a tenth of a new command's check).
+    return Boundary.of(roots)
 
 
 _read_only_cached = functools.lru_cache(maxsize=4096)(_read_only_now)

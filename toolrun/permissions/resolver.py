@@ -46,6 +46,7 @@ from toolrun.permissions.decision import (
 from toolrun.permissions.domains import exact_host, url_host
 from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 from toolrun.permissions.modes import MODES, Behavior, DecidedKind, Effect, Step, apply_mode
+from toolrun.permissions.observe import Observation, observe, opaque, start, stop, unchanged
 from toolrun.permissions.paths import (
     EXEMPT_WRITE_TARGETS,
     Boundary,
@@ -81,6 +82,7 @@ from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
     from toolrun.sandbox.policy import SandboxPolicy
+    from toolrun.tools.base import Tool
     from toolrun.tools.registry import ToolRegistry
 
 #: Where each built-in tool keeps the path it touches (Claude Code field names).
@@ -102,6 +104,10 @@ _RM = frozenset({"rm", "rmdir"})
 _EFFECTS: dict[str, Effect] = {"read": "read", "write": "write", "network": "network"}
 #: How many read vetoes one engine remembers (keyed by path *and* symlink target).
 READ_VETO_CACHE = 4096
+#: How many decisions one engine remembers (with what each read from the system).
+DECISION_CACHE = 4096
+#: Inputs longer than this (about, as JSON) are decided afresh every time.
+MAX_KEY = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +129,51 @@ class _Unknown:
     """A path input that cannot be known (the patch does not parse, ...), and why."""
 
     problem: str
+
+
+def _memo_key(
+    tool: str, input: Mapping[str, Any], cwd: Path | None, mode: str | None
+) -> tuple[str, str, str | None, str | None] | None:
+    """What a remembered decision is found by; None for an input that cannot be keyed
+    exactly (only JSON data is: two such inputs are equal exactly when their reprs are)
+    or is too large to be worth keeping (a Write of a big file)."""
+    if type(input) is not dict:
+        return None
+    size = 0
+    for k, v in input.items():  # (the usual input: a few strings)
+        if type(v) is not str or type(k) is not str:
+            if _size(input, MAX_KEY) < 0:
+                return None
+            break
+        size += len(k) + len(v)
+    else:
+        if size > MAX_KEY:
+            return None
+    return (tool, repr(input), None if cwd is None else str(cwd), mode)
+
+
+def _size(value: object, budget: int, depth: int = 0) -> int:
+    """``budget`` less about the length of ``value``'s repr; -1 when that is over budget,
+    too deep, or ``value`` is not JSON data (str keys; str, int, float, bool, None)."""
+    if type(value) is str:
+        budget -= len(value) + 2
+    elif type(value) is int or type(value) is bool or type(value) is float or value is None:
+        budget -= 8
+    elif type(value) is dict and depth < 16:
+        for k, v in value.items():
+            if type(k) is not str:
+                return -1
+            budget = _size(v, budget - len(k) - 4, depth + 1)
+            if budget < 0:
+                return -1
+    elif type(value) is list and depth < 16:
+        for v in value:
+            budget = _size(v, budget - 2, depth + 1)
+            if budget < 0:
+                return -1
+    else:
+        return -1
+    return budget if budget >= 0 else -1
 
 
 def _decided_by(verdict: Verdict) -> DecidedBy:
@@ -160,10 +211,22 @@ def _combine(verdicts: Sequence[Verdict]) -> Verdict:
 
 
 class PermissionEngine:
-    """Rules compiled once; :meth:`decide` is pure apart from reading symlinks."""
+    """Rules compiled once; :meth:`decide` is pure apart from reading symlinks.
 
-    def __init__(self, config: Config, registry: ToolRegistry | None = None) -> None:
+    Decisions are remembered with what they read from the system (:mod:`observe`): the
+    same call again is answered from memory once those reads give the same results
+    (``memo=False`` decides every call afresh).
+    """
+
+    def __init__(
+        self, config: Config, registry: ToolRegistry | None = None, *, memo: bool = True
+    ) -> None:
         self.config = config
+        self.memo = memo
+        self._decisions: dict[
+            tuple[str, str, str | None, str | None], tuple[tuple[Observation, ...], Decision]
+        ] = {}
+        self._seen: set[int] = set()  # hashes of keys seen once
         self.registry = registry
         self.home = normalise(os.path.expanduser("~"))
         self.workspace = normalise(os.path.abspath(config.workspace))
@@ -243,6 +306,33 @@ class PermissionEngine:
         """Allow, ask or deny for one call (``cwd``: the Bash working directory)."""
         if mode is not None and mode not in MODES:
             raise ValueError(f"unknown permission mode {mode!r}; expected one of {MODES}")
+        key = _memo_key(tool, input, cwd, mode) if self.memo else None
+        if key is None:
+            return self._decide(tool, input, cwd, mode)
+        hit = self._decisions.get(key)
+        if hit is not None and unchanged(hit[0]):
+            return hit[1]
+        if hit is None and (seen := hash(key)) not in self._seen:
+            # Remembered from its second time on: a decision holds many objects, and
+            # keeping every one of a stream of new calls only feeds the garbage collector.
+            if len(self._seen) >= DECISION_CACHE * 4:
+                self._seen.clear()
+            self._seen.add(seen)
+            return self._decide(tool, input, cwd, mode)
+        recording, outer = start()
+        try:
+            decision = self._decide(tool, input, cwd, mode)
+        finally:
+            stop(outer)
+        if not recording.opaque:
+            if len(self._decisions) >= DECISION_CACHE:
+                self._decisions.clear()
+            self._decisions[key] = (tuple(recording.log), decision)
+        return decision
+
+    def _decide(
+        self, tool: str, input: Mapping[str, Any], cwd: Path | None, mode: str | None
+    ) -> Decision:
         mode_name = mode or self.config.default_mode
         if mode is not None:
             mode_source = "the caller"
@@ -253,6 +343,10 @@ class PermissionEngine:
         cwd_s = absolute(str(cwd), self.workspace, self.home) if cwd else self.workspace
         call = _Call(self, tool, input, cwd_s, mode_name)
         return call.decision(mode_source)
+
+    def registered(self, tool: str) -> Tool[Any] | None:
+        """The registry's tool of that name (None: not registered, or no registry)."""
+        return self.registry.get(tool) if self.registry is not None else None
 
     def private_hosts(self) -> frozenset[str]:
         """Hosts a ``WebFetch(domain:...)`` allow rule names exactly (no wildcard): WebFetch
@@ -458,6 +552,7 @@ class _Call:
         """
         policy = self.engine.sandbox
         assert policy is not None
+        opaque()  # the sandbox's availability probe
         placement = policy.placement(self.input)
         if placement.leaves_on_request and not policy.settings.allow_unsandboxed:
             if overall.decision == "deny":  # a deny rule says it first
@@ -602,13 +697,14 @@ class _Call:
 
     def _registry_subjects(self) -> list[tuple[Subject, dict[str, Any]]]:
         tool = self.tool
-        registered = self.engine.registry.get(tool) if self.engine.registry is not None else None
+        registered = observe(self.engine.registered, tool)
         own = claude_tool(tool) if registered is None else None
         if own is not None:  # Claude Code's own tools, as its docs decide them
             return [claude_subject(own, self.input)]
         if registered is None:
             effect: Effect = "execute"
             return [(Subject("tool", tool, tool, effect, what="tool", params=self.input), {})]
+        opaque()  # the tool's own affected_paths may read anything
         kind = str(getattr(registered.kind, "value", registered.kind))
         effect = _EFFECTS.get(kind, "execute")
         try:
@@ -832,13 +928,13 @@ class _Call:
         engine = self.engine
         if not engine.read_guarded:
             return []
-        roots = [p for p in paths if os.path.isdir(p.target)]
+        roots = [p for p in paths if observe(os.path.isdir, p.target)]
         if not paths:
             if cwd is None:
                 return []
             roots = [resolve(cwd, "/", engine.home)]
         for root in roots:
-            found = _guarded_below(engine, root)
+            found = observe(_guarded_below, engine, root)
             if found is None:
                 continue
             label, rule = found

@@ -384,6 +384,20 @@ class _Group:
 _EMPTY = _Group((), None)
 
 
+def _forms(behavior: Behavior, s: Subject) -> Sequence[str]:
+    """The strings a subject's rule patterns are matched against (as in ``_lookups``)."""
+    if s.command is not None and s.kind == "command":
+        if behavior != "allow":
+            return s.command.deny_forms
+        allow = s.command.allow_form
+        return (allow,) if allow is not None else ()
+    if s.path is not None and s.kind == "path":
+        return s.path.forms
+    if s.host is not None and s.kind == "domain":
+        return (s.host,)
+    return ()
+
+
 @dataclass(frozen=True, slots=True)
 class RuleSet:
     """All rules in precedence order, plus indexes for fast first-match lookups.
@@ -397,6 +411,9 @@ class RuleSet:
     _tool_wide: Mapping[str, tuple[CompiledRule, ...]] = field(default_factory=dict)
     _tool_wide_cache: dict[tuple[str, str, bool, bool], CompiledRule | None] = field(
         default_factory=dict
+    )
+    _plans: dict[tuple[Any, ...], tuple[CompiledRule | None, tuple[tuple[_Group, bool], ...]]] = (
+        field(default_factory=dict)
     )
 
     @classmethod
@@ -423,15 +440,39 @@ class RuleSet:
 
     def first_match(self, behavior: Behavior, s: Subject) -> CompiledRule | None:
         """The first rule of ``behavior`` (in precedence order) that applies to ``s``."""
-        best = self._first_tool_wide(behavior, s)
-        for key, forms in self._lookups(behavior, s):
-            group = self._groups.get((behavior, key), _EMPTY)
-            if not group.rules:
-                continue
-            found = group.first(forms, s)
+        # Which groups can hold a match, and the first tool-wide rule, depend only on
+        # the subject's shape: worked out once per shape.
+        kind = s.kind
+        present = (
+            s.command if kind == "command" else s.path if kind == "path"
+            else s.host if kind == "domain" else None
+        ) is not None
+        shape = (behavior, kind, present, s.tool, s.family, s.constraint, s.redirect,
+                 s.params is not None)
+        plan = self._plans.get(shape)
+        if plan is None:
+            plan = self._plans[shape] = self._plan(behavior, s)
+        best, groups = plan
+        if not groups:
+            return best
+        forms = _forms(behavior, s)
+        for group, params in groups:
+            if not (params or forms):
+                continue  # (an allow rule for a command that cannot be allowed)
+            found = group.first(() if params else forms, s)
             if found is not None and (best is None or found.index < best.index):
                 best = found
         return best
+
+    def _plan(
+        self, behavior: Behavior, s: Subject
+    ) -> tuple[CompiledRule | None, tuple[tuple[_Group, bool], ...]]:
+        groups = tuple(
+            (group, key == "param")
+            for key, _forms in self._lookups(behavior, s)
+            if (group := self._groups.get((behavior, key), _EMPTY)).rules
+        )
+        return self._first_tool_wide(behavior, s), groups
 
     def _first_tool_wide(self, behavior: Behavior, s: Subject) -> CompiledRule | None:
         # A tool-wide rule's match depends only on these four things.

@@ -16,6 +16,7 @@ from typing import Literal
 
 from toolrun.permissions.bash import SimpleCommand
 from toolrun.permissions.memo import by_identity
+from toolrun.permissions.observe import observe
 from toolrun.permissions.paths import ResolvedPath, resolve
 from toolrun.permissions.tilde import TildeError, expand_tilde
 from toolrun.permissions.words import Word
@@ -149,6 +150,10 @@ def expand_glob(word: Word, cwd: str | None, home: str) -> list[str] | None:
         if cwd is None:
             return None
         prefix = cwd.rstrip("/") + "/"
+    return observe(_glob, prefix, pattern)
+
+
+def _glob(prefix: str, pattern: str) -> list[str] | None:
     found: list[str] = []
     for i, match in enumerate(glob.iglob(glob.escape(prefix) + pattern)):
         if i >= MAX_GLOB_MATCHES:

@@ -79,7 +79,8 @@ def with_allow_rules(engine: PermissionEngine, rules: Sequence[str]) -> Permissi
     source = session_source(Path(engine.workspace))
     extra = tuple(PermissionRule("allow", text, source) for text in rules)
     return PermissionEngine(
-        dataclasses.replace(config, rules=config.rules + extra), engine.registry
+        dataclasses.replace(config, rules=config.rules + extra), engine.registry,
+        memo=engine.memo,
     )
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import pwd
 
+from toolrun.permissions.observe import observe
+
 
 class TildeError(ValueError):
     """A tilde prefix whose expansion cannot be known in advance."""
@@ -31,6 +33,10 @@ def tilde_prefix(text: str) -> tuple[str, str] | None:
 
 def user_home(name: str) -> str | None:
     """The home directory of user ``name``, or None when there is no such user."""
+    return observe(_user_home, name)
+
+
+def _user_home(name: str) -> str | None:
     try:
         return pwd.getpwnam(name).pw_dir or None
     except (KeyError, UnicodeEncodeError, ValueError):  # no such user, NUL in the name

@@ -16,6 +16,7 @@ import os
 import posixpath
 from typing import TYPE_CHECKING
 
+from toolrun.permissions.observe import observe
 from toolrun.permissions.programs import long_is
 from toolrun.permissions.words import Word
 
@@ -96,6 +97,10 @@ def strip_globals(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
 
 def repository(directory: str) -> str | None:
     """The repository git would use from ``directory``: the nearest ancestor with ``.git``."""
+    return observe(_repository, directory)
+
+
+def _repository(directory: str) -> str | None:
     current = directory
     while True:
         if os.path.lexists(posixpath.join(current, ".git")):

@@ -1,0 +1,42 @@
+"""``paths.realpath`` (which reads only below a known root and stops at the first missing
+part) says what ``os.path.realpath`` says, for every path in a tree of files, directories,
+symlinks (to files, directories, missing targets, loops) and missing names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolrun.permissions.paths import normalise, realpath, variants
+
+NAMES = ["a", "d", "f", "ln", "lnd", "lnx", "loop", "up", "missing", "abs"]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("realpath").resolve() / "ws"
+    (root / "d" / "d").mkdir(parents=True)
+    (root / "a").mkdir()
+    (root / "f").write_text("x\n")
+    (root / "d" / "f").write_text("x\n")
+    (root / "ln").symlink_to("f")
+    (root / "lnd").symlink_to("d")
+    (root / "d" / "lnd").symlink_to("..")
+    (root / "lnx").symlink_to("nowhere/x")
+    (root / "loop").symlink_to("loop")
+    (root / "up").symlink_to("../..")
+    (root / "abs").symlink_to(root / "d" / "d")
+    os.chmod(root / "a", 0o000)  # (root reads it all the same; others get EACCES)
+    variants(str(root))  # a known root, as the workspace is
+    return root
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(NAMES), min_size=1, max_size=5))
+def test_realpath_agrees_with_os_realpath(root: Path, parts: list[str]) -> None:
+    link = normalise(str(root) + "/" + "/".join(parts))
+    assert realpath(link) == normalise(os.path.realpath(link))
