@@ -25,6 +25,7 @@ from toolrun.errors import ExitCode, Location, PlanError, Problem
 from toolrun.paths import display_path
 
 if TYPE_CHECKING:
+    from toolrun.commands.shards import Shard
     from toolrun.config.models import Config
     from toolrun.execution.decide import EngineDecider
     from toolrun.execution.partition import Run
@@ -162,6 +163,7 @@ class CheckRequest:
     # --strict: config warnings, and a session log's unreadable records, are errors
     strict: bool = False
     managed_settings: Path | None = None
+    shard: Shard | None = None  # --shard K/N: only the inputs of that shard
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +175,8 @@ class CheckReport:
     #: the config's warnings (unknown keys, ignored Claude Code keys, managed-only locks)
     config_warnings: tuple[str, ...] = ()
     config_files: tuple[str, ...] = ()  # the config files that were read
+    config_digest: str = ""  # their names and contents (shards merge only under one config)
+    shard: Shard | None = None  # --shard: which one, and where its inputs were in the whole
 
     @property
     def problems(self) -> Iterator[Problem]:
@@ -585,6 +589,11 @@ def check(
     _check_examples(state)
     warnings = state.config.warnings
     inputs = expand_inputs(request.inputs)
+    shard = request.shard
+    if shard is not None:
+        from toolrun.commands.shards import select
+
+        shard, inputs = select([shown for shown, _ in inputs], inputs, shard)
     done: list[PlanCheck] = []
 
     def deliver(plan: PlanCheck) -> None:
@@ -605,7 +614,15 @@ def check(
         wall_ms=(time.perf_counter() - started) * 1000,
         config_warnings=warnings,
         config_files=tuple(display_path(f) for f in state.config.files),
+        config_digest=_config_digest(state.config.files) if shard is not None else "",
+        shard=shard,
     )
+
+
+def _config_digest(files: Sequence[Path]) -> str:
+    from toolrun.commands.shards import files_digest
+
+    return files_digest([(display_path(f), f) for f in files])
 
 
 def compare(
