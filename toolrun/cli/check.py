@@ -325,6 +325,10 @@ def _streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], 
     return _problems  # the report comes at the end; its problems on stderr as they come
 
 
+# one encoder for every record (json.dumps with options builds a new one each call)
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     """A whole report, in chunks (JSON and JSONL record by record, never as one string)."""
     if fmt == "junit":
@@ -336,8 +340,9 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     elif fmt == "jsonl":
         from toolrun.commands.check import result_json
 
-        for plan, call in report.calls:
-            yield json.dumps(result_json(report.run_id, plan, call), ensure_ascii=False) + "\n"
+        lines = (_ENCODER.encode(result_json(report.run_id, p, c)) for p, c in report.calls)
+        for batch in _batches(lines):
+            yield "\n".join(batch) + "\n"
     else:
         from toolrun.render.github import annotation_lines
 
@@ -575,12 +580,24 @@ def json_report(report: CheckReport) -> Iterator[str]:
         },
     }
     yield json.dumps(head, indent=2, ensure_ascii=False)[:-2] + ',\n  "results": ['
+    records = (_ENCODER.encode(result_json(report.run_id, p, c)) for p, c in report.calls)
     first = True
-    for plan, call in report.calls:
-        record = json.dumps(result_json(report.run_id, plan, call), ensure_ascii=False)
-        yield ("\n    " if first else ",\n    ") + record
+    for batch in _batches(records):
+        yield ("\n    " if first else ",\n    ") + ",\n    ".join(batch)
         first = False
     yield "\n  ]\n}\n" if not first else "]\n}\n"
+
+
+def _batches(items: Iterator[str], size: int = 1000) -> Iterator[list[str]]:
+    """Records in lists of ``size``: a few large writes instead of one per call."""
+    batch: list[str] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def shard_json(report: CheckReport) -> dict[str, Any]:

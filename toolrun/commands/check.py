@@ -222,37 +222,50 @@ class CheckReport:
 
 
 def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]:
-    """The result record of design §6 (the keys ``exec`` uses), plus where it ran."""
-    from toolrun.execution.results import DecidedBy, Result, Status
+    """The result record of design §6 (the keys ``exec`` uses), plus where it ran.
 
-    result = Result(
-        index=call.position,
-        id=call.id,
-        execution_id=call.execution_id,
-        run_id=run_id,
-        plan=plan.file,
-        tool=call.tool,
-        input=call.input,
-        decision=call.decision,
-        decided_by=DecidedBy(call.kind, call.rule, call.source),
-        status=Status(call.status),
-        error=call.error,
-        location=Location(call.file or plan.file, call.line, call.column) if call.line else None,
-        hooks=call.hooks,
-    )
-    extra: dict[str, Any] = {"origin": call.origin} if call.origin else {}
+    Written out rather than through ``Result.as_json``: a check of 100,000 calls spent a
+    third of its report building Result objects only to turn them into dicts. A test
+    keeps the two the same.
+    """
+    out: dict[str, Any] = {
+        "index": call.position,
+        "id": call.id,
+        "execution_id": call.execution_id,
+        "run_id": run_id,
+        "plan": plan.file,
+        "tool": call.tool,
+        "input": call.input if type(call.input) is dict else dict(call.input),
+        "decision": call.decision,
+        "decided_by": {"kind": call.kind, "rule": call.rule, "source": call.source},
+        "status": call.status,
+        "output": "",
+        "error": call.error,
+        "started_at": None,
+        "finished_at": None,
+        "wait_ms": 0.0,
+        "duration_ms": 0.0,
+        "attempts": 0,
+        "aborted_before_launch": False,
+        "location": (
+            {"file": call.file or plan.file, "line": call.line, "column": call.column}
+            if call.line
+            else None
+        ),
+    }
+    if call.hooks:
+        out["hooks"] = [dict(h) for h in call.hooks]
+    if call.origin:
+        out["origin"] = call.origin
     if call.rebased:
-        extra["rebased"] = [
+        out["rebased"] = [
             {"field": f, "recorded": recorded, "rebased": new} for f, recorded, new in call.rebased
         ]
-    return {
-        **result.as_json(),
-        **extra,
-        "reason": call.reason,
-        "turn": call.turn,
-        "run": call.run,
-        "run_kind": call.run_kind,
-    }
+    out["reason"] = call.reason
+    out["turn"] = call.turn
+    out["run"] = call.run
+    out["run_kind"] = call.run_kind
+    return out
 
 
 # -- inputs ---------------------------------------------------------------------------------
