@@ -16,7 +16,7 @@ import gc
 import glob
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     from toolrun.commands.shards import Shard
     from toolrun.config.models import Config
     from toolrun.execution.decide import EngineDecider
+    from toolrun.execution.executor import Executor
     from toolrun.execution.partition import Run
     from toolrun.execution.results import CallDecision, Result
     from toolrun.hooks import HookRunner, PreToolUseResult
-    from toolrun.plan.models import Call, Plan
+    from toolrun.plan.models import Call, Plan, Turn
     from toolrun.policy.diff import PolicyDiff
     from toolrun.tools.registry import ToolRegistry
 
@@ -390,10 +391,15 @@ class _CheckDecider:
     """
 
     MAX_CACHED = 1 << 16
+    # The cache starts this small and grows to MAX_CACHED only while it pays: a plan of
+    # distinct calls would otherwise hold 65,536 decisions it never reuses (~30 MB).
+    MIN_CACHED = 1 << 12
 
     def __init__(self, inner: EngineDecider) -> None:
         self.inner = inner
         self.cache: dict[tuple[str, Path, str], CallDecision] = {}
+        self.limit = self.MIN_CACHED
+        self.hits = 0
         self.reasons: dict[int, str] = {}
         self.cwds: Mapping[int, Path] = {}  # the plan being decided: each call's own cwd
 
@@ -406,9 +412,15 @@ class _CheckDecider:
             found = self.cache.get(key)
             if found is None:
                 found = self.inner.decide(call, cwd, hooks)
-                if len(self.cache) >= self.MAX_CACHED:
+                if len(self.cache) >= self.limit:
+                    # at least one hit for every 8 decisions kept: worth a big cache
+                    useful = self.hits * 8 >= len(self.cache)
+                    self.limit = self.MAX_CACHED if useful else self.MIN_CACHED
                     self.cache.clear()
+                    self.hits = 0
                 self.cache[key] = found
+            else:
+                self.hits += 1
             decision = found
         self.reasons[call.index] = decision.reason
         return decision
@@ -480,35 +492,51 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     from toolrun.plan.recorded import rebase_plan
 
     rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
-    plan = rebased.plan
+    fmt, warnings, marks = imported.format, imported.warnings, imported.marks
+    name, file, changes = rebased.plan.name, rebased.plan.file, rebased.changes
+    turns: list[Turn | None] = list(rebased.plan.turns)
     state.decider.cwds = rebased.cwds
+    # from here on ``turns`` holds the only reference to the calls: each turn is let go
+    # once decided (the calls and their validated inputs are most of a big plan's memory)
+    del imported, rebased
     try:
-        runs, calls = _decide(state, options.run_id, plan, rebased.changes, imported.marks)
+        runs, calls = _decide(state, options.run_id, file, turns, changes, marks)
     finally:
         state.decider.cwds = {}
     return PlanCheck(
         file=shown,
-        format=imported.format,
-        name=plan.name,
-        turns=len(plan.turns),
+        format=fmt,
+        name=name,
+        turns=len(turns),
         runs=runs,
         calls=calls,
         wall_ms=(time.perf_counter() - started) * 1000,
-        warnings=imported.warnings,
+        warnings=warnings,
     )
+
+
+async def _released(turns: list[Turn | None]) -> AsyncIterator[tuple[Turn, Sequence[Result]]]:
+    """Each turn in order, dropped from ``turns`` as it is handed out."""
+    for i, turn in enumerate(turns):
+        turns[i] = None
+        if turn is not None:
+            yield turn, ()
 
 
 def _decide(
     state: _State,
     run_id: str,
-    plan: Plan,
+    file: str,
+    turns: list[Turn | None],
     rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
     marks: Mapping[int, str],
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
-    """Every call of ``plan`` through the executor in dry-run mode, recorded compactly."""
+    """Every call of the plan ``file`` through the executor in dry-run mode (as ``exec
+    --dry-run`` decides a plan, turn after turn), recorded compactly; ``turns`` is
+    emptied as they are decided."""
     import anyio
 
-    from toolrun.execution.executor import ExecSettings, Executor
+    from toolrun.execution.executor import ExecSettings
     from toolrun.render.results import target
 
     config = state.config
@@ -517,7 +545,7 @@ def _decide(
     run_of: dict[int, tuple[int, str]] = {}
     calls: list[CallCheck] = []
     # the 1-based turn of a call not in any run (beyond the turn's limit), by its index
-    turn_starts = [t.calls[0].index if t.calls else -1 for t in plan.turns]
+    turn_starts = [t.calls[0].index if t is not None and t.calls else -1 for t in turns]
 
     def on_run(_plan: Plan, run: Run[Call]) -> None:
         runs.append((run.calls[0].turn + 1, run.kind, len(run.calls)))
@@ -551,11 +579,11 @@ def _decide(
                 r.hooks,
                 rebased.get(r.index, ()),
                 marks.get(r.index, ""),
-                loc.file if loc and loc.file != plan.file else "",
+                loc.file if loc and loc.file != file else "",
             )
         )
 
-    executor = Executor(
+    executor = _recording_executor()(
         workspace=config.workspace,
         registry=state.registry,
         decider=state.decider,
@@ -572,8 +600,23 @@ def _decide(
         on_run=on_run,
     )
     reasons.clear()
-    anyio.run(executor.run, [plan])
+    anyio.run(executor.run_stream, file, _released(turns))
     return tuple(runs), tuple(calls)
+
+
+def _recording_executor() -> type[Executor]:
+    from toolrun.execution.executor import Executor
+
+    class _Recording(Executor):
+        """The executor, less its list of every Result: check records each result compactly
+        as it comes (``on_result``) and never reads that list, which for 100,000 calls
+        held about 60 MB until the end."""
+
+        def _deliver(self, result: Result, acc: list[Result]) -> None:
+            if self.on_result is not None:
+                self.on_result(result)
+
+    return _Recording
 
 
 def check(
