@@ -16,7 +16,6 @@ def call(**changes: Any) -> CallCheck:
         position=3,
         id="edit-1",
         tool="Edit",
-        target="src/a.py",
         input={"file_path": "src/a.py", "old_string": "a", "new_string": "b"},
         decision="deny",
         kind="rule",

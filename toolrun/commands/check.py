@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from toolrun.hooks import HookRunner, PreToolUseResult
     from toolrun.plan.models import Call, Plan, Turn
     from toolrun.policy.diff import PolicyDiff
+    from toolrun.tools.base import ToolContext
     from toolrun.tools.registry import ToolRegistry
 
 FAIL_ON = ("deny", "ask", "never")
@@ -45,7 +46,6 @@ class CallCheck(NamedTuple):
     position: int  # 0-based index in its plan (the "index" of a result record)
     id: str
     tool: str
-    target: str  # the main argument, shortened (the command, the path, ...)
     input: Mapping[str, Any]
     decision: str  # allow | ask | deny
     kind: str  # who decided: rule, mode, hook, readonly, ...
@@ -66,6 +66,14 @@ class CallCheck(NamedTuple):
     rebased: tuple[tuple[str, str, str], ...] = ()
     origin: str = ""  # "sidechain", "subagent FILE": not the session's main thread
     file: str = ""  # the file the call was read from, when not the input itself
+
+    @property
+    def target(self) -> str:
+        """The main argument, shortened (the command, the path, ...): worked out when shown,
+        since a JSON report never shows it."""
+        from toolrun.render.results import target_of
+
+        return target_of(self.tool, self.input, 60)
 
     def why(self) -> str:
         """The reason, naming the rule and its source when one decided."""
@@ -537,7 +545,6 @@ def _decide(
     import anyio
 
     from toolrun.execution.executor import ExecSettings
-    from toolrun.render.results import target
 
     config = state.config
     reasons = state.decider.reasons
@@ -561,7 +568,6 @@ def _decide(
                 r.index,
                 r.id,
                 r.tool,
-                target(r, 60),
                 r.input,
                 r.decision,
                 by.kind,
@@ -607,6 +613,8 @@ def _decide(
 def _recording_executor() -> type[Executor]:
     from toolrun.execution.executor import Executor
 
+    safe: dict[tuple[str, Path], bool] = {}
+
     class _Recording(Executor):
         """The executor, less its list of every Result: check records each result compactly
         as it comes (``on_result``) and never reads that list, which for 100,000 calls
@@ -615,6 +623,20 @@ def _recording_executor() -> type[Executor]:
         def _deliver(self, result: Result, acc: list[Result]) -> None:
             if self.on_result is not None:
                 self.on_result(result)
+
+        def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
+            """Whether a Bash command is read-only (concurrency-safe), worked out once per
+            command and directory: nothing runs during a check, so even the answers that
+            look at files (globs, git), which exec works out afresh, cannot change."""
+            if call.tool != "Bash":
+                return super()._is_safe(call, ctx)
+            key = (str(call.input.get("command")), ctx.cwd)
+            found = safe.get(key)
+            if found is None:
+                found = safe[key] = super()._is_safe(call, ctx)
+                if len(safe) > 1 << 14:
+                    safe.clear()
+            return found
 
     return _Recording
 

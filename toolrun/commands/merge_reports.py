@@ -400,15 +400,12 @@ def _plans(report: _Report) -> list[tuple[int, PlanCheck]]:
 
 
 def _call(record: Mapping[str, Any]) -> CallCheck:
-    from toolrun.render.results import target_of
-
     loc = record["location"]
     by = record["decided_by"]
     return CallCheck(
         position=record["index"],
         id=record["id"],
         tool=record["tool"],
-        target=target_of(record["tool"], record["input"], 60),
         input=record["input"],
         decision=record["decision"],
         kind=by["kind"],
