@@ -332,9 +332,10 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     """A whole report, in chunks (JSON and JSONL record by record, never as one string)."""
     if fmt == "junit":
-        from toolrun.render.junit import junit_xml
+        from toolrun.render.junit import junit_chunks
 
-        yield junit_xml(report)
+        for batch in _batches(junit_chunks(report)):
+            yield "".join(batch)
     elif fmt == "json":
         yield from json_report(report)
     elif fmt == "jsonl":
