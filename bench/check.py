@@ -197,8 +197,9 @@ def write_plan(path: Path, n: int, *, syntax: str, mix: str) -> Path:
     return path
 
 
-def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float, int]:
-    """Wall seconds, peak MB (the child's ru_maxrss, from wait4) and exit code of one check."""
+def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float, int, float]:
+    """Wall seconds, peak MB (the child's ru_maxrss, from wait4), exit code and CPU seconds
+    (user + system: steadier than the wall time on a shared machine) of one check."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -214,7 +215,7 @@ def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float
             err.seek(0)
             message = err.read().decode(errors="replace")[-2000:]
             raise SystemExit(f"toolrun check failed ({proc.returncode}): {message}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage.ru_maxrss / 1024, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -249,21 +250,24 @@ def main() -> None:
         for syntax in args.syntax:
             # the fixed cost (interpreter, imports, config) from a 10-call plan
             small = write_plan(ws / f"plan-10.{syntax}", 10, syntax=syntax, mix="bench")
-            fixed = statistics.median(
-                run_check(ws, small, args.format, *extra)[0] for _ in range(3)
-            )
-            print(f"start-up and config ({syntax}, 10 calls): {fixed:.2f} s")
+            smalls = [run_check(ws, small, args.format, *extra) for _ in range(3)]
+            fixed = statistics.median(r[0] for r in smalls)
+            fixed_cpu = statistics.median(r[3] for r in smalls)
+            print(f"start-up and config ({syntax}, 10 calls): {fixed:.2f} s, cpu {fixed_cpu:.2f} s")
             per_call: list[float] = []
+            per_call_cpu: list[float] = []
             for n in args.sizes:
                 plan = write_plan(ws / f"plan-{n}.{syntax}", n, syntax=syntax, mix=mix)
-                runs = [run_check(ws, plan, args.format, *extra)[:2] for _ in range(args.repeat)]
-                wall = statistics.median(w for w, _ in runs)
-                peak = max(m for _, m in runs)
+                runs = [run_check(ws, plan, args.format, *extra) for _ in range(args.repeat)]
+                wall = statistics.median(r[0] for r in runs)
+                cpu = statistics.median(r[3] for r in runs)
+                peak = max(r[1] for r in runs)
                 per_call.append((wall - fixed) / n)
+                per_call_cpu.append((cpu - fixed_cpu) / n)
                 print(
                     f"{n:>7,} calls ({syntax}, {mix}, "
                     f"--format {args.format}{' -o report.xml' if args.junit else ''}): "
-                    f"{wall:6.2f} s, peak {peak:5.0f} MB, "
+                    f"{wall:6.2f} s (cpu {cpu:6.2f} s), peak {peak:5.0f} MB, "
                     f"{per_call[-1] * 1e6:5.1f} us/call after start-up"
                     + ("  (budget 5 s, 300 MB)" if n == 100_000 else "")
                 )
@@ -282,7 +286,8 @@ def main() -> None:
             if len(per_call) > 1:
                 print(
                     "  per-call cost, largest / smallest plan: "
-                    f"{per_call[-1] / per_call[0]:.2f} (1.00 = linear; budget <= 1.2)"
+                    f"{per_call[-1] / per_call[0]:.2f} wall, "
+                    f"{per_call_cpu[-1] / per_call_cpu[0]:.2f} cpu (1.00 = linear; budget <= 1.2)"
                 )
 
 
