@@ -105,7 +105,7 @@ def _read(shown: str, path: Path) -> _Report:
     try:
         text = read_text(path, shown)
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_hook=_SharedValues())
         except (ValueError, RecursionError):
             parse_json(text, shown)  # raises, located, with the decoder's own message
             raise  # pragma: no cover - parse_json accepts only what json.loads does
@@ -117,6 +117,37 @@ def _read(shown: str, path: Path) -> _Report:
     except _Malformed as exc:
         raise InvalidInputError([report.problem(exc.path, exc.message)]) from None
     return report
+
+
+class _SharedValues:
+    """One string object for the values every record repeats (run id, plan, tool, decision,
+    rule, ...): the decoder makes a new one each time, a fifth of a big report's memory."""
+
+    KEYS = frozenset(
+        (
+            "run_id",
+            "plan",
+            "tool",
+            "decision",
+            "status",
+            "run_kind",
+            "kind",
+            "rule",
+            "source",
+            "file",
+            "output",
+        )
+    )
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
+        for key in self.KEYS.intersection(obj):
+            value = obj[key]
+            if type(value) is str:  # an equal string: nothing a reader could tell apart
+                obj[key] = self.seen.setdefault(value, value)
+        return obj
 
 
 def _validate(data: Any) -> None:
