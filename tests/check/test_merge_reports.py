@@ -79,6 +79,27 @@ def test_a_wrong_field_is_named_at_its_line_and_column(
         ),
         (lambda d: d["results"].pop(), None, "results: "),
         (lambda d: d["inputs"].append({}), None, "shard.inputs: 4 entries for the report's 5"),
+        # what the renderers read of a record's hooks and rebased values: never a crash
+        (
+            lambda d: d["results"][0].update(hooks=[1]),
+            None,
+            "results[0].hooks[0]: expected an object, not an integer",
+        ),
+        (
+            lambda d: d["results"][0].update(hooks="PreToolUse"),
+            None,
+            "results[0].hooks: expected a list, not a string",
+        ),
+        (
+            lambda d: d["results"][0].update(hooks=[{"event": "PreToolUse", "runs": 3}]),
+            None,
+            "results[0].hooks[0].runs: expected a list, not an integer",
+        ),
+        (
+            lambda d: d["results"][0].update(rebased=[{"field": "cwd", "recorded": "/a"}]),
+            None,
+            "results[0].rebased[0]: missing 'rebased'",
+        ),
     ],
 )
 def test_malformed_shard_reports_say_what_and_where(

@@ -269,14 +269,31 @@ def _results_valid(results: list[Any], calls: Mapping[str, int]) -> None:
             _field(loc, (*where, "location"), "file", str)
             for key in ("line", "column"):
                 _field(loc, (*where, "location"), key, int)
-        for key, kind in (("hooks", list), ("rebased", list), ("origin", str)):
-            if key in record:
-                _field(record, where, key, kind)
+        if "origin" in record:
+            _field(record, where, "origin", str)
+        _entries_valid(record, where)
     for plan, count in seen.items():
         if count != calls[plan]:
             raise _Malformed(
                 ("results",), f"{count} results for {plan!r}, whose input counts {calls[plan]}"
             )
+
+
+def _entries_valid(record: Mapping[str, Any], where: tuple[PathPart, ...]) -> None:
+    """``hooks`` (objects, their ``runs`` objects) and ``rebased`` (field, recorded and
+    rebased strings), as the reports show them."""
+    if "hooks" in record:
+        for i, hook in enumerate(_field(record, where, "hooks", list)):
+            _object(hook, (*where, "hooks", i))
+            if hook.get("runs") is not None:
+                runs = _field(hook, (*where, "hooks", i), "runs", list)
+                for j, run in enumerate(runs):
+                    _object(run, (*where, "hooks", i, "runs", j))
+    if "rebased" in record:
+        for i, entry in enumerate(_field(record, where, "rebased", list)):
+            _object(entry, (*where, "rebased", i))
+            for key in ("field", "recorded", "rebased"):
+                _field(entry, (*where, "rebased", i), key, str)
 
 
 def _object(value: Any, path: tuple[PathPart, ...]) -> None:
