@@ -79,6 +79,11 @@ def test_a_wrong_field_is_named_at_its_line_and_column(
         ),
         (lambda d: d["results"].pop(), None, "results: "),
         (lambda d: d["inputs"].append({}), None, "shard.inputs: 4 entries for the report's 5"),
+        (
+            lambda d: d["inputs"][1].update(file=d["inputs"][0]["file"]),
+            None,
+            "inputs[1].file: 'plans/",
+        ),
         # what the renderers read of a record's hooks and rebased values: never a crash
         (
             lambda d: d["results"][0].update(hooks=[1]),

@@ -205,7 +205,10 @@ def _validate(data: Any) -> None:
     for i, entry in enumerate(inputs):
         at = ("inputs", i)
         _object(entry, at)
-        calls[_field(entry, at, "file", str)] = _field(entry, at, "calls", int)
+        file = _field(entry, at, "file", str)
+        if file in calls:
+            raise _Malformed((*at, "file"), f"{file!r} is already an input of this report")
+        calls[file] = _field(entry, at, "calls", int)
         _field(entry, at, "turns", int)
         for key in ("format", "name"):
             _field(entry, at, key, (str, type(None)))
