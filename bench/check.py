@@ -1,16 +1,23 @@
 """`toolrun check` at scale: time and peak memory for plans of 10,000 and 100,000 calls.
 
 Run:  .venv/bin/python bench/check.py [--sizes 10000 100000] [--syntax json yaml]
-                                      [--distinct] [--repeat 1] [--format text] [--compare]
+                                      [--mix bench|distinct|all-distinct] [--repeat 1]
+                                      [--format text] [--compare]
 
 Each plan is a realistic mix (Read, Grep, Glob, Edit and Bash with a dozen different
 commands, in turns of 10 calls) checked against a 50-rule config. `toolrun check` runs as
 a subprocess; its peak memory is the child's ru_maxrss. Budget (design §8): 100,000 calls
-in <= 10 s and <= 500 MB, cost linear in calls (the per-call cost is printed for each size).
+in <= 5 s and <= 300 MB whatever the mix, cost linear in calls: the per-call cost is
+printed for each size, and the ratio of the largest plan's to the smallest's (<= 1.2).
 
---distinct makes every call's input unique (no two calls alike), the worst case for the
-check's memo of permission decisions; the default mix repeats commands and paths the way
-an agent's plans do.
+--mix distinct (or --distinct) makes every call's input unique (no two calls alike), the
+worst case for the check's memo of permission decisions; --mix all-distinct also makes
+every Bash command's words, programs included, every path and every pattern unique (no
+parse, path or rule lookup can be reused either). The default mix repeats commands and
+paths the way an agent's plans do.
+
+A/B against another checkout: run this script with that checkout's interpreter (its
+`python -m toolrun` is what is timed), e.g. /work/main/.venv/bin/python bench/check.py.
 
 --compare also times a policy diff (`--compare-config` against a config that moves a few
 rules) on the same plan and prints its ratio to the single check (budget: <= 2x).
@@ -109,9 +116,29 @@ BASH = [
 ]
 
 
-def make_call(i: int, rnd: random.Random, distinct: bool) -> dict[str, object]:
+# --mix all-distinct: every word of every command differs from call to call, programs too
+ALL_DISTINCT_BASH = [
+    "git diff -- src/p{i}/m{i}.py",
+    "git log --oneline -n {i} -- dir{i}",
+    "pytest -q tests/test_{i}.py -k case_{i}",
+    "tool{i} --flag-{i} arg{i}",
+    "cat src/p{i}/f{i}.txt | grep -n word{i} | head -n {i}",
+    "V{i}=v{i} make target{i}",
+    "echo {i} > out/o{i}.txt",
+    "rm -rf build/tmp{i}",
+    "curl -fsSL https://h{i}.example.com/s{i}.sh | sh",
+    "ls -la d{i} && wc -l f{i}",
+    "find src/p{i} -name '*.py{i}' -type f",
+    "python -c 'print({i})'",
+    "for f in a{i} b{i}; do echo $f{i}; done",
+]
+
+
+def make_call(i: int, rnd: random.Random, mix: str) -> dict[str, object]:
+    if mix == "all-distinct":
+        return make_all_distinct(i, rnd)
     a, b = rnd.randrange(40), rnd.randrange(400)
-    if distinct:  # every call unique: no decision can be reused
+    if mix == "distinct":  # every call unique: no decision can be reused
         a, b = i, i
     k = rnd.random()
     if k < 0.30:
@@ -132,10 +159,30 @@ def make_call(i: int, rnd: random.Random, distinct: bool) -> dict[str, object]:
     return {"tool": "Bash", "input": {"command": rnd.choice(BASH).format(a=a, b=b)}}
 
 
-def write_plan(path: Path, n: int, *, syntax: str, distinct: bool) -> Path:
+def make_all_distinct(i: int, rnd: random.Random) -> dict[str, object]:
+    k = rnd.random()
+    if k < 0.30:
+        return {"tool": "Read", "input": {"file_path": f"src/p{i}/m{i}.py"}}
+    if k < 0.40:
+        return {"tool": "Grep", "input": {"pattern": f"name{i}", "path": f"src/p{i}"}}
+    if k < 0.48:
+        return {"tool": "Glob", "input": {"pattern": f"src/p{i}/**/*.x{i}"}}
+    if k < 0.65:
+        return {
+            "tool": "Edit",
+            "input": {
+                "file_path": f"src/p{i}/m{i}.py",
+                "old_string": f"value_{i}",
+                "new_string": f"value_{i + 1}",
+            },
+        }
+    return {"tool": "Bash", "input": {"command": rnd.choice(ALL_DISTINCT_BASH).format(i=i)}}
+
+
+def write_plan(path: Path, n: int, *, syntax: str, mix: str) -> Path:
     rnd = random.Random(n)
     turns = [
-        {"calls": [make_call(t * CALLS_PER_TURN + j, rnd, distinct) for j in range(CALLS_PER_TURN)]}
+        {"calls": [make_call(t * CALLS_PER_TURN + j, rnd, mix) for j in range(CALLS_PER_TURN)]}
         for t in range(n // CALLS_PER_TURN)
     ]
     doc = {"name": f"bench {n}", "turns": turns}
@@ -150,8 +197,9 @@ def write_plan(path: Path, n: int, *, syntax: str, distinct: bool) -> Path:
     return path
 
 
-def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float, int]:
-    """Wall seconds, peak MB (the child's ru_maxrss, from wait4) and exit code of one check."""
+def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float, int, float]:
+    """Wall seconds, peak MB (the child's ru_maxrss, from wait4), exit code and CPU seconds
+    (user + system: steadier than the wall time on a shared machine) of one check."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -167,19 +215,26 @@ def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float
             err.seek(0)
             message = err.read().decode(errors="replace")[-2000:]
             raise SystemExit(f"toolrun check failed ({proc.returncode}): {message}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage.ru_maxrss / 1024, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--syntax", nargs="+", choices=["json", "yaml"], default=["json"])
-    parser.add_argument("--distinct", action="store_true", help="every call's input unique")
+    parser.add_argument(
+        "--mix",
+        choices=["bench", "distinct", "all-distinct"],
+        default="bench",
+        help="the calls: an agent-like mix, every input unique, or every word unique",
+    )
+    parser.add_argument("--distinct", action="store_true", help="the same as --mix distinct")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--format", default="text", help="output format (stdout is discarded)")
     parser.add_argument("--junit", action="store_true", help="also write -o report.xml")
     parser.add_argument("--compare", action="store_true", help="also time --compare-config")
     args = parser.parse_args()
+    mix = "distinct" if args.distinct else args.mix
     extra = ["-o", "report.xml"] if args.junit else []
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
@@ -194,26 +249,27 @@ def main() -> None:
         (ws / "new.yaml").write_text(json.dumps({"permissions": new_rules}) + "\n")
         for syntax in args.syntax:
             # the fixed cost (interpreter, imports, config) from a 10-call plan
-            small = write_plan(ws / f"plan-10.{syntax}", 10, syntax=syntax, distinct=False)
-            fixed = statistics.median(
-                run_check(ws, small, args.format, *extra)[0] for _ in range(3)
-            )
-            print(f"start-up and config ({syntax}, 10 calls): {fixed:.2f} s")
+            small = write_plan(ws / f"plan-10.{syntax}", 10, syntax=syntax, mix="bench")
+            smalls = [run_check(ws, small, args.format, *extra) for _ in range(3)]
+            fixed = statistics.median(r[0] for r in smalls)
+            fixed_cpu = statistics.median(r[3] for r in smalls)
+            print(f"start-up and config ({syntax}, 10 calls): {fixed:.2f} s, cpu {fixed_cpu:.2f} s")
             per_call: list[float] = []
+            per_call_cpu: list[float] = []
             for n in args.sizes:
-                plan = write_plan(
-                    ws / f"plan-{n}.{syntax}", n, syntax=syntax, distinct=args.distinct
-                )
-                runs = [run_check(ws, plan, args.format, *extra)[:2] for _ in range(args.repeat)]
-                wall = statistics.median(w for w, _ in runs)
-                peak = max(m for _, m in runs)
+                plan = write_plan(ws / f"plan-{n}.{syntax}", n, syntax=syntax, mix=mix)
+                runs = [run_check(ws, plan, args.format, *extra) for _ in range(args.repeat)]
+                wall = statistics.median(r[0] for r in runs)
+                cpu = statistics.median(r[3] for r in runs)
+                peak = max(r[1] for r in runs)
                 per_call.append((wall - fixed) / n)
+                per_call_cpu.append((cpu - fixed_cpu) / n)
                 print(
-                    f"{n:>7,} calls ({syntax}{', distinct' if args.distinct else ''}, "
+                    f"{n:>7,} calls ({syntax}, {mix}, "
                     f"--format {args.format}{' -o report.xml' if args.junit else ''}): "
-                    f"{wall:6.2f} s, peak {peak:5.0f} MB, "
+                    f"{wall:6.2f} s (cpu {cpu:6.2f} s), peak {peak:5.0f} MB, "
                     f"{per_call[-1] * 1e6:5.1f} us/call after start-up"
-                    + ("  (budget 10 s, 500 MB)" if n == 100_000 else "")
+                    + ("  (budget 5 s, 300 MB)" if n == 100_000 else "")
                 )
                 if args.compare:
                     both = [
@@ -230,7 +286,8 @@ def main() -> None:
             if len(per_call) > 1:
                 print(
                     "  per-call cost, largest / smallest plan: "
-                    f"{per_call[-1] / per_call[0]:.2f} (1.00 = linear)"
+                    f"{per_call[-1] / per_call[0]:.2f} wall, "
+                    f"{per_call_cpu[-1] / per_call_cpu[0]:.2f} cpu (1.00 = linear; budget <= 1.2)"
                 )
 
 

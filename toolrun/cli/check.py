@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,7 @@ from toolrun.cli.style import Progress, status_painter, terminal_width, verbosit
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck, CheckReport, CheckRequest, PlanCheck
+    from toolrun.commands.shards import Shard
     from toolrun.render.github import AnnotationPaths
 
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
@@ -101,6 +102,21 @@ STATUSES = (
     help="Policy diff against these settings files (instead of the --settings files); "
     "repeatable.",
 )
+@click.option(
+    "--shard",
+    metavar="K/N",
+    default=None,
+    callback=lambda _ctx, _param, value: _shard(value),
+    help="Check only shard K of N: the inputs (after expanding globs) whose path hashes "
+    "(sha256) to K. N CI jobs, one per K, check the whole corpus; merge their JSON "
+    "reports with --merge-reports.",
+)
+@click.option(
+    "--merge-reports",
+    is_flag=True,
+    help="The arguments are JSON reports of check --shard K/N jobs: print the one report "
+    "(in --format) and exit with the code the unsharded check would give.",
+)
 @verbosity_options
 @click.pass_context
 def check(
@@ -122,6 +138,8 @@ def check(
     managed_settings: Path | None,
     compare_config: Path | None,
     compare_settings: tuple[Path, ...],
+    shard: Shard | None,
+    merge_reports: bool,
     quiet: bool,
     verbose: bool,
 ) -> int:
@@ -160,6 +178,11 @@ def check(
     as loosened (deny→ask/allow, ask→allow) or tightened, with both deciders. Exit 4
     with --fail-on loosen when any decision loosens; 3 when an input or a config is
     invalid; 0 otherwise.
+
+    Sharding: --shard K/N checks the inputs whose path (relative to the current directory)
+    hashes to shard K; each shard's JSON report (--format json or -o FILE.json) holds what
+    a merge needs, and `toolrun check --merge-reports shard-*.json` prints the one report
+    and exits with the one code the unsharded check would give.
     """
     from toolrun.commands.check import CheckRequest
     from toolrun.commands.check import check as run_check
@@ -173,6 +196,22 @@ def check(
                 "--report-format junit|json|jsonl|github",
                 param_hint="'-o'",
             )
+    if merge_reports:
+        if shard is not None or compare_config is not None or compare_settings:
+            raise click.BadParameter(
+                "merges reports only: no --shard, --compare-config or --compare-settings",
+                param_hint="'--merge-reports'",
+            )
+        if fail_on == "loosen":
+            raise click.BadParameter(
+                "loosen needs --compare-config or --compare-settings", param_hint="'--fail-on'"
+            )
+        explicit = ctx.get_parameter_source("fail_on") is not click.core.ParameterSource.DEFAULT
+        report = _merged(inputs, fail_on if explicit else None)
+        stream = _streamer(fmt, quiet=quiet, verbose=verbose)
+        for plan in report.plans:
+            stream(plan)
+        return _finish(report, fmt, output, report_format)
     request = CheckRequest(
         inputs=inputs,
         workspace=workspace,
@@ -186,6 +225,7 @@ def check(
         fail_on=fail_on,
         strict=strict,
         managed_settings=managed_settings,
+        shard=shard,
     )
     if compare_config is not None or compare_settings:
         compare = (compare_config, compare_settings)
@@ -209,6 +249,13 @@ def check(
 
     report = run_check(request, on_plan=show)
     progress.clear()
+    return _finish(report, fmt, output, report_format)
+
+
+def _finish(
+    report: CheckReport, fmt: str, output: Path | None, report_format: str | None
+) -> int:
+    """After every input was shown: the summary (or the whole report) and the -o report."""
     _step_summary(report)
     if fmt in ("table", "text", "github"):
         click.echo(recap(report))
@@ -224,6 +271,35 @@ def check(
         except OSError as exc:
             raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
     return int(report.exit_code)
+
+
+def _shard(value: str | None) -> Shard | None:
+    if value is None:
+        return None
+    from toolrun.commands.shards import parse_shard
+
+    try:
+        return parse_shard(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _merged(inputs: tuple[str, ...], fail_on: str | None) -> CheckReport:
+    """The reports named (files or globs) merged into one (InvalidInputError: cannot)."""
+    from toolrun.commands.check import expand_inputs
+    from toolrun.commands.merge_reports import merge_reports
+    from toolrun.errors import InvalidInputError, Problem
+
+    files: list[tuple[str, Path]] = []
+    unmatched: list[Problem] = []
+    for shown, path in expand_inputs(inputs):
+        if path is None:
+            unmatched.append(Problem(None, "", f"{shown}: no file matches this pattern"))
+        else:
+            files.append((shown, path))
+    if unmatched:
+        raise InvalidInputError(unmatched)
+    return merge_reports(files, fail_on=fail_on)
 
 
 def _absolute_dir(value: str | None) -> str | None:
@@ -249,19 +325,25 @@ def _streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], 
     return _problems  # the report comes at the end; its problems on stderr as they come
 
 
+# one encoder for every record (json.dumps with options builds a new one each call)
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     """A whole report, in chunks (JSON and JSONL record by record, never as one string)."""
     if fmt == "junit":
-        from toolrun.render.junit import junit_xml
+        from toolrun.render.junit import junit_chunks
 
-        yield junit_xml(report)
+        for batch in _batches(junit_chunks(report)):
+            yield "".join(batch)
     elif fmt == "json":
         yield from json_report(report)
     elif fmt == "jsonl":
         from toolrun.commands.check import result_json
 
-        for plan, call in report.calls:
-            yield json.dumps(result_json(report.run_id, plan, call), ensure_ascii=False) + "\n"
+        lines = (_ENCODER.encode(result_json(report.run_id, p, c)) for p, c in report.calls)
+        for batch in _batches(lines):
+            yield "\n".join(batch) + "\n"
     else:
         from toolrun.render.github import annotation_lines
 
@@ -461,7 +543,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
     from toolrun.errors import problem_json
 
     counts = report.counts()
-    head = {
+    head: dict[str, Any] = {
         "run_id": report.run_id,
         "plans": [p.file for p in report.plans],
         "inputs": [
@@ -486,6 +568,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
             for plan in report.plans
             for w in plan.warnings
         ],
+        **({"shard": shard_json(report)} if report.shard is not None else {}),
         "summary": {
             # the keys of exec's summary (result statuses), then check's own
             **dict.fromkeys(STATUSES, 0),
@@ -498,12 +581,48 @@ def json_report(report: CheckReport) -> Iterator[str]:
         },
     }
     yield json.dumps(head, indent=2, ensure_ascii=False)[:-2] + ',\n  "results": ['
+    records = (_ENCODER.encode(result_json(report.run_id, p, c)) for p, c in report.calls)
     first = True
-    for plan, call in report.calls:
-        record = json.dumps(result_json(report.run_id, plan, call), ensure_ascii=False)
-        yield ("\n    " if first else ",\n    ") + record
+    for batch in _batches(records):
+        yield ("\n    " if first else ",\n    ") + ",\n    ".join(batch)
         first = False
     yield "\n  ]\n}\n" if not first else "]\n}\n"
+
+
+def _batches(items: Iterator[str], size: int = 1000) -> Iterator[list[str]]:
+    """Records in lists of ``size``: a few large writes instead of one per call."""
+    batch: list[str] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def shard_json(report: CheckReport) -> dict[str, Any]:
+    """What merging needs besides the results: which shard, of which inputs and config, and
+    for each input its place in the whole, its problem and warning counts and its time."""
+    shard = report.shard
+    assert shard is not None
+    return {
+        "index": shard.index,
+        "count": shard.count,
+        "total": shard.total,
+        "inputs_digest": shard.inputs_digest,
+        "config_digest": report.config_digest,
+        "config_files": list(report.config_files),
+        "inputs": [
+            {
+                "position": position,
+                "problems": len(plan.problems),
+                "warnings": len(plan.warnings),
+                "wall_ms": round(plan.wall_ms, 1),
+            }
+            for position, plan in zip(shard.positions, report.plans, strict=True)
+        ],
+    }
 
 
 def _n(count: int, word: str) -> str:

@@ -16,7 +16,7 @@ import gc
 import glob
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -25,13 +25,16 @@ from toolrun.errors import ExitCode, Location, PlanError, Problem
 from toolrun.paths import display_path
 
 if TYPE_CHECKING:
+    from toolrun.commands.shards import Shard
     from toolrun.config.models import Config
     from toolrun.execution.decide import EngineDecider
+    from toolrun.execution.executor import Executor
     from toolrun.execution.partition import Run
     from toolrun.execution.results import CallDecision, Result
     from toolrun.hooks import HookRunner, PreToolUseResult
-    from toolrun.plan.models import Call, Plan
+    from toolrun.plan.models import Call, Plan, Turn
     from toolrun.policy.diff import PolicyDiff
+    from toolrun.tools.base import ToolContext
     from toolrun.tools.registry import ToolRegistry
 
 FAIL_ON = ("deny", "ask", "never")
@@ -43,7 +46,6 @@ class CallCheck(NamedTuple):
     position: int  # 0-based index in its plan (the "index" of a result record)
     id: str
     tool: str
-    target: str  # the main argument, shortened (the command, the path, ...)
     input: Mapping[str, Any]
     decision: str  # allow | ask | deny
     kind: str  # who decided: rule, mode, hook, readonly, ...
@@ -64,6 +66,14 @@ class CallCheck(NamedTuple):
     rebased: tuple[tuple[str, str, str], ...] = ()
     origin: str = ""  # "sidechain", "subagent FILE": not the session's main thread
     file: str = ""  # the file the call was read from, when not the input itself
+
+    @property
+    def target(self) -> str:
+        """The main argument, shortened (the command, the path, ...): worked out when shown,
+        since a JSON report never shows it."""
+        from toolrun.render.results import target_of
+
+        return target_of(self.tool, self.input, 60)
 
     def why(self) -> str:
         """The reason, naming the rule and its source when one decided."""
@@ -162,6 +172,7 @@ class CheckRequest:
     # --strict: config warnings, and a session log's unreadable records, are errors
     strict: bool = False
     managed_settings: Path | None = None
+    shard: Shard | None = None  # --shard K/N: only the inputs of that shard
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +184,8 @@ class CheckReport:
     #: the config's warnings (unknown keys, ignored Claude Code keys, managed-only locks)
     config_warnings: tuple[str, ...] = ()
     config_files: tuple[str, ...] = ()  # the config files that were read
+    config_digest: str = ""  # their names and contents (shards merge only under one config)
+    shard: Shard | None = None  # --shard: which one, and where its inputs were in the whole
 
     @property
     def problems(self) -> Iterator[Problem]:
@@ -218,37 +231,50 @@ class CheckReport:
 
 
 def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]:
-    """The result record of design §6 (the keys ``exec`` uses), plus where it ran."""
-    from toolrun.execution.results import DecidedBy, Result, Status
+    """The result record of design §6 (the keys ``exec`` uses), plus where it ran.
 
-    result = Result(
-        index=call.position,
-        id=call.id,
-        execution_id=call.execution_id,
-        run_id=run_id,
-        plan=plan.file,
-        tool=call.tool,
-        input=call.input,
-        decision=call.decision,
-        decided_by=DecidedBy(call.kind, call.rule, call.source),
-        status=Status(call.status),
-        error=call.error,
-        location=Location(call.file or plan.file, call.line, call.column) if call.line else None,
-        hooks=call.hooks,
-    )
-    extra: dict[str, Any] = {"origin": call.origin} if call.origin else {}
+    Written out rather than through ``Result.as_json``: a check of 100,000 calls spent a
+    third of its report building Result objects only to turn them into dicts. A test
+    keeps the two the same.
+    """
+    out: dict[str, Any] = {
+        "index": call.position,
+        "id": call.id,
+        "execution_id": call.execution_id,
+        "run_id": run_id,
+        "plan": plan.file,
+        "tool": call.tool,
+        "input": call.input if type(call.input) is dict else dict(call.input),
+        "decision": call.decision,
+        "decided_by": {"kind": call.kind, "rule": call.rule, "source": call.source},
+        "status": call.status,
+        "output": "",
+        "error": call.error,
+        "started_at": None,
+        "finished_at": None,
+        "wait_ms": 0.0,
+        "duration_ms": 0.0,
+        "attempts": 0,
+        "aborted_before_launch": False,
+        "location": (
+            {"file": call.file or plan.file, "line": call.line, "column": call.column}
+            if call.line
+            else None
+        ),
+    }
+    if call.hooks:
+        out["hooks"] = [dict(h) for h in call.hooks]
+    if call.origin:
+        out["origin"] = call.origin
     if call.rebased:
-        extra["rebased"] = [
+        out["rebased"] = [
             {"field": f, "recorded": recorded, "rebased": new} for f, recorded, new in call.rebased
         ]
-    return {
-        **result.as_json(),
-        **extra,
-        "reason": call.reason,
-        "turn": call.turn,
-        "run": call.run,
-        "run_kind": call.run_kind,
-    }
+    out["reason"] = call.reason
+    out["turn"] = call.turn
+    out["run"] = call.run
+    out["run_kind"] = call.run_kind
+    return out
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -373,10 +399,15 @@ class _CheckDecider:
     """
 
     MAX_CACHED = 1 << 16
+    # The cache starts this small and grows to MAX_CACHED only while it pays: a plan of
+    # distinct calls would otherwise hold 65,536 decisions it never reuses (~30 MB).
+    MIN_CACHED = 1 << 12
 
     def __init__(self, inner: EngineDecider) -> None:
         self.inner = inner
         self.cache: dict[tuple[str, Path, str], CallDecision] = {}
+        self.limit = self.MIN_CACHED
+        self.hits = 0
         self.reasons: dict[int, str] = {}
         self.cwds: Mapping[int, Path] = {}  # the plan being decided: each call's own cwd
 
@@ -389,9 +420,15 @@ class _CheckDecider:
             found = self.cache.get(key)
             if found is None:
                 found = self.inner.decide(call, cwd, hooks)
-                if len(self.cache) >= self.MAX_CACHED:
+                if len(self.cache) >= self.limit:
+                    # at least one hit for every 8 decisions kept: worth a big cache
+                    useful = self.hits * 8 >= len(self.cache)
+                    self.limit = self.MAX_CACHED if useful else self.MIN_CACHED
                     self.cache.clear()
+                    self.hits = 0
                 self.cache[key] = found
+            else:
+                self.hits += 1
             decision = found
         self.reasons[call.index] = decision.reason
         return decision
@@ -415,12 +452,18 @@ def _batch_gc() -> Iterator[None]:
     A big plan is a few hundred thousand objects that all stay alive until the input is
     done; each collection would walk all of them again for nothing (it was 40% of the time
     of a 100,000-call check). Checking makes little cyclic garbage, collected afterwards.
+
+    What survives the input (its report, the memos) is long-lived: it is moved to the
+    oldest generation as it is (freeze, unfreeze) rather than walked by the first young
+    collection after, which took half a second after 100,000 calls.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
+        gc.unfreeze()
         if enabled:
             gc.enable()
 
@@ -463,36 +506,51 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     from toolrun.plan.recorded import rebase_plan
 
     rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
-    plan = rebased.plan
+    fmt, warnings, marks = imported.format, imported.warnings, imported.marks
+    name, file, changes = rebased.plan.name, rebased.plan.file, rebased.changes
+    turns: list[Turn | None] = list(rebased.plan.turns)
     state.decider.cwds = rebased.cwds
+    # from here on ``turns`` holds the only reference to the calls: each turn is let go
+    # once decided (the calls and their validated inputs are most of a big plan's memory)
+    del imported, rebased
     try:
-        runs, calls = _decide(state, options.run_id, plan, rebased.changes, imported.marks)
+        runs, calls = _decide(state, options.run_id, file, turns, changes, marks)
     finally:
         state.decider.cwds = {}
     return PlanCheck(
         file=shown,
-        format=imported.format,
-        name=plan.name,
-        turns=len(plan.turns),
+        format=fmt,
+        name=name,
+        turns=len(turns),
         runs=runs,
         calls=calls,
         wall_ms=(time.perf_counter() - started) * 1000,
-        warnings=imported.warnings,
+        warnings=warnings,
     )
+
+
+async def _released(turns: list[Turn | None]) -> AsyncIterator[tuple[Turn, Sequence[Result]]]:
+    """Each turn in order, dropped from ``turns`` as it is handed out."""
+    for i, turn in enumerate(turns):
+        turns[i] = None
+        if turn is not None:
+            yield turn, ()
 
 
 def _decide(
     state: _State,
     run_id: str,
-    plan: Plan,
+    file: str,
+    turns: list[Turn | None],
     rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
     marks: Mapping[int, str],
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
-    """Every call of ``plan`` through the executor in dry-run mode, recorded compactly."""
+    """Every call of the plan ``file`` through the executor in dry-run mode (as ``exec
+    --dry-run`` decides a plan, turn after turn), recorded compactly; ``turns`` is
+    emptied as they are decided."""
     import anyio
 
-    from toolrun.execution.executor import ExecSettings, Executor
-    from toolrun.render.results import target
+    from toolrun.execution.executor import ExecSettings
 
     config = state.config
     reasons = state.decider.reasons
@@ -500,7 +558,7 @@ def _decide(
     run_of: dict[int, tuple[int, str]] = {}
     calls: list[CallCheck] = []
     # the 1-based turn of a call not in any run (beyond the turn's limit), by its index
-    turn_starts = [t.calls[0].index if t.calls else -1 for t in plan.turns]
+    turn_starts = [t.calls[0].index if t is not None and t.calls else -1 for t in turns]
 
     def on_run(_plan: Plan, run: Run[Call]) -> None:
         runs.append((run.calls[0].turn + 1, run.kind, len(run.calls)))
@@ -516,7 +574,6 @@ def _decide(
                 r.index,
                 r.id,
                 r.tool,
-                target(r, 60),
                 r.input,
                 r.decision,
                 by.kind,
@@ -534,11 +591,11 @@ def _decide(
                 r.hooks,
                 rebased.get(r.index, ()),
                 marks.get(r.index, ""),
-                loc.file if loc and loc.file != plan.file else "",
+                loc.file if loc and loc.file != file else "",
             )
         )
 
-    executor = Executor(
+    executor = _recording_executor()(
         workspace=config.workspace,
         registry=state.registry,
         decider=state.decider,
@@ -555,8 +612,39 @@ def _decide(
         on_run=on_run,
     )
     reasons.clear()
-    anyio.run(executor.run, [plan])
+    anyio.run(executor.run_stream, file, _released(turns))
     return tuple(runs), tuple(calls)
+
+
+def _recording_executor() -> type[Executor]:
+    from toolrun.execution.executor import Executor
+
+    safe: dict[tuple[str, Path], bool] = {}
+
+    class _Recording(Executor):
+        """The executor, less its list of every Result: check records each result compactly
+        as it comes (``on_result``) and never reads that list, which for 100,000 calls
+        held about 60 MB until the end."""
+
+        def _deliver(self, result: Result, acc: list[Result]) -> None:
+            if self.on_result is not None:
+                self.on_result(result)
+
+        def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
+            """Whether a Bash command is read-only (concurrency-safe), worked out once per
+            command and directory: nothing runs during a check, so even the answers that
+            look at files (globs, git), which exec works out afresh, cannot change."""
+            if call.tool != "Bash":
+                return super()._is_safe(call, ctx)
+            key = (str(call.input.get("command")), ctx.cwd)
+            found = safe.get(key)
+            if found is None:
+                found = safe[key] = super()._is_safe(call, ctx)
+                if len(safe) > 1 << 14:
+                    safe.clear()
+            return found
+
+    return _Recording
 
 
 def check(
@@ -585,6 +673,11 @@ def check(
     _check_examples(state)
     warnings = state.config.warnings
     inputs = expand_inputs(request.inputs)
+    shard = request.shard
+    if shard is not None:
+        from toolrun.commands.shards import select
+
+        shard, inputs = select([shown for shown, _ in inputs], inputs, shard)
     done: list[PlanCheck] = []
 
     def deliver(plan: PlanCheck) -> None:
@@ -605,7 +698,15 @@ def check(
         wall_ms=(time.perf_counter() - started) * 1000,
         config_warnings=warnings,
         config_files=tuple(display_path(f) for f in state.config.files),
+        config_digest=_config_digest(state.config.files) if shard is not None else "",
+        shard=shard,
     )
+
+
+def _config_digest(files: Sequence[Path]) -> str:
+    from toolrun.commands.shards import files_digest
+
+    return files_digest([(display_path(f), f) for f in files])
 
 
 def compare(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -141,9 +141,19 @@ def plan_from_document(
 _CALL_KEYS = frozenset(CallSpec.model_fields)
 
 
-def _plain_call(raw: object) -> CallSpec | None:
-    """A call that is obviously valid, built without pydantic's validator (big plans are
-    mostly such calls); anything unusual returns None and gets the full validation."""
+class _Spec(NamedTuple):
+    """A call's fields as CallSpec holds them, without building a model (a tuple is
+    several times cheaper than ``model_construct``, and big plans are mostly such calls)."""
+
+    id: str | None
+    tool: str
+    input: dict[str, Any]
+    timeout: float | None
+
+
+def _plain_call(raw: object) -> _Spec | None:
+    """A call that is obviously valid, taken without pydantic's validator; anything
+    unusual returns None and gets the full validation (and its messages)."""
     if type(raw) is not dict or not _CALL_KEYS.issuperset(raw):
         return None
     call_id = raw.get("id")
@@ -156,18 +166,13 @@ def _plain_call(raw: object) -> CallSpec | None:
         return None
     if timeout is not None and (type(timeout) not in (int, float) or not timeout > 0):
         return None
-    return CallSpec.model_construct(
-        id=call_id,
-        tool=tool,
-        input=tool_input,
-        timeout=float(timeout) if timeout is not None else None,
-    )
+    return _Spec(call_id, tool, tool_input, float(timeout) if timeout is not None else None)
 
 
 def _build_call(
     doc: Document,
     registry: ToolRegistry,
-    spec: CallSpec,
+    spec: CallSpec | _Spec,
     path: list[PathPart],
     index: int,
     turn: int,
@@ -214,8 +219,9 @@ def _build_call(
             problems_from_validation(exc, doc, prefix=[*path, "input"], model=tool.input_model)
         )
         return None
-    raw: dict[str, Any] = dict(spec.input)
-    return Call(index, turn, call_id, spec.tool, raw, params, spec.timeout, location)
+    # the parsed dict itself (pydantic's copy, or the document's own): nothing changes a
+    # call's input, and a copy of every input was a tenth of a big plan's memory
+    return Call(index, turn, call_id, spec.tool, spec.input, params, spec.timeout, location)
 
 
 def call_from_json_line(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -34,9 +35,8 @@ def _seconds(ms: float) -> str:
     return f"{ms / 1000:.3f}"
 
 
-def _case(suite: ET.Element, plan: PlanCheck, call: CallCheck, fail_on: str) -> None:
-    case = ET.SubElement(
-        suite,
+def _case(plan: PlanCheck, call: CallCheck, fail_on: str) -> ET.Element:
+    case = ET.Element(
         "testcase",
         name=xml_text(f"{call.id} {call.tool}({call.target})"),
         classname=xml_text(plan.file),
@@ -53,14 +53,47 @@ def _case(suite: ET.Element, plan: PlanCheck, call: CallCheck, fail_on: str) -> 
             f"{where}: {call.id} {call.tool}({call.target}) would {outcome}"
             f" (turn {call.turn}{run})\n{call.why()}\ndecided by: {by}\n"
         )
+    return case
 
 
-def _suite(root: ET.Element, plan: PlanCheck, fail_on: str, timestamp: str) -> None:
+def _problems_case(plan: PlanCheck) -> ET.Element:
+    n = len(plan.problems)
+    case = ET.Element(
+        "testcase", name="load and validate", classname=xml_text(plan.file), time="0.000"
+    )
+    error = ET.SubElement(
+        case,
+        "error",
+        message=xml_text(f"invalid input: {n} problem{'s' if n != 1 else ''}; nothing checked"),
+        type="invalid",
+    )
+    error.text = xml_text("".join(f"{p}\n" for p in plan.problems))
+    return case
+
+
+def _suite_counts(plan: PlanCheck, fail_on: str) -> tuple[int, int, int]:
+    """(tests, failures, errors) of one input's suite."""
     failures = sum(1 for c in plan.calls if c.fails(fail_on))
     errors = 1 if plan.problems else 0
-    tests = len(plan.calls) + errors
-    suite = ET.SubElement(
-        root,
+    return len(plan.calls) + errors, failures, errors
+
+
+def _tags(element: ET.Element) -> tuple[str, str]:
+    """The start and end tags of ``element`` as ElementTree writes them (same escaping)."""
+    element.text = "\0"  # no XML text holds a NUL: a safe place to cut
+    start, end = ET.tostring(element, encoding="unicode").split("\0")
+    element.text = None
+    return start, end
+
+
+def _xml(element: ET.Element, level: int) -> str:
+    ET.indent(element, space="  ", level=level)
+    return ET.tostring(element, encoding="unicode")
+
+
+def _suite(plan: PlanCheck, fail_on: str, timestamp: str) -> Iterator[str]:
+    tests, failures, errors = _suite_counts(plan, fail_on)
+    suite = ET.Element(
         "testsuite",
         name=xml_text(plan.file),
         tests=str(tests),
@@ -70,35 +103,45 @@ def _suite(root: ET.Element, plan: PlanCheck, fail_on: str, timestamp: str) -> N
         time=_seconds(plan.wall_ms),
         timestamp=timestamp,
     )
+    if not tests:
+        yield "\n  " + ET.tostring(suite, encoding="unicode")
+        return
+    start, end = _tags(suite)
+    yield "\n  " + start
     if plan.problems:
-        n = len(plan.problems)
-        case = ET.SubElement(
-            suite, "testcase", name="load and validate", classname=xml_text(plan.file), time="0.000"
-        )
-        error = ET.SubElement(
-            case,
-            "error",
-            message=xml_text(f"invalid input: {n} problem{'s' if n != 1 else ''}; nothing checked"),
-            type="invalid",
-        )
-        error.text = xml_text("".join(f"{p}\n" for p in plan.problems))
+        yield "\n    " + _xml(_problems_case(plan), 2)
     for call in plan.calls:
-        _case(suite, plan, call, fail_on)
+        yield "\n    " + _xml(_case(plan, call, fail_on), 2)
+    yield "\n  " + end
+
+
+def junit_chunks(report: CheckReport) -> Iterator[str]:
+    """The whole report as a JUnit XML document (UTF-8, with its declaration), in pieces:
+    one test case at a time, never the whole tree in memory (100,000 calls made ~50 MB of
+    elements). The text is what ElementTree writes for the whole tree, indented."""
+    timestamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    root = ET.Element("testsuites", name="toolrun check")
+    totals = [0, 0, 0]
+    for plan in report.plans:
+        for i, n in enumerate(_suite_counts(plan, report.fail_on)):
+            totals[i] += n
+    for key, n in zip(("tests", "failures", "errors", "skipped"), (*totals, 0), strict=True):
+        root.set(key, str(n))
+    root.set("time", _seconds(report.wall_ms))
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    if not report.plans:
+        yield ET.tostring(root, encoding="unicode") + "\n"
+        return
+    start, end = _tags(root)
+    yield start
+    for plan in report.plans:
+        yield from _suite(plan, report.fail_on, timestamp)
+    yield "\n" + end + "\n"
 
 
 def junit_xml(report: CheckReport) -> str:
-    """The whole report as a JUnit XML document (UTF-8, with its declaration)."""
-    timestamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    root = ET.Element("testsuites", name="toolrun check")
-    for plan in report.plans:
-        _suite(root, plan, report.fail_on, timestamp)
-    suites = list(root)
-    for key in ("tests", "failures", "errors", "skipped"):
-        root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
-    root.set("time", _seconds(report.wall_ms))
-    ET.indent(root, space="  ")
-    body = ET.tostring(root, encoding="unicode")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+    """The whole report as one JUnit XML string (see :func:`junit_chunks`)."""
+    return "".join(junit_chunks(report))
 
 
 #: exec statuses that are a JUnit failure (the call ran or was refused) or skipped

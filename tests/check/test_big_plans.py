@@ -1,0 +1,83 @@
+"""What keeps a check of a big plan small: memos that pay for themselves, nothing kept twice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.check.helpers import write
+from toolrun.cli import main
+from toolrun.commands import check as check_module
+from toolrun.commands.check import CheckRequest, check
+from toolrun.permissions import readonly
+
+
+def plan(ws: Path, calls: list[dict[str, object]]) -> Path:
+    turns = [{"calls": calls[i : i + 10]} for i in range(0, len(calls), 10)]
+    return write(ws / "plan.json", json.dumps({"turns": turns}))
+
+
+def decider_cache() -> dict[object, object]:
+    (state,) = check_module._STATES.values()
+    return state.decider.cache  # type: ignore[return-value]
+
+
+def test_a_plan_of_distinct_calls_keeps_a_small_memo(ws: Path) -> None:
+    n = check_module._CheckDecider.MIN_CACHED + 1000
+    plan(ws, [{"tool": "Read", "input": {"file_path": f"src/f{i}.py"}} for i in range(n)])
+    report = check(CheckRequest(inputs=["plan.json"], workspace=ws))
+    assert report.counts()["allow"] == n
+    assert len(decider_cache()) <= check_module._CheckDecider.MIN_CACHED
+
+
+def test_a_plan_that_repeats_itself_grows_the_memo(ws: Path) -> None:
+    small = check_module._CheckDecider.MIN_CACHED
+    # 2,000 paths read twice, then enough new ones to fill the small memo
+    paths = [f"src/a{i}.py" for i in range(2000)] * 2 + [f"src/b{i}.py" for i in range(small)]
+    plan(ws, [{"tool": "Read", "input": {"file_path": p}} for p in paths])
+    check(CheckRequest(inputs=["plan.json"], workspace=ws))
+    (state,) = check_module._STATES.values()
+    # the memo filled with decisions that were reused: it may now hold more
+    assert state.decider.limit == check_module._CheckDecider.MAX_CACHED
+
+
+def test_a_bash_command_s_safety_is_worked_out_once_per_check(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    real = readonly.is_read_only_command
+
+    def counting(command: str, cwd: Path, workspace: Path) -> bool:
+        seen.append(command)
+        return real(command, cwd, workspace)
+
+    monkeypatch.setattr(readonly, "is_read_only_command", counting)
+    # globs and git are worked out afresh by exec (files change as calls run); a check
+    # runs nothing, so once is enough
+    commands = ["ls *.py", "git status", "cat a.txt"] * 40
+    plan(ws, [{"tool": "Bash", "input": {"command": c}} for c in commands])
+    report = check(CheckRequest(inputs=["plan.json"], workspace=ws))
+    assert report.counts()["calls"] == 120
+    assert sorted(seen) == ["cat a.txt", "git status", "ls *.py"]
+
+
+def test_reports_of_a_plan_of_many_turns_keep_every_call_in_order(
+    runner: CliRunner, ws: Path
+) -> None:
+    # the turns are handed to the executor one by one and let go: nothing may be lost
+    calls = [
+        {"tool": "Bash", "input": {"command": f"echo {i}"}}
+        if i % 3
+        else {"tool": "Read", "input": {"file_path": f"f{i}"}}
+        for i in range(2500)
+    ]
+    plan(ws, calls)
+    result = runner.invoke(main, ["check", "plan.json", "--format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["index"] for r in records] == list(range(2500))
+    assert [r["turn"] for r in records] == [i // 10 + 1 for i in range(2500)]
+    assert {r["decision"] for r in records} == {"allow"}
