@@ -20,7 +20,7 @@ from pathlib import Path
 
 import anyio
 
-from toolrun.reaper.side import HEADER
+from toolrun.reaper.side import ENV_SLOTS, HEADER
 
 #: How long a sweep of leftovers may take before the call lets go anyway.
 SWEEP_WAIT_S = 5.0
@@ -34,6 +34,10 @@ class _SideProcess:
         self._control: socket.socket | None = None
         self._pid = 0
         self._devnull = -1
+        # Environments the side process holds, by content: a call sends its slot number
+        # rather than the whole table again (see ``side.Reaper.environment``).
+        self._envs: dict[tuple[tuple[str, str], ...], int] = {}
+        self._next_slot = 0
 
     def devnull(self) -> int:
         with self._lock:
@@ -41,12 +45,17 @@ class _SideProcess:
                 self._devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
             return self._devnull
 
-    def send(self, fds: Sequence[int], payload: bytes) -> None:
-        header = len(payload).to_bytes(HEADER, "big")
+    def send(
+        self, fds: Sequence[int], argv: list[str], cwd: str, env: Mapping[str, str], targets: list[int]
+    ) -> None:
         rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
+        key = tuple(env.items())
         with self._lock:
             for attempt in (1, 2):
                 control = self._control if self._control is not None else self._start()
+                ref = self._env_ref(key)
+                payload = marshal.dumps((argv, cwd, ref, targets))
+                header = len(payload).to_bytes(HEADER, "big")
                 try:
                     # MSG_NOSIGNAL: a dead side process must not SIGPIPE toolrun
                     sent = control.sendmsg([header, payload], rights, socket.MSG_NOSIGNAL)
@@ -58,6 +67,24 @@ class _SideProcess:
                     self._lost()
                     if attempt == 2:
                         raise
+                except BaseException:
+                    if isinstance(ref, tuple):  # it never got there: do not count on it
+                        self._envs.pop(key, None)
+                    raise
+
+    def _env_ref(self, key: tuple[tuple[str, str], ...]) -> int | tuple[int, dict[str, str]]:
+        """The slot of an environment the side process holds, or the slot and the table
+        for it to hold from now on (the oldest is given up, in the same order there)."""
+        slot = self._envs.get(key)
+        if slot is not None:
+            return slot
+        slot = self._next_slot
+        self._next_slot = (slot + 1) % ENV_SLOTS
+        for old, held in list(self._envs.items()):
+            if held == slot:
+                del self._envs[old]
+        self._envs[key] = slot
+        return slot, dict(key)
 
     def prestart(self) -> None:
         with self._lock:
@@ -86,6 +113,8 @@ class _SideProcess:
         finally:
             theirs.close()
         self._control = ours
+        self._envs.clear()  # a new side process holds none
+        self._next_slot = 0
         return ours
 
     def _lost(self) -> None:
@@ -138,7 +167,26 @@ class Command:
                 return b""
 
     async def _next(self) -> None:
-        message = await self._receive()
+        self._take(await self._receive())
+
+    def fileno(self) -> int:
+        """The call socket, for a caller that watches it itself and then calls :meth:`pump`."""
+        return self._sock.fileno()
+
+    def pump(self) -> None:
+        """Take in every message already there, without waiting."""
+        while self._sock.fileno() >= 0:
+            try:
+                message = self._sock.recv(4096)
+            except BlockingIOError:
+                return
+            except OSError:
+                message = b""
+            self._take(message)
+            if not message:
+                return
+
+    def _take(self, message: bytes) -> None:
         if message.startswith(b"pid "):
             self.pid = int(message[4:])
         elif message.startswith(b"exit "):
@@ -216,9 +264,8 @@ def launch(
     fds = [theirs.fileno(), *(fd if fd is not None else null for fd in (stdin, stdout, stderr))]
     # absolute: the side process has a working directory of its own
     where = os.path.abspath(cwd)
-    payload = marshal.dumps((list(argv), where, dict(env), list(extra.values())))
     try:
-        _side.send([*fds, *extra], payload)
+        _side.send([*fds, *extra], list(argv), where, env, list(extra.values()))
     except BaseException:
         ours.close()
         raise

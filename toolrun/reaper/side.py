@@ -27,7 +27,8 @@ Why a process of its own:
 
 Protocol. Control socket (stream), toolrun to here: an 8-byte header (the payload length)
 carrying the descriptors ``[call socket, stdin, stdout, stderr, *extra]`` as SCM_RIGHTS,
-then the payload, ``marshal.dumps((argv, cwd, env, extra_targets))``. Call socket
+then the payload, ``marshal.dumps((argv, cwd, env, extra_targets))``, where ``env`` is
+``(SLOT, table)`` the first time and ``SLOT`` after that (:meth:`Reaper.environment`). Call socket
 (seqpacket), here to toolrun: ``pid N`` or ``error ERRNO TEXT``, then ``exit STATUS`` (a raw
 wait status) with `` leftovers`` appended when something of a finished call is still
 running (else the socket closes after it). toolrun to here: ``done`` (kill the leftovers;
@@ -50,6 +51,8 @@ import time
 
 PR_SET_CHILD_SUBREAPER = 36
 HEADER = 8
+#: How many environments are held between calls (most runs use one).
+ENV_SLOTS = 8
 MAX_FDS = 64
 #: How long a kill waits for its processes to die (one in the D state may never).
 KILL_WAIT_S = 2.0
@@ -87,6 +90,7 @@ class Reaper:
         self.calls: dict[int, Call] = {}  # by pid
         self.by_fd: dict[int, Call] = {}  # by call socket
         self.selector = selectors.DefaultSelector()
+        self.envs: list[dict[str, str] | None] = [None] * ENV_SLOTS
         self.wakeup_r, wakeup_w = os.pipe()
         os.set_blocking(self.wakeup_r, False)
         os.set_blocking(wakeup_w, False)
@@ -131,9 +135,10 @@ class Reaper:
         payload = _recv_exact(self.control, int.from_bytes(header, "big"))
         sock = socket.socket(fileno=fds[0])
         try:
-            argv, cwd, env, targets = marshal.loads(payload)
+            argv, cwd, env_ref, targets = marshal.loads(payload)
+            env = self.environment(env_ref)
             pid = self.spawn(argv, cwd, env, fds[1:4], list(zip(fds[4:], targets, strict=True)))
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+        except (OSError, ValueError, LookupError) as exc:  # ValueError: a NUL byte in an argument
             errno = exc.errno if isinstance(exc, OSError) else 0
             text = exc.strerror if isinstance(exc, OSError) else None
             _send(sock, f"error {errno or 0} {text or exc}".encode())
@@ -148,6 +153,18 @@ class Reaper:
         self.selector.register(sock, selectors.EVENT_READ)
         _send(sock, b"pid %d" % pid)
         return True
+
+    def environment(self, ref: int | tuple[int, dict[str, str]]) -> dict[str, str]:
+        """The environment a request names: a slot held from an earlier request, or a new
+        table to hold in a slot (toolrun numbers the slots and reuses the oldest)."""
+        if isinstance(ref, tuple):
+            slot, env = ref
+            self.envs[slot] = env
+            return env
+        held = self.envs[ref]
+        if held is None:
+            raise LookupError(f"no environment held in slot {ref}")
+        return held
 
     def spawn(
         self,
