@@ -96,11 +96,12 @@ async def run_command(
 
 
 class _Watch:
-    """A running command's socket and pipes, read by event-loop callbacks as data comes.
+    """A running command's pipes, read by event-loop callbacks as data comes.
 
-    One registration per descriptor for the whole call, and no task: waiting through
+    One registration per pipe for the whole call, and no task: waiting through
     ``anyio.wait_readable`` in a task per pipe cost a task, a registration and a wake-up
-    per read, which made up most of toolrun's own time per short command.
+    per read, which made up most of toolrun's own time per short command. The command's
+    answers (its exit) come through :mod:`toolrun.reaper.link`, which wakes the same wait.
     """
 
     def __init__(
@@ -113,16 +114,11 @@ class _Watch:
         self._loop = loop
         self._command = command
         self._readers: list[int] = []
-        self._waiter: asyncio.Future[None] | None = None
         self._failure: Exception | None = None
         self._feed: tuple[int, memoryview] | None = None
         for fd, sink in pipes:
             loop.add_reader(fd, self._on_output, fd, sink)
             self._readers.append(fd)
-        self._pipes = len(self._readers)
-        self._messages = command.fileno()
-        loop.add_reader(self._messages, self._on_message)
-        self._readers.append(self._messages)
         if feed is not None:
             self._feed = (feed[0], memoryview(feed[1]))
             self._on_writable()  # most input fits in the pipe: then no registration at all
@@ -131,9 +127,10 @@ class _Watch:
 
     async def communicate(self) -> None:
         """Until the command has exited and its pipes are closed (or its leftovers killed)."""
-        await self._until(lambda: self._command.returncode is not None)
+        command = self._command
+        await self._until(lambda: command.returncode is not None)
         await self._until(self._closed, OUTPUT_GRACE_S)
-        await self._command.finish()  # kills what it left, the holders of the pipes among them
+        await command.finish()  # kills what it left, the holders of the pipes among them
         await self._until(self._closed, OUTPUT_GRACE_S)
 
     def close(self) -> None:
@@ -147,38 +144,12 @@ class _Watch:
             self._feed = None
 
     def _closed(self) -> bool:
-        return self._pipes == 0
+        return not self._readers
 
     async def _until(self, done: Callable[[], bool], grace: float | None = None) -> None:
-        """Wait until ``done()``, or at most ``grace`` seconds."""
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            self._wake()
-
-        timer = self._loop.call_later(grace, expire) if grace is not None and not done() else None
-        try:
-            while True:
-                if self._failure is not None:
-                    raise self._failure
-                if expired or done():
-                    return
-                self._waiter = self._loop.create_future()
-                await self._waiter
-        finally:
-            self._waiter = None
-            if timer is not None:
-                timer.cancel()
-
-    def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    def _stop_reading(self, fd: int) -> None:
-        self._loop.remove_reader(fd)
-        self._readers.remove(fd)
+        await self._command.until(lambda: self._failure is not None or done(), grace)
+        if self._failure is not None:
+            raise self._failure
 
     def _on_output(self, fd: int, sink: Sink) -> None:
         try:
@@ -188,25 +159,15 @@ class _Watch:
                 except BlockingIOError:
                     return
                 if not chunk:
-                    self._stop_reading(fd)
-                    self._pipes -= 1
-                    self._wake()
+                    self._loop.remove_reader(fd)
+                    self._readers.remove(fd)
+                    self._command.wake()
                     return
                 sink(chunk)
         except Exception as exc:  # noqa: BLE001 - a sink or read that fails: the call fails
-            self._fail(exc)
-
-    def _on_message(self) -> None:
-        command = self._command
-        try:
-            command.pump()
-        except Exception as exc:  # noqa: BLE001
-            self._fail(exc)
-            return
-        if command.returncode is not None:
-            # anything more (the answer to a sweep) is read by ``Command.finish``
-            self._stop_reading(self._messages)
-            self._wake()
+            self.close()
+            self._failure = exc
+            self._command.wake()
 
     def _on_writable(self) -> None:
         assert self._feed is not None
@@ -222,12 +183,6 @@ class _Watch:
         self._loop.remove_writer(fd)
         os.close(fd)
         self._feed = None
-
-    def _fail(self, exc: Exception) -> None:
-        for fd in list(self._readers):
-            self._stop_reading(fd)
-        self._failure = exc
-        self._wake()
 
 
 async def _stop(command: Command) -> None:

@@ -25,15 +25,20 @@ Why a process of its own:
   Forking this Python process per call, to set ``prctl`` bits in the child, cost 1-3 ms a
   call.
 
-Protocol. Control socket (stream), toolrun to here: an 8-byte header (the payload length)
-carrying the descriptors ``[call socket, stdin, stdout, stderr, *extra]`` as SCM_RIGHTS,
-then the payload, ``marshal.dumps((argv, cwd, env, extra_targets))``, where ``env`` is
-``(SLOT, table)`` the first time and ``SLOT`` after that (:meth:`Reaper.environment`). Call socket
-(seqpacket), here to toolrun: ``pid N`` or ``error ERRNO TEXT``, then ``exit STATUS`` (a raw
-wait status) with `` leftovers`` appended when something of a finished call is still
-running (else the socket closes after it). toolrun to here: ``done`` (kill the leftovers;
-answered ``swept``) or closing the socket, which abandons a running call: its whole tree is
-killed.
+Protocol: one control socket (stream) carries everything, so a call costs toolrun no
+socket of its own. toolrun to here: an 8-byte header (the payload length), then the payload,
+``marshal.dumps(request)``:
+
+- ``("run", N, argv, cwd, env, extra_targets)``, with the descriptors ``[stdin, stdout,
+  stderr, *extra]`` as SCM_RIGHTS on the header; ``env`` is ``(SLOT, table)`` the first
+  time and ``SLOT`` after that (:meth:`Reaper.environment`); N is toolrun's number for it;
+- ``("sweep", N)``: kill what call N left (answered ``N swept``);
+- ``("drop", N)``: toolrun lets go of call N; still running, its whole tree is killed.
+
+Here to toolrun, one line an answer: ``N pid PID`` or ``N error ERRNO TEXT``, then ``N exit
+STATUS`` (a raw wait status) with `` leftovers`` appended when something of a finished call
+is still running. Answers wait in an outbox when toolrun does not read them at once: this
+process never blocks on toolrun, which may be blocked sending the next request.
 """
 
 from __future__ import annotations
@@ -72,13 +77,13 @@ def prctl(option: int, value: int) -> None:
 
 
 class Call:
-    """One running command and the socket toolrun waits on."""
+    """One command toolrun has asked for, by the number toolrun gave it."""
 
-    __slots__ = ("ended", "pid", "sock", "status")
+    __slots__ = ("ended", "number", "pid", "status")
 
-    def __init__(self, pid: int, sock: socket.socket) -> None:
+    def __init__(self, number: int, pid: int) -> None:
+        self.number = number
         self.pid = pid
-        self.sock = sock
         self.status: int | None = None  # the wait status once it has exited
         self.ended = False  # toolrun is done with it (or abandoned it)
 
@@ -88,7 +93,9 @@ class Reaper:
         self.control = control
         self.me = os.getpid()
         self.calls: dict[int, Call] = {}  # by pid
-        self.by_fd: dict[int, Call] = {}  # by call socket
+        self.numbered: dict[int, Call] = {}  # by toolrun's number, until toolrun is done
+        self.outbox = bytearray()  # answers not sent yet: never block on toolrun
+        self.writing = False
         self.selector = selectors.DefaultSelector()
         self.envs: list[dict[str, str] | None] = [None] * ENV_SLOTS
         self.wakeup_r, wakeup_w = os.pipe()
@@ -104,13 +111,13 @@ class Reaper:
 
     def serve(self) -> None:
         while True:
-            for key, _ in self.selector.select():
+            for key, events in self.selector.select():
                 if key.fileobj is self.control:
-                    if not self.accept():
+                    if events & selectors.EVENT_READ and not self.requests():
                         self.calls.clear()  # every command is now a leftover
                         self.sweep()
                         return
-                elif key.fileobj == self.wakeup_r:
+                else:
                     try:
                         signals = set(os.read(self.wakeup_r, 4096))
                     except BlockingIOError:
@@ -120,39 +127,87 @@ class Reaper:
                         self.sweep()
                         return
                     self.reap()
-                else:
-                    self.from_toolrun(self.by_fd[key.fd])
+            self.flush()
 
-    def accept(self) -> bool:
-        """Start the command of one request; False once toolrun has gone."""
+    def answer(self, call: Call | int, text: bytes) -> None:
+        number = call.number if isinstance(call, Call) else call
+        self.outbox += b"%d %s\n" % (number, text)
+
+    def flush(self) -> None:
+        """Send what the outbox holds, as much as the socket takes now; the rest when it
+        is writable (toolrun may be busy sending, and must never wait for us)."""
+        if self.outbox:
+            try:
+                sent = self.control.send(self.outbox, socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
+                del self.outbox[:sent]
+            except BlockingIOError:
+                pass
+            except OSError:  # toolrun has gone: its end of the socket says so next
+                self.outbox.clear()
+        writing = bool(self.outbox)
+        if writing != self.writing:
+            self.writing = writing
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if writing else 0)
+            self.selector.modify(self.control, events)
+
+    def requests(self) -> bool:
+        """Carry out every request there is; False once toolrun has gone."""
+        while True:
+            try:
+                header, fds = _recv_fds(self.control, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not header:
+                return False
+            try:
+                header += _recv_exact(self.control, HEADER - len(header))
+                request = marshal.loads(_recv_exact(self.control, int.from_bytes(header, "big")))
+            except (OSError, ValueError, EOFError):  # torn: toolrun died mid-request
+                for fd in fds:
+                    os.close(fd)
+                return False
+            kind, number = request[0], request[1]
+            if kind == "run":
+                _, _, argv, cwd, env_ref, targets = request
+                self.start(number, argv, cwd, env_ref, targets, fds)
+                continue
+            for fd in fds:  # only a run hands over descriptors
+                os.close(fd)
+            if kind == "sweep":  # after "exit N leftovers"
+                self.drop(number)
+                self.sweep()
+                self.answer(number, b"swept")
+            elif kind == "drop":
+                self.drop(number)
+
+    def start(
+        self,
+        number: int,
+        argv: list[str],
+        cwd: str,
+        env_ref: int | tuple[int, dict[str, str]],
+        targets: list[int],
+        fds: list[int],
+    ) -> None:
+        """Start the command of one request; answer with its pid, or why it did not start."""
         try:
-            header, fds = _recv_fds(self.control)
-        except OSError:
-            return False
-        if not header:
-            return False
-        header += _recv_exact(self.control, HEADER - len(header))
-        payload = _recv_exact(self.control, int.from_bytes(header, "big"))
-        sock = socket.socket(fileno=fds[0])
-        try:
-            argv, cwd, env_ref, targets = marshal.loads(payload)
             env = self.environment(env_ref)
-            pid = self.spawn(argv, cwd, env, fds[1:4], list(zip(fds[4:], targets, strict=True)))
+            pid = self.spawn(argv, cwd, env, fds[:3], list(zip(fds[3:], targets, strict=True)))
         except (OSError, ValueError, LookupError) as exc:  # ValueError: a NUL byte in an argument
             errno = exc.errno if isinstance(exc, OSError) else 0
             text = exc.strerror if isinstance(exc, OSError) else None
-            _send(sock, f"error {errno or 0} {text or exc}".encode())
-            sock.close()
-            return True
+            why = f"{text or exc}".replace("\n", " ")
+            self.answer(number, f"error {errno or 0} {why}".encode(errors="replace"))
+            return
         finally:
-            for fd in fds[1:]:
+            for fd in fds:
                 os.close(fd)
-        call = Call(pid, sock)
+        call = Call(number, pid)
         self.calls[pid] = call
-        self.by_fd[sock.fileno()] = call
-        self.selector.register(sock, selectors.EVENT_READ)
-        _send(sock, b"pid %d" % pid)
-        return True
+        self.numbered[number] = call
+        self.answer(call, b"pid %d" % pid)
 
     def environment(self, ref: int | tuple[int, dict[str, str]]) -> dict[str, str]:
         """The environment a request names: a slot held from an earlier request, or a new
@@ -197,27 +252,16 @@ class Reaper:
             for fd in moved:
                 os.close(fd)
 
-    def from_toolrun(self, call: Call) -> None:
-        try:
-            message = call.sock.recv(64)
-        except OSError:
-            message = b""
+    def drop(self, number: int) -> None:
+        """toolrun lets go of a call: one still running is killed with its whole tree."""
+        call = self.numbered.pop(number, None)
+        if call is None:
+            return
         call.ended = True
-        if call.status is None:  # still running: abandoned, kill its whole tree
+        if call.status is None:
             self.kill_trees({call.pid})
             self.sweep()
-        elif message == b"done":  # it reported leftovers when it exited
-            self.sweep()
-        if message == b"done":
-            _send(call.sock, b"swept")
-        self.forget(call)
-
-    def forget(self, call: Call) -> None:
-        if call.sock.fileno() >= 0:
-            self.by_fd.pop(call.sock.fileno(), None)
-            self.selector.unregister(call.sock)
-            call.sock.close()
-        if self.calls.get(call.pid) is call and call.status is not None:
+        elif self.calls.get(call.pid) is call:
             del self.calls[call.pid]
 
     # ------------------------------------------------------------------ processes
@@ -236,14 +280,14 @@ class Reaper:
                 continue
             call.status = status
             if call.ended:  # toolrun let go of it (abandoned): nothing to tell
-                if call.sock.fileno() < 0:
-                    del self.calls[pid]
+                del self.calls[pid]
             elif self.leftovers():
-                _send(call.sock, b"exit %d leftovers" % status)  # toolrun answers "done"
+                self.answer(call, b"exit %d leftovers" % status)  # toolrun asks for a sweep
             else:
-                _send(call.sock, b"exit %d" % status)
+                self.answer(call, b"exit %d" % status)
                 call.ended = True
-                self.forget(call)  # nothing to sweep: spares a wake-up when toolrun lets go
+                del self.calls[pid]
+                self.numbered.pop(call.number, None)
 
     def children(self) -> list[int]:
         try:
@@ -380,14 +424,9 @@ def _signal(pidfd: int, sig: int) -> None:
         signal.pidfd_send_signal(pidfd, sig)
 
 
-def _send(sock: socket.socket, message: bytes) -> None:
-    with contextlib.suppress(OSError):
-        sock.send(message, socket.MSG_NOSIGNAL)
-
-
-def _recv_fds(sock: socket.socket) -> tuple[bytes, list[int]]:
+def _recv_fds(sock: socket.socket, flags: int = 0) -> tuple[bytes, list[int]]:
     data, ancillary, _, _ = sock.recvmsg(
-        HEADER, socket.CMSG_SPACE(MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC
+        HEADER, socket.CMSG_SPACE(MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC | flags
     )
     fds: list[int] = []
     for level, kind, raw in ancillary:
