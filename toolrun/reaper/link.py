@@ -204,19 +204,13 @@ class _SideProcess:
         with self._lock:
             self._current()
 
-    def run(
-        self,
-        argv: list[str],
-        cwd: str,
-        env: Mapping[str, str],
-        fds: Sequence[int],
-        targets: list[int],
-    ) -> Command:
+    def run(self, start: Callable[[_Side], Command]) -> Command:
+        """``start`` a command on the current side process (a new one if it has died)."""
         with self._lock:
             for attempt in (1, 2):
                 side = self._current()
                 try:
-                    return side.run(argv, cwd, env, fds, targets)
+                    return start(side)
                 except (BrokenPipeError, ConnectionResetError):
                     side.lost()
                     if attempt == 2:
@@ -394,4 +388,6 @@ def launch(
     fds = [fd if fd is not None else null for fd in (stdin, stdout, stderr)]
     # absolute: the side process has a working directory of its own
     where = os.path.abspath(cwd)
-    return _side.run(list(argv), where, env, [*fds, *extra], list(extra.values()))
+    return _side.run(
+        lambda side: side.run(list(argv), where, env, [*fds, *extra], [*extra.values()])
+    )
