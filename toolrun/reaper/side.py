@@ -43,12 +43,13 @@ process never blocks on toolrun, which may be blocked sending the next request.
 
 from __future__ import annotations
 
+import array
+import collections
 import contextlib
 import fcntl
 import marshal
 import os
 import select
-import selectors
 import signal
 import socket
 import sys
@@ -58,7 +59,12 @@ PR_SET_CHILD_SUBREAPER = 36
 HEADER = 8
 #: How many environments are held between calls (most runs use one).
 ENV_SLOTS = 8
-MAX_FDS = 64
+MAX_FDS = 253  # the kernel's own limit for one message (SCM_MAX_FD)
+#: Plain ints: or-ing the IntFlag constants costs a Python call each time.
+RECV_FLAGS = int(socket.MSG_DONTWAIT) | int(socket.MSG_CMSG_CLOEXEC)
+SEND_FLAGS = int(socket.MSG_DONTWAIT) | int(socket.MSG_NOSIGNAL)
+READ, WRITE = int(select.EPOLLIN), int(select.EPOLLOUT)
+FDS_SPACE = socket.CMSG_SPACE(MAX_FDS * 4)
 #: How long a kill waits for its processes to die (one in the D state may never).
 KILL_WAIT_S = 2.0
 #: Signals that end the side process, after it has killed every process under it.
@@ -94,9 +100,10 @@ class Reaper:
         self.me = os.getpid()
         self.calls: dict[int, Call] = {}  # by pid
         self.numbered: dict[int, Call] = {}  # by toolrun's number, until toolrun is done
+        self.inbox = bytearray()  # the start of a request not yet complete
+        self.received: collections.deque[int] = collections.deque()  # its descriptors
         self.outbox = bytearray()  # answers not sent yet: never block on toolrun
         self.writing = False
-        self.selector = selectors.DefaultSelector()
         self.envs: list[dict[str, str] | None] = [None] * ENV_SLOTS
         self.wakeup_r, wakeup_w = os.pipe()
         os.set_blocking(self.wakeup_r, False)
@@ -104,16 +111,24 @@ class Reaper:
         signal.set_wakeup_fd(wakeup_w)
         for sig in (signal.SIGCHLD, *STOP_SIGNALS):
             signal.signal(sig, lambda *_: None)  # handled in the loop, through the wakeup fd
-        self.selector.register(control, selectors.EVENT_READ)
-        self.selector.register(self.wakeup_r, selectors.EVENT_READ)
+        self.poll = select.epoll()
+        self.poll.register(control.fileno(), READ)
+        self.poll.register(self.wakeup_r, READ)
+        try:  # read again from the start after each exit: one call, not three
+            self.children_fd = os.open(
+                f"/proc/{self.me}/task/{self.me}/children", os.O_RDONLY | os.O_CLOEXEC
+            )
+        except OSError:  # a kernel without CONFIG_PROC_CHILDREN
+            self.children_fd = -1
 
     # ------------------------------------------------------------------ main loop
 
     def serve(self) -> None:
+        control = self.control.fileno()
         while True:
-            for key, events in self.selector.select():
-                if key.fileobj is self.control:
-                    if events & selectors.EVENT_READ and not self.requests():
+            for fd, events in self.poll.poll():
+                if fd == control:
+                    if events & READ and not self.requests():
                         self.calls.clear()  # every command is now a leftover
                         self.sweep()
                         return
@@ -138,8 +153,7 @@ class Reaper:
         is writable (toolrun may be busy sending, and must never wait for us)."""
         if self.outbox:
             try:
-                sent = self.control.send(self.outbox, socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
-                del self.outbox[:sent]
+                del self.outbox[: self.control.send(self.outbox, SEND_FLAGS)]
             except BlockingIOError:
                 pass
             except OSError:  # toolrun has gone: its end of the socket says so next
@@ -147,40 +161,48 @@ class Reaper:
         writing = bool(self.outbox)
         if writing != self.writing:
             self.writing = writing
-            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if writing else 0)
-            self.selector.modify(self.control, events)
+            self.poll.modify(self.control.fileno(), READ | (WRITE if writing else 0))
 
     def requests(self) -> bool:
-        """Carry out every request there is; False once toolrun has gone."""
+        """Carry out every request there is; False once toolrun has gone.
+
+        Whatever has arrived is read at once; the kernel ends a read after a message
+        that carries descriptors, so they come in order, and each run takes its own
+        from the front of the queue."""
         while True:
             try:
-                header, fds = _recv_fds(self.control, socket.MSG_DONTWAIT)
+                data, ancillary, _, _ = self.control.recvmsg(65536, FDS_SPACE, RECV_FLAGS)
             except BlockingIOError:
-                return True
+                break
             except OSError:
                 return False
-            if not header:
+            for level, kind, raw in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    got = array.array("i")
+                    got.frombytes(raw[: len(raw) - len(raw) % got.itemsize])
+                    self.received.extend(got)
+            if not data:
                 return False
-            try:
-                header += _recv_exact(self.control, HEADER - len(header))
-                request = marshal.loads(_recv_exact(self.control, int.from_bytes(header, "big")))
-            except (OSError, ValueError, EOFError):  # torn: toolrun died mid-request
-                for fd in fds:
-                    os.close(fd)
-                return False
-            kind, number = request[0], request[1]
+            self.inbox += data
+        inbox = self.inbox
+        while len(inbox) >= HEADER:
+            end = HEADER + int.from_bytes(inbox[:HEADER], "big")
+            if len(inbox) < end:
+                break  # the rest is on its way
+            kind, number, *rest = marshal.loads(inbox[HEADER:end])
+            del inbox[:end]
             if kind == "run":
-                _, _, argv, cwd, env_ref, targets = request
+                argv, cwd, env_ref, targets = rest
+                count = min(3 + len(targets), len(self.received))
+                fds = [self.received.popleft() for _ in range(count)]
                 self.start(number, argv, cwd, env_ref, targets, fds)
-                continue
-            for fd in fds:  # only a run hands over descriptors
-                os.close(fd)
-            if kind == "sweep":  # after "exit N leftovers"
+            elif kind == "sweep":  # after "exit N leftovers"
                 self.drop(number)
                 self.sweep()
                 self.answer(number, b"swept")
             elif kind == "drop":
                 self.drop(number)
+        return True
 
     def start(
         self,
@@ -233,9 +255,14 @@ class Reaper:
         program = _which(argv[0], env)
         os.chdir(cwd)  # the child inherits it; this process never uses relative paths
         pairs = list(zip(stdio, (0, 1, 2), strict=True)) + extra
-        # A source numbered like a later target would be overwritten first: move it up.
-        floor = max([fd for pair in pairs for fd in pair] + [2]) + 1
-        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor) for fd, _ in pairs]
+        targets = {target for _, target in pairs}
+        if any(fd in targets for fd, _ in pairs):
+            # A source numbered like a later target would be overwritten first (and one
+            # numbered like its own target would keep close-on-exec): move them all up.
+            floor = max([fd for pair in pairs for fd in pair] + [2]) + 1
+            moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor) for fd, _ in pairs]
+        else:
+            moved = []
         try:
             return os.posix_spawn(
                 program,
@@ -243,7 +270,7 @@ class Reaper:
                 env,
                 file_actions=[
                     (os.POSIX_SPAWN_DUP2, fd, target)
-                    for fd, (_, target) in zip(moved, pairs, strict=True)
+                    for fd, (_, target) in zip(moved or [fd for fd, _ in pairs], pairs, strict=True)
                 ],
                 setsid=True,
                 setsigdef=RESET_SIGNALS,
@@ -290,11 +317,12 @@ class Reaper:
                 self.numbered.pop(call.number, None)
 
     def children(self) -> list[int]:
-        try:
-            with open(f"/proc/{self.me}/task/{self.me}/children", "rb") as f:
-                return [int(p) for p in f.read().split()]
-        except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN
-            return [pid for pid, ppid in _parents().items() if ppid == self.me]
+        if self.children_fd >= 0:
+            size = 8192
+            while len(listed := os.pread(self.children_fd, size, 0)) == size:
+                size *= 2  # read again until it all fits
+            return [int(p) for p in listed.split()]
+        return [pid for pid, ppid in _parents().items() if ppid == self.me]
 
     def leftovers(self) -> set[int]:
         """Children that are neither running commands nor orphans of one: ended calls' rest."""
@@ -422,29 +450,6 @@ def _pin(pid: int, roots: set[int], pinned: dict[int, int]) -> int | None:
 def _signal(pidfd: int, sig: int) -> None:
     with contextlib.suppress(OSError):
         signal.pidfd_send_signal(pidfd, sig)
-
-
-def _recv_fds(sock: socket.socket, flags: int = 0) -> tuple[bytes, list[int]]:
-    data, ancillary, _, _ = sock.recvmsg(
-        HEADER, socket.CMSG_SPACE(MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC | flags
-    )
-    fds: list[int] = []
-    for level, kind, raw in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            usable = len(raw) - len(raw) % 4
-            fds.extend(int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, usable, 4))
-    return data, fds
-
-
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    chunks = []
-    while size > 0:
-        chunk = sock.recv(min(size, 1 << 20))
-        if not chunk:
-            raise ConnectionError("toolrun closed the control socket mid-request")
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
 
 
 def main() -> None:
