@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 TOOLRUN = [str(Path(sys.executable).parent / "toolrun")]
@@ -50,23 +52,39 @@ def toolrun_exec(ws: Path, plan: Path, *extra: str) -> float:
     )
 
 
+def cpu_of(run: Callable[[], float]) -> tuple[float, float]:
+    """Wall time and CPU seconds of the process(es) ``run`` starts and waits for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = run()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
 def bench_bash(ws: Path, repeat: int) -> None:
     n = 1000
     commands = [f"echo line-{i}" for i in range(n)]
     plan = write_plan(
         ws / "bash.json", [{"tool": "Bash", "input": {"command": c}} for c in commands]
     )
-    ours, theirs = [], []
+    one = write_plan(ws / "bash-one.json", [{"tool": "Bash", "input": {"command": "true"}}])
+    ours, theirs, ours_cpu, start_cpu = [], [], [], []
     stdin = "\n".join(commands) + "\n"
     for _ in range(repeat):
-        ours.append(toolrun_exec(ws, plan, "--max-concurrency", "4"))
+        wall, cpu = cpu_of(lambda: toolrun_exec(ws, plan, "--max-concurrency", "4"))
+        ours.append(wall)
+        ours_cpu.append(cpu)
+        # toolrun's CPU alone (the commands run under its side process, which it does not
+        # wait for): less that of a one-call run, it is what the calls cost toolrun itself
+        start_cpu.append(cpu_of(lambda: toolrun_exec(ws, one))[1])
         theirs.append(
             timed(["xargs", "-P4", "-d", "\n", "-I{}", "bash", "-c", "{}"], ws, stdin=stdin)
         )
     a, b = statistics.median(ours), statistics.median(theirs)
+    per_call = (statistics.median(ours_cpu) - statistics.median(start_cpu)) / n * 1e6
     print(
         f"1000 read-only Bash calls, concurrency 4: toolrun {a:.2f} s, xargs -P4 {b:.2f} s, "
-        f"ratio {a / b:.2f}x (budget 1.5x)"
+        f"ratio {a / b:.2f}x (budget 1.5x); toolrun's own CPU "
+        f"{statistics.median(ours_cpu):.2f} s, {per_call:.0f} us a call past start-up"
     )
 
 

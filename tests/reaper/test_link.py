@@ -190,3 +190,11 @@ async def test_a_cancelled_call_kills_its_command(tmp_path: Path) -> None:
         assert marked.survivors() == []
     finally:
         marked.kill_all()
+
+
+async def test_a_request_larger_than_the_socket_buffer_arrives_whole(tmp_path: Path) -> None:
+    big = {f"BIG{i}": str(i) * 100_000 for i in range(8)}  # about 800 kB of environment
+    code, out = await output_of(
+        ["sh", "-c", 'echo "${#BIG0} ${#BIG7}"'], tmp_path, PATH=os.environ["PATH"], **big
+    )
+    assert (code, out) == (0, "100000 100000\n")

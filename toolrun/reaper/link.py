@@ -211,7 +211,10 @@ class _SideProcess:
                 side = self._current()
                 try:
                     return start(side)
-                except (BrokenPipeError, ConnectionResetError):
+                except OSError as exc:
+                    # a side process that has died (or been let go of from another thread)
+                    if not (side.gone or isinstance(exc, BrokenPipeError | ConnectionResetError)):
+                        raise
                     side.lost()
                     if attempt == 2:
                         raise
@@ -316,8 +319,12 @@ class Command:
         self._waiter_thread = threading.get_ident()
         try:
             while not expired and not done():
-                self._waiter = loop.create_future()
-                await self._waiter
+                self._waiter = waiter = loop.create_future()
+                # Looked at again once the waiter is in place: an answer taken in another
+                # thread just before would otherwise have found nobody to wake.
+                if done():
+                    break
+                await waiter
         finally:
             self._waiter = None
             if timer is not None:
