@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.marked import Marked
-from toolrun.reaper.link import launch
+from toolrun.reaper.link import launch, side_pid
 from toolrun.reaper.run import run_command
 from toolrun.reaper.side import ENV_SLOTS
 
@@ -198,3 +198,24 @@ async def test_a_request_larger_than_the_socket_buffer_arrives_whole(tmp_path: P
         ["sh", "-c", 'echo "${#BIG0} ${#BIG7}"'], tmp_path, PATH=os.environ["PATH"], **big
     )
     assert (code, out) == (0, "100000 100000\n")
+
+
+async def test_a_side_process_killed_mid_call_takes_the_command_down_and_is_replaced(
+    tmp_path: Path,
+) -> None:
+    marked = Marked(tmp_path)
+    try:
+        command = launch(
+            ["sh", "-c", f"{marked.sleep} 99"], cwd=tmp_path, env={"PATH": os.environ["PATH"]}
+        )
+        await command.started()
+        marked.wait_for(1)
+
+        os.kill(side_pid(), signal.SIGKILL)
+
+        assert await command.wait() == -signal.SIGKILL
+        command.close()
+        assert marked.survivors() == []
+        assert await output_of(["sh", "-c", "echo again"], tmp_path) == (0, "again\n")
+    finally:
+        marked.kill_all()

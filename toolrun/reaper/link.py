@@ -64,6 +64,7 @@ class _Side:
         self.calls: dict[int, Command] = {}
         self._ids = itertools.count(1)
         self._received = b""  # the start of an answer not yet complete
+        self._watchers = 0  # once gone: the loops yet to let go of the socket, and us
         self._reading = threading.Lock()
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, None] = (
             weakref.WeakKeyDictionary()
@@ -161,19 +162,34 @@ class _Side:
                 running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
             except RuntimeError:
                 running = None
+            # The socket is closed only once no loop watches it any more: a loop still
+            # registered for its number would never see a pipe that got the number next.
+            self._watchers = 1
             for loop in list(self._loops):
                 if loop is running:
                     loop.remove_reader(self.fd)
-                else:  # another thread's loop: its reader goes when it next runs
-                    with contextlib.suppress(RuntimeError):
-                        loop.call_soon_threadsafe(loop.remove_reader, self.fd)
+                    continue
+                try:  # another thread's loop: it lets go when it next runs
+                    loop.call_soon_threadsafe(self._let_go, loop)
+                    self._watchers += 1
+                except RuntimeError:  # closed, and its selector with it
+                    pass
             self._loops.clear()
         for command in list(self.calls.values()):
             command._take(b"")
         self.calls.clear()
-        self.control.close()
+        self._let_go(None)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, os.WNOHANG)
+
+    def _let_go(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        if loop is not None:
+            loop.remove_reader(self.fd)
+        with self._reading:
+            self._watchers -= 1
+            last = self._watchers == 0
+        if last:
+            self.control.close()
 
 
 class _SideProcess:
@@ -260,6 +276,7 @@ class Command:
         self.error: OSError | None = None
         self._leftovers = False
         self._swept = False
+        self._wants_pid = False
         self._settled = False  # the side process is done with it (or gone)
         self._waiter: asyncio.Future[None] | None = None
         self._waiter_thread = 0
@@ -268,7 +285,9 @@ class Command:
         """An answer from the side process; ``b""``: the side process has gone."""
         if answer.startswith(b"pid "):
             self.pid = int(answer[4:])
-            return  # nobody waits for it alone
+            if self._wants_pid:  # else nobody waits for it alone: spare the wake-up
+                self.wake()
+            return
         if answer.startswith(b"exit "):
             status, _, tail = answer[5:].partition(b" ")
             self._leftovers = tail == b"leftovers"
@@ -332,6 +351,7 @@ class Command:
 
     async def started(self) -> int:
         """The pid, once the command runs; raises :class:`OSError` if it could not start."""
+        self._wants_pid = True
         await self.until(lambda: bool(self.pid) or self.returncode is not None)
         if self.error is not None:
             raise self.error
