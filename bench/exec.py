@@ -3,7 +3,9 @@
 Run:  .venv/bin/python bench/exec.py [--repeat 3]
 
 1. 1000 read-only Bash calls at concurrency 4 against `xargs -P4` running the
-   same commands: ratio of medians (budget <= 1.5x).
+   same commands: ratio of medians (budget <= 1.5x), and toolrun's own CPU per call past
+   start-up (the commands run under the reaper side process, which toolrun does not wait
+   for, so they are not in it): the figure to compare on a busy machine.
 2. 10,000 Read calls of small files: calls/s (budget >= 5,000/s).
 3. 20 `sleep 0.2` calls with a limit of 10: wall time (budget <= 0.5 s).
 """
