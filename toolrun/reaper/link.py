@@ -275,7 +275,6 @@ class Command:
         #: Why it could not start (then ``returncode`` is 127).
         self.error: OSError | None = None
         self._leftovers = False
-        self._swept = False
         self._wants_pid = False
         self._settled = False  # the side process is done with it (or gone)
         self._waiter: asyncio.Future[None] | None = None
@@ -298,9 +297,9 @@ class Command:
             self.error, self.returncode = OSError(int(errno), text), 127
             self._settled = True
         elif answer == b"swept":
-            self._swept = self._settled = True
+            self._settled = True
         elif not answer:
-            self._settled = self._swept = True
+            self._settled = True
             if self.returncode is None:  # the side process died: take the command down
                 self.signal_group(signal.SIGKILL)
                 if not self.pid:
