@@ -6,6 +6,7 @@ Run:  .venv/bin/python bench/exec.py [--repeat 3]
    same commands: ratio of medians (budget <= 1.5x), and toolrun's own CPU per call past
    start-up (the commands run under the reaper side process, which toolrun does not wait
    for, so they are not in it): the figure to compare on a busy machine.
+   `--only reaper`: the same commands through the reaper alone, in this process.
 2. 10,000 Read calls of small files: calls/s (budget >= 5,000/s).
 3. 20 `sleep 0.2` calls with a limit of 10: wall time (budget <= 0.5 s).
 """
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,6 +93,49 @@ def bench_bash(ws: Path, repeat: int) -> None:
     )
 
 
+def bench_reaper(ws: Path, repeat: int) -> None:
+    """The same 1000 commands through the reaper alone (run_command at concurrency 4 in
+    this process): what spawning, waiting and reading output cost, without the executor,
+    the permission checks, the journal or toolrun's start-up."""
+    import anyio
+
+    from toolrun.reaper import link
+    from toolrun.reaper.run import run_command
+    from toolrun.tools.builtins.bash_env import shell_environment
+
+    n = 1000
+    bash = shutil.which("bash") or "bash"
+
+    async def run_all() -> None:
+        calls = iter(range(n))
+
+        async def worker() -> None:
+            for i in calls:
+                out: list[bytes] = []
+                env = shell_environment(os.environ)
+                argv = [bash, "-c", f"echo line-{i}"]
+                await run_command(argv, cwd=ws, env=env, time_limit=60, stdout=out.append)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(worker)
+
+    link.prestart()
+    walls, cpus = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        start = time.perf_counter()
+        anyio.run(run_all)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    print(
+        f"1000 Bash commands through the reaper alone, concurrency 4: "
+        f"{statistics.median(walls):.2f} s, {statistics.median(cpus) / n * 1e6:.0f} us of "
+        "this process's CPU a call"
+    )
+
+
 def bench_read(ws: Path, repeat: int) -> None:
     n = 10_000
     files = ws / "files"
@@ -128,12 +174,18 @@ def bench_sleep(ws: Path, repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["bash", "read", "sleep"])
+    parser.add_argument("--only", choices=["bash", "reaper", "read", "sleep"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         (ws / "toolrun.yaml").write_text("toolrun: {maxCallsPerTurn: 10000}\n")
-        for name, fn in (("bash", bench_bash), ("read", bench_read), ("sleep", bench_sleep)):
+        benches = (
+            ("bash", bench_bash),
+            ("reaper", bench_reaper),
+            ("read", bench_read),
+            ("sleep", bench_sleep),
+        )
+        for name, fn in benches:
             if args.only in (None, name):
                 fn(ws, args.repeat)
 
