@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.marked import Marked
-from toolrun.reaper.link import launch
+from toolrun.reaper.link import launch, side_pid
 from toolrun.reaper.run import run_command
+from toolrun.reaper.side import ENV_SLOTS
 
 pytestmark = pytest.mark.anyio
 
@@ -94,3 +97,125 @@ async def test_a_relative_working_directory_is_ours_not_the_side_processes(
     code, out = await output_of(["pwd"], Path("sub"), PATH=os.environ["PATH"])
 
     assert (code, out) == (0, f"{tmp_path / 'sub'}\n")
+
+
+async def test_many_environments_each_reach_their_own_command(tmp_path: Path) -> None:
+    """The side process holds environments between calls: more of them than it keeps,
+    and then the first again, still give every command exactly its own."""
+    path = os.environ["PATH"]
+    names = [f"env-{i}" for i in range(ENV_SLOTS + 3)] + ["env-0", f"env-{ENV_SLOTS + 2}"]
+    for name in names:
+        code, out = await output_of(
+            ["sh", "-c", "echo $WHO; env | wc -l"], tmp_path, WHO=name, PATH=path
+        )
+        assert (code, out.split()[0]) == (0, name)
+
+
+async def test_commands_running_together_each_get_their_own_answers(tmp_path: Path) -> None:
+    """Answers of every call share the side process's one socket: none goes astray."""
+    results: dict[int, tuple[int | None, str]] = {}
+
+    async def one(i: int) -> None:
+        results[i] = await output_of(
+            ["sh", "-c", f"sleep 0.0{i % 7}; echo out-{i}; exit {i % 5}"], tmp_path
+        )
+
+    async with anyio.create_task_group() as tg:
+        for i in range(40):
+            tg.start_soon(one, i)
+
+    assert results == {i: (i % 5, f"out-{i}\n") for i in range(40)}
+
+
+def test_commands_from_event_loops_in_several_threads(tmp_path: Path) -> None:
+    """The side process serves every thread's event loop at the same time."""
+    found: dict[int, list[tuple[int | None, str]]] = {}
+
+    def thread(t: int) -> None:
+        async def calls() -> list[tuple[int | None, str]]:
+            return [
+                await output_of(["sh", "-c", f"echo {t}-{i}; exit {i}"], tmp_path) for i in range(5)
+            ]
+
+        found[t] = anyio.run(calls)
+
+    threads = [threading.Thread(target=thread, args=(t,)) for t in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+
+    assert found == {t: [(i, f"{t}-{i}\n") for i in range(5)] for t in range(3)}
+
+
+async def test_a_sink_that_fails_fails_the_call_and_kills_the_command(tmp_path: Path) -> None:
+    marked = Marked(tmp_path)
+
+    def refuse(chunk: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    try:
+        with pytest.raises(OSError, match="No space left"):
+            await run_command(
+                ["sh", "-c", f"echo first; {marked.sleep} 99"],
+                cwd=tmp_path,
+                env={"PATH": os.environ["PATH"]},
+                time_limit=30,
+                stdout=refuse,
+            )
+        assert marked.survivors() == []
+    finally:
+        marked.kill_all()
+
+
+async def test_input_larger_than_a_pipe_reaches_the_command_whole(tmp_path: Path) -> None:
+    data = os.urandom(1 << 20).hex().encode()  # 2 MiB: written as the command reads
+    chunks: list[bytes] = []
+    code = await run_command(
+        ["sh", "-c", "wc -c"],
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"]},
+        time_limit=30,
+        stdout=chunks.append,
+        stdin=data,
+    )
+    assert (code, b"".join(chunks).strip()) == (0, str(len(data)).encode())
+
+
+async def test_a_cancelled_call_kills_its_command(tmp_path: Path) -> None:
+    marked = Marked(tmp_path)
+    try:
+        with anyio.move_on_after(0.5):
+            await output_of(["sh", "-c", f"{marked.sleep} 99"], tmp_path, PATH=os.environ["PATH"])
+        assert marked.survivors() == []
+    finally:
+        marked.kill_all()
+
+
+async def test_a_request_larger_than_the_socket_buffer_arrives_whole(tmp_path: Path) -> None:
+    big = {f"BIG{i}": str(i) * 100_000 for i in range(8)}  # about 800 kB of environment
+    code, out = await output_of(
+        ["sh", "-c", 'echo "${#BIG0} ${#BIG7}"'], tmp_path, PATH=os.environ["PATH"], **big
+    )
+    assert (code, out) == (0, "100000 100000\n")
+
+
+async def test_a_side_process_killed_mid_call_takes_the_command_down_and_is_replaced(
+    tmp_path: Path,
+) -> None:
+    marked = Marked(tmp_path)
+    try:
+        command = launch(
+            ["sh", "-c", f"{marked.sleep} 99"], cwd=tmp_path, env={"PATH": os.environ["PATH"]}
+        )
+        await command.started()
+        marked.wait_for(1)
+
+        os.kill(side_pid(), signal.SIGKILL)
+
+        assert await command.wait() == -signal.SIGKILL
+        command.close()
+        assert marked.survivors() == []
+        assert await output_of(["sh", "-c", "echo again"], tmp_path) == (0, "again\n")
+    finally:
+        marked.kill_all()

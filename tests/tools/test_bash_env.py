@@ -44,6 +44,32 @@ def test_only_the_variables_that_steer_the_shell_are_dropped() -> None:
     }
 
 
+def test_the_environment_is_built_again_whenever_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cleaned environment is kept between calls: a change to os.environ or to a
+    context's table still shows in the next call, and what one caller does to its copy
+    never reaches the next."""
+    monkeypatch.setenv("TOOLRUN_TEST_WORD", "first")
+    first = shell_environment(os.environ)
+    first["TOOLRUN_TEST_WORD"] = "scribbled"
+    assert shell_environment(os.environ)["TOOLRUN_TEST_WORD"] == "first"
+
+    monkeypatch.setenv("TOOLRUN_TEST_WORD", "second")
+    monkeypatch.setenv("PS4", "$(touch /tmp/pwned)")
+    again = shell_environment(os.environ)
+    assert again["TOOLRUN_TEST_WORD"] == "second" and "PS4" not in again
+
+    monkeypatch.delenv("TOOLRUN_TEST_WORD")
+    assert "TOOLRUN_TEST_WORD" not in shell_environment(os.environ)
+
+    table = {"PATH": "/bin", "WORD": "one"}
+    assert shell_environment(table)["WORD"] == "one"
+    table["WORD"] = "two"
+    table["BASH_ENV"] = "/tmp/x"
+    assert shell_environment(table) == {"PATH": "/bin", "WORD": "two"}
+
+
 @pytest.mark.parametrize("name", ["ls", "cd", "echo", "command"])
 async def test_an_exported_function_does_not_replace_a_command(ws: Path, name: str) -> None:
     ctx = context(ws, **{f"BASH_FUNC_{name}%%": "() { touch pwned; }"})

@@ -1,76 +1,49 @@
 """toolrun's end of the reaper side process: start a command there, wait for it, sweep after it.
 
 The side process is started on first use (or by :func:`prestart`) and serves the whole
-toolrun process (any thread, any event loop). If it has died, the next request starts a
-new one. See :mod:`toolrun.reaper.side` for the protocol.
+toolrun process (any thread, any asyncio event loop). Every request and every answer goes
+over its one control socket: a call costs one message there and usually two back, and
+no socket of its own. Each event loop that waits on a command reads the answers as they
+come (one registration per loop, not per call) and hands each to its command. If the side
+process has died, the commands it ran are killed and the next request starts a new one.
+See :mod:`toolrun.reaper.side` for the protocol.
 """
 
 from __future__ import annotations
 
 import array
+import asyncio
 import contextlib
+import itertools
 import marshal
 import os
 import signal
 import socket
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-import anyio
-
-from toolrun.reaper.side import HEADER
+from toolrun.reaper.side import ENV_SLOTS, HEADER
 
 #: How long a sweep of leftovers may take before the call lets go anyway.
 SWEEP_WAIT_S = 5.0
 
+_EnvKey = tuple[tuple[str, str], ...]
 
-class _SideProcess:
-    """The control socket to the side process, started when first needed."""
+
+class _Side:
+    """One side process: its control socket, and the commands it runs for us."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._control: socket.socket | None = None
-        self._pid = 0
-        self._devnull = -1
-
-    def devnull(self) -> int:
-        with self._lock:
-            if self._devnull < 0:
-                self._devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
-            return self._devnull
-
-    def send(self, fds: Sequence[int], payload: bytes) -> None:
-        header = len(payload).to_bytes(HEADER, "big")
-        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
-        with self._lock:
-            for attempt in (1, 2):
-                control = self._control if self._control is not None else self._start()
-                try:
-                    # MSG_NOSIGNAL: a dead side process must not SIGPIPE toolrun
-                    sent = control.sendmsg([header, payload], rights, socket.MSG_NOSIGNAL)
-                    if sent < len(header) + len(payload):  # a payload larger than the buffer
-                        rest = (header + payload)[sent:]
-                        control.sendall(rest, socket.MSG_NOSIGNAL)
-                    return
-                except (BrokenPipeError, ConnectionResetError):
-                    self._lost()
-                    if attempt == 2:
-                        raise
-
-    def prestart(self) -> None:
-        with self._lock:
-            if self._control is None:
-                self._start()
-
-    def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             theirs.set_inheritable(True)
             script = str(Path(__file__).with_name("side.py"))
             python = sys.executable or "python3"
-            self._pid = os.posix_spawn(
+            self.pid = os.posix_spawn(
                 python,
                 [python, "-I", "-S", script, str(theirs.fileno())],
                 os.environ,
@@ -85,18 +58,193 @@ class _SideProcess:
             raise
         finally:
             theirs.close()
-        self._control = ours
-        return ours
+        self.control = ours
+        self.fd = ours.fileno()
+        self.gone = False
+        self.calls: dict[int, Command] = {}
+        self._ids = itertools.count(1)
+        self._received = b""  # the start of an answer not yet complete
+        self._watchers = 0  # once gone: the loops yet to let go of the socket, and us
+        self._reading = threading.Lock()
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, None] = (
+            weakref.WeakKeyDictionary()
+        )
+        # Environments the side process holds, by content: a call sends its slot number
+        # rather than the whole table again (see ``side.Reaper.environment``).
+        self._envs: dict[_EnvKey, int] = {}
+        self._next_slot = 0
 
-    def _lost(self) -> None:
-        """The side process is gone: forget it (and reap it) so the next use starts one."""
-        if self._control is not None:
-            self._control.close()
-            self._control = None
-        if self._pid:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self._pid, os.WNOHANG)
-            self._pid = 0
+    def send(self, message: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
+        """One request; the caller holds the sending lock."""
+        payload = marshal.dumps(message)
+        header = len(payload).to_bytes(HEADER, "big")
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+        # MSG_NOSIGNAL: a dead side process must not SIGPIPE toolrun
+        sent = self.control.sendmsg([header, payload], rights, socket.MSG_NOSIGNAL)
+        if sent < len(header) + len(payload):  # a payload larger than the buffer
+            self.control.sendall((header + payload)[sent:], socket.MSG_NOSIGNAL)
+
+    def run(
+        self,
+        argv: list[str],
+        cwd: str,
+        env: Mapping[str, str],
+        fds: Sequence[int],
+        targets: list[int],
+    ) -> Command:
+        key = tuple(env.items())
+        ref = self._env_ref(key)
+        command = Command(self, next(self._ids), argv[0])
+        self.calls[command.id] = command
+        try:
+            self.send(("run", command.id, argv, cwd, ref, targets), fds)
+        except BaseException:
+            del self.calls[command.id]
+            if isinstance(ref, tuple):  # it never got there: do not count on it
+                self._envs.pop(key, None)
+            raise
+        return command
+
+    def _env_ref(self, key: _EnvKey) -> int | tuple[int, dict[str, str]]:
+        """The slot of an environment the side process holds, or the slot and the table
+        for it to hold from now on (the oldest is given up, in the same order there)."""
+        slot = self._envs.get(key)
+        if slot is not None:
+            return slot
+        slot = self._next_slot
+        self._next_slot = (slot + 1) % ENV_SLOTS
+        for old, held in list(self._envs.items()):
+            if held == slot:
+                del self._envs[old]
+        self._envs[key] = slot
+        return slot, dict(key)
+
+    def listen(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Have ``loop`` read the answers as they come (once per loop)."""
+        if loop not in self._loops and not self.gone:
+            loop.add_reader(self.fd, self.receive)
+            self._loops[loop] = None
+
+    def receive(self) -> None:
+        """Hand every answer already here to its command; notice when the side is gone."""
+        with self._reading:
+            if self.gone:
+                return
+            chunks = [self._received]
+            ended = False
+            while True:
+                try:
+                    chunk = self.control.recv(65536, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    ended = True
+                    break
+                chunks.append(chunk)
+            *lines, self._received = b"".join(chunks).split(b"\n")
+            for line in lines:
+                number, _, answer = line.partition(b" ")
+                command = self.calls.get(int(number))
+                if command is not None:
+                    command._take(answer)
+        if ended:
+            self.lost()
+
+    def lost(self) -> None:
+        """The side process is gone: take its running commands down and let go of it."""
+        with self._reading:
+            if self.gone:
+                return
+            self.gone = True
+            try:
+                running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            # The socket is closed only once no loop watches it any more: a loop still
+            # registered for its number would never see a pipe that got the number next.
+            self._watchers = 1
+            for loop in list(self._loops):
+                if loop is running:
+                    loop.remove_reader(self.fd)
+                    continue
+                try:  # another thread's loop: it lets go when it next runs
+                    loop.call_soon_threadsafe(self._let_go, loop)
+                    self._watchers += 1
+                except RuntimeError:  # closed, and its selector with it
+                    pass
+            self._loops.clear()
+        for command in list(self.calls.values()):
+            command._take(b"")
+        self.calls.clear()
+        self._let_go(None)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, os.WNOHANG)
+
+    def _let_go(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        if loop is not None:
+            loop.remove_reader(self.fd)
+        with self._reading:
+            self._watchers -= 1
+            last = self._watchers == 0
+        if last:
+            self.control.close()
+
+
+class _SideProcess:
+    """The current side process, started when first needed and again after it died."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # for sending: one request at a time
+        self._side: _Side | None = None
+        self._devnull = -1
+
+    @property
+    def pid(self) -> int:
+        side = self._side
+        return side.pid if side is not None and not side.gone else 0
+
+    def devnull(self) -> int:
+        with self._lock:
+            if self._devnull < 0:
+                self._devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+            return self._devnull
+
+    def _current(self) -> _Side:
+        if self._side is None or self._side.gone:
+            self._side = _Side()
+        return self._side
+
+    def prestart(self) -> None:
+        with self._lock:
+            self._current()
+
+    def run(self, start: Callable[[_Side], Command]) -> Command:
+        """``start`` a command on the current side process (a new one if it has died)."""
+        with self._lock:
+            for attempt in (1, 2):
+                side = self._current()
+                try:
+                    return start(side)
+                except OSError as exc:
+                    # a side process that has died (or been let go of from another thread)
+                    if not (side.gone or isinstance(exc, BrokenPipeError | ConnectionResetError)):
+                        raise
+                    side.lost()
+                    if attempt == 2:
+                        raise
+        raise AssertionError("unreachable")
+
+    def tell(self, side: _Side, message: tuple[Any, ...]) -> None:
+        """A request about a call already running (its side process may be gone)."""
+        with self._lock:
+            if side.gone:
+                return
+            try:
+                side.send(message)
+            except OSError:
+                pass  # it is gone: the next receive or request finds out
 
 
 _side = _SideProcess()
@@ -105,7 +253,7 @@ _side = _SideProcess()
 def side_pid() -> int:
     """The side process's pid (0 when none runs): a forced exit must leave it to sweep
     what runs under it, since killing it first would orphan exactly those processes."""
-    return _side._pid
+    return _side.pid
 
 
 def prestart() -> None:
@@ -115,10 +263,11 @@ def prestart() -> None:
 
 
 class Command:
-    """A command handed to the side process; its messages are read as they are needed."""
+    """A command handed to the side process; its answers arrive through :class:`_Side`."""
 
-    def __init__(self, sock: socket.socket, program: str) -> None:
-        self._sock = sock
+    def __init__(self, side: _Side, number: int, program: str) -> None:
+        self._side = side
+        self.id = number
         self._program = program
         self.pid = 0
         #: As in :mod:`subprocess`: the exit code, or ``-N`` when killed by signal N.
@@ -126,47 +275,91 @@ class Command:
         #: Why it could not start (then ``returncode`` is 127).
         self.error: OSError | None = None
         self._leftovers = False
+        self._wants_pid = False
+        self._settled = False  # the side process is done with it (or gone)
+        self._waiter: asyncio.Future[None] | None = None
+        self._waiter_thread = 0
 
-    async def _receive(self) -> bytes:
-        """The next message from the side process; ``b""`` once it has gone."""
-        while True:
-            try:
-                return self._sock.recv(4096)
-            except BlockingIOError:
-                await anyio.wait_readable(self._sock)
-            except OSError:
-                return b""
-
-    async def _next(self) -> None:
-        message = await self._receive()
-        if message.startswith(b"pid "):
-            self.pid = int(message[4:])
-        elif message.startswith(b"exit "):
-            status, _, tail = message[5:].partition(b" ")
+    def _take(self, answer: bytes) -> None:
+        """An answer from the side process; ``b""``: the side process has gone."""
+        if answer.startswith(b"pid "):
+            self.pid = int(answer[4:])
+            if self._wants_pid:  # else nobody waits for it alone: spare the wake-up
+                self.wake()
+            return
+        if answer.startswith(b"exit "):
+            status, _, tail = answer[5:].partition(b" ")
             self._leftovers = tail == b"leftovers"
+            self._settled = not self._leftovers
             self.returncode = os.waitstatus_to_exitcode(int(status))
-        elif message.startswith(b"error "):
-            errno, _, text = message[6:].decode(errors="replace").partition(" ")
+        elif answer.startswith(b"error "):
+            errno, _, text = answer[6:].decode(errors="replace").partition(" ")
             self.error, self.returncode = OSError(int(errno), text), 127
-            self.close()  # nothing more will come
-        elif self.returncode is None:  # the side process died: take the command down
-            self.signal_group(signal.SIGKILL)
-            if not self.pid:
-                self.error = OSError(f"the reaper side process ended before {self._program!r}")
-            self.returncode = -signal.SIGKILL
+            self._settled = True
+        elif answer == b"swept":
+            self._settled = True
+        elif not answer:
+            self._settled = True
+            if self.returncode is None:  # the side process died: take the command down
+                self.signal_group(signal.SIGKILL)
+                if not self.pid:
+                    self.error = OSError(f"the reaper side process ended before {self._program!r}")
+                self.returncode = -signal.SIGKILL
+        if self._settled:
+            self._side.calls.pop(self.id, None)
+        self.wake()
+
+    def wake(self) -> None:
+        """Let the task waiting in :meth:`until` look again (from any thread)."""
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return
+        if self._waiter_thread == threading.get_ident():
+            waiter.set_result(None)
+        else:
+            with contextlib.suppress(RuntimeError):  # its loop has closed
+                waiter.get_loop().call_soon_threadsafe(_resolve, waiter)
+
+    async def until(self, done: Callable[[], bool], grace: float | None = None) -> None:
+        """Wait until ``done()`` (looked at again on each :meth:`wake`), at most ``grace`` s."""
+        if done():
+            return
+        loop = asyncio.get_running_loop()
+        self._side.listen(loop)
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            self.wake()
+
+        timer = loop.call_later(grace, expire) if grace is not None else None
+        self._waiter_thread = threading.get_ident()
+        try:
+            while not expired and not done():
+                self._waiter = waiter = loop.create_future()
+                # Looked at again once the waiter is in place: an answer taken in another
+                # thread just before would otherwise have found nobody to wake.
+                if done():
+                    break
+                await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
 
     async def started(self) -> int:
         """The pid, once the command runs; raises :class:`OSError` if it could not start."""
-        while not self.pid and self.returncode is None:
-            await self._next()
+        self._wants_pid = True
+        await self.until(lambda: bool(self.pid) or self.returncode is not None)
         if self.error is not None:
             raise self.error
         return self.pid
 
     async def wait(self) -> int:
         """The return code once it has exited (127 if it could not start: see ``error``)."""
-        while self.returncode is None:
-            await self._next()
+        await self.until(lambda: self.returncode is not None)
+        assert self.returncode is not None
         return self.returncode
 
     def signal_group(self, sig: signal.Signals) -> None:
@@ -180,16 +373,22 @@ class Command:
 
         Call after :meth:`wait`; on a command still running, this kills its whole tree.
         """
-        if self._leftovers and self._sock.fileno() >= 0:
-            with contextlib.suppress(OSError):
-                self._sock.send(b"done", socket.MSG_NOSIGNAL)
-                with anyio.move_on_after(SWEEP_WAIT_S):
-                    await self._receive()
+        if self._leftovers and not self._settled:
+            _side.tell(self._side, ("sweep", self.id))
+            await self.until(lambda: self._settled, SWEEP_WAIT_S)
         self.close()
 
     def close(self) -> None:
         """Let go; a command still running is killed with everything under it."""
-        self._sock.close()
+        if not self._settled:
+            self._settled = True
+            self._side.calls.pop(self.id, None)
+            _side.tell(self._side, ("drop", self.id))
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def launch(
@@ -210,19 +409,11 @@ def launch(
     (or in ``error`` after :meth:`Command.wait`): not waiting for that here saves a
     round trip per call.
     """
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     extra = dict(pass_fds or {})
     null = _side.devnull()
-    fds = [theirs.fileno(), *(fd if fd is not None else null for fd in (stdin, stdout, stderr))]
+    fds = [fd if fd is not None else null for fd in (stdin, stdout, stderr)]
     # absolute: the side process has a working directory of its own
     where = os.path.abspath(cwd)
-    payload = marshal.dumps((list(argv), where, dict(env), list(extra.values())))
-    try:
-        _side.send([*fds, *extra], payload)
-    except BaseException:
-        ours.close()
-        raise
-    finally:
-        theirs.close()
-    ours.setblocking(False)
-    return Command(ours, argv[0])
+    return _side.run(
+        lambda side: side.run(list(argv), where, env, [*fds, *extra], [*extra.values()])
+    )

@@ -25,24 +25,31 @@ Why a process of its own:
   Forking this Python process per call, to set ``prctl`` bits in the child, cost 1-3 ms a
   call.
 
-Protocol. Control socket (stream), toolrun to here: an 8-byte header (the payload length)
-carrying the descriptors ``[call socket, stdin, stdout, stderr, *extra]`` as SCM_RIGHTS,
-then the payload, ``marshal.dumps((argv, cwd, env, extra_targets))``. Call socket
-(seqpacket), here to toolrun: ``pid N`` or ``error ERRNO TEXT``, then ``exit STATUS`` (a raw
-wait status) with `` leftovers`` appended when something of a finished call is still
-running (else the socket closes after it). toolrun to here: ``done`` (kill the leftovers;
-answered ``swept``) or closing the socket, which abandons a running call: its whole tree is
-killed.
+Protocol: one control socket (stream) carries everything, so a call costs toolrun no
+socket of its own. toolrun to here: an 8-byte header (the payload length), then the payload,
+``marshal.dumps(request)``:
+
+- ``("run", N, argv, cwd, env, extra_targets)``, with the descriptors ``[stdin, stdout,
+  stderr, *extra]`` as SCM_RIGHTS on the header; ``env`` is ``(SLOT, table)`` the first
+  time and ``SLOT`` after that (:meth:`Reaper.environment`); N is toolrun's number for it;
+- ``("sweep", N)``: kill what call N left (answered ``N swept``);
+- ``("drop", N)``: toolrun lets go of call N; still running, its whole tree is killed.
+
+Here to toolrun, one line an answer: ``N pid PID`` or ``N error ERRNO TEXT``, then ``N exit
+STATUS`` (a raw wait status) with `` leftovers`` appended when something of a finished call
+is still running. Answers wait in an outbox when toolrun does not read them at once: this
+process never blocks on toolrun, which may be blocked sending the next request.
 """
 
 from __future__ import annotations
 
+import array
+import collections
 import contextlib
 import fcntl
 import marshal
 import os
 import select
-import selectors
 import signal
 import socket
 import sys
@@ -50,7 +57,14 @@ import time
 
 PR_SET_CHILD_SUBREAPER = 36
 HEADER = 8
-MAX_FDS = 64
+#: How many environments are held between calls (most runs use one).
+ENV_SLOTS = 8
+MAX_FDS = 253  # the kernel's own limit for one message (SCM_MAX_FD)
+#: Plain ints: or-ing the IntFlag constants costs a Python call each time.
+RECV_FLAGS = int(socket.MSG_DONTWAIT) | int(socket.MSG_CMSG_CLOEXEC)
+SEND_FLAGS = int(socket.MSG_DONTWAIT) | int(socket.MSG_NOSIGNAL)
+READ, WRITE = int(select.EPOLLIN), int(select.EPOLLOUT)
+FDS_SPACE = socket.CMSG_SPACE(MAX_FDS * 4)
 #: How long a kill waits for its processes to die (one in the D state may never).
 KILL_WAIT_S = 2.0
 #: Signals that end the side process, after it has killed every process under it.
@@ -69,13 +83,13 @@ def prctl(option: int, value: int) -> None:
 
 
 class Call:
-    """One running command and the socket toolrun waits on."""
+    """One command toolrun has asked for, by the number toolrun gave it."""
 
-    __slots__ = ("ended", "pid", "sock", "status")
+    __slots__ = ("ended", "number", "pid", "status")
 
-    def __init__(self, pid: int, sock: socket.socket) -> None:
+    def __init__(self, number: int, pid: int) -> None:
+        self.number = number
         self.pid = pid
-        self.sock = sock
         self.status: int | None = None  # the wait status once it has exited
         self.ended = False  # toolrun is done with it (or abandoned it)
 
@@ -85,28 +99,40 @@ class Reaper:
         self.control = control
         self.me = os.getpid()
         self.calls: dict[int, Call] = {}  # by pid
-        self.by_fd: dict[int, Call] = {}  # by call socket
-        self.selector = selectors.DefaultSelector()
+        self.numbered: dict[int, Call] = {}  # by toolrun's number, until toolrun is done
+        self.inbox = bytearray()  # the start of a request not yet complete
+        self.received: collections.deque[int] = collections.deque()  # its descriptors
+        self.outbox = bytearray()  # answers not sent yet: never block on toolrun
+        self.writing = False
+        self.envs: list[dict[str, str] | None] = [None] * ENV_SLOTS
         self.wakeup_r, wakeup_w = os.pipe()
         os.set_blocking(self.wakeup_r, False)
         os.set_blocking(wakeup_w, False)
         signal.set_wakeup_fd(wakeup_w)
         for sig in (signal.SIGCHLD, *STOP_SIGNALS):
             signal.signal(sig, lambda *_: None)  # handled in the loop, through the wakeup fd
-        self.selector.register(control, selectors.EVENT_READ)
-        self.selector.register(self.wakeup_r, selectors.EVENT_READ)
+        self.poll = select.epoll()
+        self.poll.register(control.fileno(), READ)
+        self.poll.register(self.wakeup_r, READ)
+        try:  # read again from the start after each exit: one call, not three
+            self.children_fd = os.open(
+                f"/proc/{self.me}/task/{self.me}/children", os.O_RDONLY | os.O_CLOEXEC
+            )
+        except OSError:  # a kernel without CONFIG_PROC_CHILDREN
+            self.children_fd = -1
 
     # ------------------------------------------------------------------ main loop
 
     def serve(self) -> None:
+        control = self.control.fileno()
         while True:
-            for key, _ in self.selector.select():
-                if key.fileobj is self.control:
-                    if not self.accept():
+            for fd, events in self.poll.poll():
+                if fd == control:
+                    if events & READ and not self.requests():
                         self.calls.clear()  # every command is now a leftover
                         self.sweep()
                         return
-                elif key.fileobj == self.wakeup_r:
+                else:
                     try:
                         signals = set(os.read(self.wakeup_r, 4096))
                     except BlockingIOError:
@@ -116,38 +142,106 @@ class Reaper:
                         self.sweep()
                         return
                     self.reap()
-                else:
-                    self.from_toolrun(self.by_fd[key.fd])
+            self.flush()
 
-    def accept(self) -> bool:
-        """Start the command of one request; False once toolrun has gone."""
+    def answer(self, call: Call | int, text: bytes) -> None:
+        number = call.number if isinstance(call, Call) else call
+        self.outbox += b"%d %s\n" % (number, text)
+
+    def flush(self) -> None:
+        """Send what the outbox holds, as much as the socket takes now; the rest when it
+        is writable (toolrun may be busy sending, and must never wait for us)."""
+        if self.outbox:
+            try:
+                del self.outbox[: self.control.send(self.outbox, SEND_FLAGS)]
+            except BlockingIOError:
+                pass
+            except OSError:  # toolrun has gone: its end of the socket says so next
+                self.outbox.clear()
+        writing = bool(self.outbox)
+        if writing != self.writing:
+            self.writing = writing
+            self.poll.modify(self.control.fileno(), READ | (WRITE if writing else 0))
+
+    def requests(self) -> bool:
+        """Carry out every request there is; False once toolrun has gone.
+
+        Whatever has arrived is read at once; the kernel ends a read after a message
+        that carries descriptors, so they come in order, and each run takes its own
+        from the front of the queue."""
+        while True:
+            try:
+                data, ancillary, _, _ = self.control.recvmsg(65536, FDS_SPACE, RECV_FLAGS)
+            except BlockingIOError:
+                break
+            except OSError:
+                return False
+            for level, kind, raw in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    got = array.array("i")
+                    got.frombytes(raw[: len(raw) - len(raw) % got.itemsize])
+                    self.received.extend(got)
+            if not data:
+                return False
+            self.inbox += data
+        inbox = self.inbox
+        while len(inbox) >= HEADER:
+            end = HEADER + int.from_bytes(inbox[:HEADER], "big")
+            if len(inbox) < end:
+                break  # the rest is on its way
+            kind, number, *rest = marshal.loads(inbox[HEADER:end])
+            del inbox[:end]
+            if kind == "run":
+                argv, cwd, env_ref, targets = rest
+                count = min(3 + len(targets), len(self.received))
+                fds = [self.received.popleft() for _ in range(count)]
+                self.start(number, argv, cwd, env_ref, targets, fds)
+            elif kind == "sweep":  # after "exit N leftovers"
+                self.drop(number)
+                self.sweep()
+                self.answer(number, b"swept")
+            elif kind == "drop":
+                self.drop(number)
+        return True
+
+    def start(
+        self,
+        number: int,
+        argv: list[str],
+        cwd: str,
+        env_ref: int | tuple[int, dict[str, str]],
+        targets: list[int],
+        fds: list[int],
+    ) -> None:
+        """Start the command of one request; answer with its pid, or why it did not start."""
         try:
-            header, fds = _recv_fds(self.control)
-        except OSError:
-            return False
-        if not header:
-            return False
-        header += _recv_exact(self.control, HEADER - len(header))
-        payload = _recv_exact(self.control, int.from_bytes(header, "big"))
-        sock = socket.socket(fileno=fds[0])
-        try:
-            argv, cwd, env, targets = marshal.loads(payload)
-            pid = self.spawn(argv, cwd, env, fds[1:4], list(zip(fds[4:], targets, strict=True)))
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+            env = self.environment(env_ref)
+            pid = self.spawn(argv, cwd, env, fds[:3], list(zip(fds[3:], targets, strict=True)))
+        except (OSError, ValueError, LookupError) as exc:  # ValueError: a NUL byte in an argument
             errno = exc.errno if isinstance(exc, OSError) else 0
             text = exc.strerror if isinstance(exc, OSError) else None
-            _send(sock, f"error {errno or 0} {text or exc}".encode())
-            sock.close()
-            return True
+            why = f"{text or exc}".replace("\n", " ")
+            self.answer(number, f"error {errno or 0} {why}".encode(errors="replace"))
+            return
         finally:
-            for fd in fds[1:]:
+            for fd in fds:
                 os.close(fd)
-        call = Call(pid, sock)
+        call = Call(number, pid)
         self.calls[pid] = call
-        self.by_fd[sock.fileno()] = call
-        self.selector.register(sock, selectors.EVENT_READ)
-        _send(sock, b"pid %d" % pid)
-        return True
+        self.numbered[number] = call
+        self.answer(call, b"pid %d" % pid)
+
+    def environment(self, ref: int | tuple[int, dict[str, str]]) -> dict[str, str]:
+        """The environment a request names: a slot held from an earlier request, or a new
+        table to hold in a slot (toolrun numbers the slots and reuses the oldest)."""
+        if isinstance(ref, tuple):
+            slot, env = ref
+            self.envs[slot] = env
+            return env
+        held = self.envs[ref]
+        if held is None:
+            raise LookupError(f"no environment held in slot {ref}")
+        return held
 
     def spawn(
         self,
@@ -161,9 +255,14 @@ class Reaper:
         program = _which(argv[0], env)
         os.chdir(cwd)  # the child inherits it; this process never uses relative paths
         pairs = list(zip(stdio, (0, 1, 2), strict=True)) + extra
-        # A source numbered like a later target would be overwritten first: move it up.
-        floor = max([fd for pair in pairs for fd in pair] + [2]) + 1
-        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor) for fd, _ in pairs]
+        targets = {target for _, target in pairs}
+        if any(fd in targets for fd, _ in pairs):
+            # A source numbered like a later target would be overwritten first (and one
+            # numbered like its own target would keep close-on-exec): move them all up.
+            floor = max([fd for pair in pairs for fd in pair] + [2]) + 1
+            moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor) for fd, _ in pairs]
+        else:
+            moved = []
         try:
             return os.posix_spawn(
                 program,
@@ -171,7 +270,7 @@ class Reaper:
                 env,
                 file_actions=[
                     (os.POSIX_SPAWN_DUP2, fd, target)
-                    for fd, (_, target) in zip(moved, pairs, strict=True)
+                    for fd, (_, target) in zip(moved or [fd for fd, _ in pairs], pairs, strict=True)
                 ],
                 setsid=True,
                 setsigdef=RESET_SIGNALS,
@@ -180,27 +279,16 @@ class Reaper:
             for fd in moved:
                 os.close(fd)
 
-    def from_toolrun(self, call: Call) -> None:
-        try:
-            message = call.sock.recv(64)
-        except OSError:
-            message = b""
+    def drop(self, number: int) -> None:
+        """toolrun lets go of a call: one still running is killed with its whole tree."""
+        call = self.numbered.pop(number, None)
+        if call is None:
+            return
         call.ended = True
-        if call.status is None:  # still running: abandoned, kill its whole tree
+        if call.status is None:
             self.kill_trees({call.pid})
             self.sweep()
-        elif message == b"done":  # it reported leftovers when it exited
-            self.sweep()
-        if message == b"done":
-            _send(call.sock, b"swept")
-        self.forget(call)
-
-    def forget(self, call: Call) -> None:
-        if call.sock.fileno() >= 0:
-            self.by_fd.pop(call.sock.fileno(), None)
-            self.selector.unregister(call.sock)
-            call.sock.close()
-        if self.calls.get(call.pid) is call and call.status is not None:
+        elif self.calls.get(call.pid) is call:
             del self.calls[call.pid]
 
     # ------------------------------------------------------------------ processes
@@ -219,21 +307,22 @@ class Reaper:
                 continue
             call.status = status
             if call.ended:  # toolrun let go of it (abandoned): nothing to tell
-                if call.sock.fileno() < 0:
-                    del self.calls[pid]
+                del self.calls[pid]
             elif self.leftovers():
-                _send(call.sock, b"exit %d leftovers" % status)  # toolrun answers "done"
+                self.answer(call, b"exit %d leftovers" % status)  # toolrun asks for a sweep
             else:
-                _send(call.sock, b"exit %d" % status)
+                self.answer(call, b"exit %d" % status)
                 call.ended = True
-                self.forget(call)  # nothing to sweep: spares a wake-up when toolrun lets go
+                del self.calls[pid]
+                self.numbered.pop(call.number, None)
 
     def children(self) -> list[int]:
-        try:
-            with open(f"/proc/{self.me}/task/{self.me}/children", "rb") as f:
-                return [int(p) for p in f.read().split()]
-        except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN
-            return [pid for pid, ppid in _parents().items() if ppid == self.me]
+        if self.children_fd >= 0:
+            size = 8192
+            while len(listed := os.pread(self.children_fd, size, 0)) == size:
+                size *= 2  # read again until it all fits
+            return [int(p) for p in listed.split()]
+        return [pid for pid, ppid in _parents().items() if ppid == self.me]
 
     def leftovers(self) -> set[int]:
         """Children that are neither running commands nor orphans of one: ended calls' rest."""
@@ -361,34 +450,6 @@ def _pin(pid: int, roots: set[int], pinned: dict[int, int]) -> int | None:
 def _signal(pidfd: int, sig: int) -> None:
     with contextlib.suppress(OSError):
         signal.pidfd_send_signal(pidfd, sig)
-
-
-def _send(sock: socket.socket, message: bytes) -> None:
-    with contextlib.suppress(OSError):
-        sock.send(message, socket.MSG_NOSIGNAL)
-
-
-def _recv_fds(sock: socket.socket) -> tuple[bytes, list[int]]:
-    data, ancillary, _, _ = sock.recvmsg(
-        HEADER, socket.CMSG_SPACE(MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC
-    )
-    fds: list[int] = []
-    for level, kind, raw in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            usable = len(raw) - len(raw) % 4
-            fds.extend(int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, usable, 4))
-    return data, fds
-
-
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    chunks = []
-    while size > 0:
-        chunk = sock.recv(min(size, 1 << 20))
-        if not chunk:
-            raise ConnectionError("toolrun closed the control socket mid-request")
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ Everything else (``PATH``, ``HOME``, locales, tool settings) passes unchanged.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 #: Dropped from the environment of every Bash call (documented in the README).
@@ -58,9 +59,37 @@ FUNCTION_PREFIX = "BASH_FUNC_"
 
 
 def shell_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` without the variables that steer the shell."""
-    return {
+    """``env`` without the variables that steer the shell (a new dict each call)."""
+    # Built once per distinct environment, not per call: walking os.environ decodes
+    # every name and value again, and cost about a tenth of a millisecond a call.
+    source = _snapshot(env)
+    cached = _last
+    if source is not None and cached is not None and cached[0] == source:
+        return dict(cached[1])
+    clean = {
         name: value
         for name, value in env.items()
         if name not in DROPPED and not name.startswith(FUNCTION_PREFIX)
     }
+    if source is not None:
+        _remember((dict(source), clean))
+    return dict(clean)
+
+
+_Snapshot = Mapping[bytes, bytes] | Mapping[str, str]
+_last: tuple[_Snapshot, dict[str, str]] | None = None
+
+
+def _remember(entry: tuple[_Snapshot, dict[str, str]]) -> None:
+    global _last
+    _last = entry
+
+
+def _snapshot(env: Mapping[str, str]) -> _Snapshot | None:
+    """What ``env`` holds, in a form that compares in C: the encoded table behind
+    os.environ (which changes with every ``os.environ[...] =``), or a plain dict."""
+    if env is os.environ:
+        return os.environ._data  # type: ignore[attr-defined,no-any-return]
+    if type(env) is dict:
+        return env
+    return None  # some other mapping: built every time
