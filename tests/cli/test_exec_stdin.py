@@ -12,7 +12,9 @@ from typing import Any
 ALLOW = "permissions:\n  allow: [Bash, Read]\n"
 
 
-def run_stdin(ws: Path, lines: list[dict[str, Any]], *args: str) -> subprocess.CompletedProcess[str]:
+def run_stdin(
+    ws: Path, lines: list[dict[str, Any]], *args: str
+) -> subprocess.CompletedProcess[str]:
     (ws / "toolrun.yaml").write_text(ALLOW)
     text = "".join(json.dumps(line) + "\n" for line in lines)
     return subprocess.run(
@@ -22,6 +24,7 @@ def run_stdin(ws: Path, lines: list[dict[str, Any]], *args: str) -> subprocess.C
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
 
 
