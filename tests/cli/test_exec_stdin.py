@@ -65,3 +65,35 @@ def test_ids_that_only_look_like_auto_ids_are_their_own(tmp_path: Path) -> None:
         "call-\u0663", "call-03", "call-99999999999999999", "call-4"
     ]
     assert "duplicate id 'call-99999999999999999' (first used at -:3:1)" in results[4]["error"]
+
+
+def test_a_stream_keeps_no_results_but_counts_them_all(tmp_path: Path) -> None:
+    from io import BytesIO
+
+    from toolrun.commands.exec import ExecRequest, execute
+    from toolrun.execution.results import Status
+
+    (tmp_path / "toolrun.yaml").write_text(ALLOW + "  deny: ['Bash(rm *)']\n")
+    lines = [
+        {"tool": "Bash", "input": {"command": "echo kept"}},
+        {"tool": "Bash", "input": {"command": "rm -rf nothing"}},
+        {"tool": "Bash", "input": {"command": "exit 2"}},
+    ]
+    stdin = BytesIO("".join(json.dumps(line) + "\n" for line in lines).encode())
+    shown: list[str] = []
+    report = execute(
+        ExecRequest(plans=[Path("-")], workspace=tmp_path, keep_results=False),
+        on_result=lambda r: shown.append(str(r.status)),
+        stdin=stdin,
+    )
+    assert shown == ["ok", "denied", "error"]  # every result reached the sink
+    assert report.all_results == () and report.results == ((),)
+    assert report.tally.counts == {Status.OK: 1, Status.DENIED: 1, Status.ERROR: 1}
+    assert int(report.exit_code) == 4  # denied outranks failed, as with results kept
+
+
+def test_the_text_recap_of_a_stream_counts_every_result(tmp_path: Path) -> None:
+    lines = [{"tool": "Bash", "input": {"command": f"exit {i % 2}"}} for i in range(5)]
+    done = run_stdin(tmp_path, lines, "--format", "text")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("3 ok · 2 failed in ")

@@ -156,6 +156,10 @@ def exec_(
             ask_default="allow" if ask_mode == "allow" else "deny",
             journal=not no_journal,
             hooks=not no_hooks,
+            # a stream shown line by line needs no results at the end: memory stays flat
+            keep_results=not (
+                from_stdin and fmt in ("jsonl", "text") and output is None and not show_diff
+            ),
         ),
         on_result=on_result,
         ask=_prompt if interactive and not dry_run else None,
@@ -206,7 +210,7 @@ def _print_report(
     from toolrun.render import results as render
 
     results = report.all_results
-    recap = render.recap(results, report.wall_ms, unread=report.unread_lines)
+    recap = render.recap(report.tally.counts, report.wall_ms, unread=report.unread_lines)
     if fmt == "table":
         if not streaming_table and not quiet:
             click.echo(render.table(results, show_plan=len(report.plans) > 1))

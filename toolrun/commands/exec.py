@@ -9,9 +9,9 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, NoReturn, TypeVar
 
@@ -47,6 +47,23 @@ class ExecRequest:
     ask_default: Literal["deny", "allow"] = "deny"
     journal: bool = True
     hooks: bool = True
+    #: False: the report holds no results, only their tally (counts and exit code), so a
+    #: long ``exec -`` stream runs in memory that does not grow with it
+    keep_results: bool = True
+
+
+class Tally:
+    """What the recap and the exit code need of the results, counted as they come."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[Status] = Counter()
+        self.codes: set[ExitCode] = set()
+
+    def add(self, result: Result) -> None:
+        self.counts[result.status] += 1
+        code = _code_of(result)
+        if code is not None:
+            self.codes.add(code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,33 +82,39 @@ class ExecReport:
     journal_error: str | None = None
 
     unread_lines: int = 0  # `exec -`: lines read from stdin that never became calls
+    #: every result counted, kept or not (ExecRequest.keep_results)
+    tally: Tally = field(default_factory=Tally)
 
     @property
     def exit_code(self) -> ExitCode:
-        code = exit_code_for(self.all_results, interrupted=self.interrupted)
+        codes = set(self.tally.codes)
+        if self.interrupted:
+            codes.add(ExitCode.INTERRUPTED)
         if self.journal_error is not None:
-            return ExitCode.combine((code, ExitCode.FAILED))
-        return code
+            codes.add(ExitCode.FAILED)
+        return ExitCode.combine(codes)
 
 
 def exit_code_for(results: Sequence[Result], *, interrupted: bool = False) -> ExitCode:
-    codes: set[ExitCode] = set()
+    codes = {code for code in map(_code_of, results) if code is not None}
     if interrupted:
         codes.add(ExitCode.INTERRUPTED)
-    for r in results:
-        if r.status is Status.INTERRUPTED:
-            codes.add(ExitCode.INTERRUPTED)
-        elif r.status is Status.DENIED:
-            codes.add(ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK)
-        elif r.status is Status.NEEDS_APPROVAL or (
-            r.status is Status.SKIPPED and r.decision == "ask"
-        ):
-            codes.add(ExitCode.ASK)
-        elif r.status is Status.ERROR and r.decided_by.kind == "invalid":
-            codes.add(ExitCode.INVALID)  # a line of `exec -` that is not a valid call
-        elif r.status in (Status.ERROR, Status.TIMEOUT, Status.CANCELLED):
-            codes.add(ExitCode.FAILED)
     return ExitCode.combine(codes)
+
+
+def _code_of(r: Result) -> ExitCode | None:
+    """The exit code one result calls for (None: it is fine)."""
+    if r.status is Status.INTERRUPTED:
+        return ExitCode.INTERRUPTED
+    if r.status is Status.DENIED:
+        return ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK
+    if r.status is Status.NEEDS_APPROVAL or (r.status is Status.SKIPPED and r.decision == "ask"):
+        return ExitCode.ASK
+    if r.status is Status.ERROR and r.decided_by.kind == "invalid":
+        return ExitCode.INVALID  # a line of `exec -` that is not a valid call
+    if r.status in (Status.ERROR, Status.TIMEOUT, Status.CANCELLED):
+        return ExitCode.FAILED
+    return None
 
 
 def execute(
@@ -135,6 +158,7 @@ def execute(
         output_error=session.output_error,
         unread_lines=session.unread_lines,
         journal_error=session.journal_error,
+        tally=session.tally,
     )
 
 
@@ -173,6 +197,7 @@ class _Session:
         self.started = 0.0
         self.interrupt_requested = False
         self.unread_lines = 0
+        self.tally = Tally()
 
     async def run(self) -> list[list[Result]]:
         # Signals are watched from start to end, MCP servers' start and shutdown included,
@@ -257,8 +282,7 @@ class _Session:
                     "config_files": [str(f) for f in config.files],
                 },
             )
-        if self.on_result is not None:
-            executor.on_result = partial(self._show, self.on_result)
+        executor.on_result = self._seen
         if self.on_plans is not None:
             self.on_plans(self.plans)
         # The plans, config and modules live for the whole run: keep the collector from
@@ -271,7 +295,7 @@ class _Session:
                 self.stdin_calls = StdinCalls(executor, registry, self.stdin or sys.stdin.buffer)
                 turns = self.stdin_calls.turns()
                 try:
-                    return [await executor.run_stream("-", turns)]
+                    return [await executor.run_stream("-", turns, keep=request.keep_results)]
                 finally:
                     await turns.aclose()
             return await executor.run(self.plans)
@@ -343,13 +367,14 @@ class _Session:
             raise
         return result
 
-    def _show(self, sink: ResultSink, result: Result) -> None:
-        """Hand a result to the caller's sink; output that fails (stdout closed, disk
-        full) stops showing but not journalling: the rest is interrupted."""
-        if self.output_error is not None:
+    def _seen(self, result: Result) -> None:
+        """Count a result, then hand it to the caller's sink; output that fails (stdout
+        closed, disk full) stops showing but not journalling: the rest is interrupted."""
+        self.tally.add(result)
+        if self.output_error is not None or self.on_result is None:
             return
         try:
-            sink(result)
+            self.on_result(result)
         except OSError as exc:
             self.output_error = f"output failed: {exc.strerror or exc}"
             self._interrupt()

@@ -177,22 +177,24 @@ class Executor:
 
     # -- per plan ---------------------------------------------------------------------------
 
-    def _deliver(self, result: Result, acc: list[Result]) -> None:
-        acc.append(result)
+    def _deliver(self, result: Result, acc: list[Result] | None) -> None:
+        if acc is not None:
+            acc.append(result)
         if self.journal is not None:
             self.journal.write_line(result.journal_line())
         if self.on_result is not None:
             self.on_result(result)
 
     async def run_stream(
-        self, file: str, turns: AsyncIterator[tuple[Turn, Sequence[Result]]]
+        self, file: str, turns: AsyncIterator[tuple[Turn, Sequence[Result]]], *, keep: bool = True
     ) -> list[Result]:
         """Run turns as they arrive (``exec -``). Each item is a turn and the results of
-        the lines that could not become calls, which take their place in the order."""
+        the lines that could not become calls, which take their place in the order.
+        ``keep=False``: results go to ``on_result`` only, so memory stays flat."""
         results: list[Result] = []
         state = _PlanState(
             plan=Plan(file, None, ()),
-            out=_Ordered(partial(self._deliver, acc=results)),
+            out=_Ordered(partial(self._deliver, acc=results if keep else None)),
             cwd=self.workspace,
             limiter=None,
             results=results,
