@@ -20,7 +20,7 @@ import anyio.abc
 
 from toolrun import __version__
 from toolrun.errors import ExitCode
-from toolrun.execution.executor import AskHandler, ExecSettings, Executor, ResultSink
+from toolrun.execution.executor import AskHandler, ExecSettings, Executor, FlushSink, ResultSink
 from toolrun.execution.journal import Journal, new_run_id, runs_dir
 from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Plan
@@ -124,8 +124,13 @@ def execute(
     ask: AskHandler | None = None,
     on_plans: Callable[[Sequence[Plan]], None] | None = None,
     stdin: BinaryIO | None = None,
+    on_flush: FlushSink | None = None,
 ) -> ExecReport:
-    """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans."""
+    """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans.
+
+    ``on_result`` gets each result in plan order, a tick's worth at a time, each already
+    in the journal; ``on_flush`` is called after each tick's results (flush output there).
+    """
     from toolrun.config import load_config
     from toolrun.errors import UsageError
     from toolrun.reaper.link import prestart
@@ -144,6 +149,7 @@ def execute(
     if streaming and len(request.plans) > 1:
         raise UsageError("'-' (calls on stdin) cannot be combined with plan files")
     session = _Session(request, config, registry, streaming, on_result, ask, on_plans, stdin)
+    session.on_flush = on_flush
     results = anyio.run(session.run)
     flat = tuple(r for plan_results in results for r in plan_results)
     return ExecReport(
@@ -198,6 +204,7 @@ class _Session:
         self.interrupt_requested = False
         self.unread_lines = 0
         self.tally = Tally()
+        self.on_flush: FlushSink | None = None
 
     async def run(self) -> list[list[Result]]:
         # Signals are watched from start to end, MCP servers' start and shutdown included,
@@ -283,6 +290,7 @@ class _Session:
                 },
             )
         executor.on_result = self._seen
+        executor.on_flush = self._flush
         if self.on_plans is not None:
             self.on_plans(self.plans)
         # The plans, config and modules live for the whole run: keep the collector from
@@ -376,8 +384,19 @@ class _Session:
         try:
             self.on_result(result)
         except OSError as exc:
-            self.output_error = f"output failed: {exc.strerror or exc}"
-            self._interrupt()
+            self._output_failed(exc)
+
+    def _flush(self) -> None:
+        if self.output_error is not None or self.on_flush is None:
+            return
+        try:
+            self.on_flush()
+        except OSError as exc:
+            self._output_failed(exc)
+
+    def _output_failed(self, exc: OSError) -> None:
+        self.output_error = f"output failed: {exc.strerror or exc}"
+        self._interrupt()
 
 
 def _kill_child_groups() -> None:
