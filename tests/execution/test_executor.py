@@ -426,16 +426,8 @@ async def test_a_tick_of_results_is_journalled_in_one_write_then_shown_and_flush
         assert result.execution_id in (workspace / "j.jsonl").read_text()
         events.append(f"show {result.index}")
 
-    ex = Executor(
-        workspace=workspace,
-        registry=registry,
-        decider=TableDecider(),
-        settings=ExecSettings(),
-        run_id="r",
-        journal=journal,
-        on_result=show,
-        on_flush=lambda: events.append("flush"),
-    )
+    ex = executor(registry, workspace)
+    ex.journal, ex.on_result, ex.on_flush = journal, show, lambda: events.append("flush")
     with journal:
         await ex.run([plan])
     shown = [e for e in events if e != "flush"]
@@ -451,14 +443,8 @@ async def test_a_sink_that_raises_fails_the_run_after_every_call_ran(
     def broken(result: Result) -> None:
         raise ValueError("sink broke")
 
-    ex = Executor(
-        workspace=workspace,
-        registry=registry,
-        decider=TableDecider(),
-        settings=ExecSettings(),
-        run_id="r",
-        on_result=broken,
-    )
+    ex = executor(registry, workspace)
+    ex.on_result = broken
     with pytest.raises(ValueError, match="sink broke"):
         await ex.run([plan])
     assert len(tracker.finished) == 3
