@@ -21,7 +21,6 @@ full, I/O error) never stops the run: the journal stops there and
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from toolrun.errors import JournalError
+from toolrun.execution.results import encode_json
 
 SYNC_INTERVAL_S = 0.05
 ENCODING_ERRORS = "backslashreplace"
@@ -46,7 +46,7 @@ def runs_dir(workspace: Path) -> Path:
 
 
 def dumps(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)
+    return encode_json(record)
 
 
 def encode_line(line: str) -> bytes:
@@ -156,7 +156,8 @@ class Journal:
                 self._fail(exc, torn=left > 0)
                 return
             self.records += len(records)
-        self._dirty.set()
+        if not self._dirty.is_set():  # set() takes a lock even when it is set already
+            self._dirty.set()
 
     @property
     def closed(self) -> bool:
