@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 TOOLRUN = [sys.executable, "-m", "toolrun"]
 # --against: (label, PYTHONPATH) of each side; without it, this checkout only
@@ -41,9 +42,10 @@ def write_plan(path: Path, calls: list[dict[str, object]]) -> Path:
 
 def measured(
     cmd: list[str], cwd: Path, stdin: str | None = None, pythonpath: str | None = None
-) -> tuple[float, int]:
-    """(wall seconds, peak RSS in KB) of one run of ``cmd``; stdin is written as fast
-    as the command reads it."""
+) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS in KB, CPU seconds) of one run of ``cmd``; stdin is
+    written as fast as the command reads it. CPU time is steadier than wall time on a
+    busy machine."""
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
@@ -76,7 +78,7 @@ def measured(
     proc.returncode = code
     if code != 0:
         raise SystemExit(f"{' '.join(cmd[:4])} failed ({code}): {err[-2000:]!r}")
-    return wall, usage.ru_maxrss
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 def timed(cmd: list[str], cwd: Path, stdin: str | None = None) -> float:
@@ -84,13 +86,22 @@ def timed(cmd: list[str], cwd: Path, stdin: str | None = None) -> float:
 
 
 def toolrun_exec(ws: Path, plan: Path, *extra: str, pythonpath: str | None = None) -> float:
+    return toolrun_measured(ws, plan, *extra, pythonpath=pythonpath)[0]
+
+
+def toolrun_measured(
+    ws: Path, plan: Path, *extra: str, pythonpath: str | None = None
+) -> tuple[float, int, float]:
     cmd = [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl", *extra]
-    return measured(cmd, ws, pythonpath=pythonpath)[0]
+    return measured(cmd, ws, pythonpath=pythonpath)
 
 
-def sides(repeat: int, one: Callable[[str | None], float]) -> dict[str, list[float]]:
+R = TypeVar("R")
+
+
+def sides(repeat: int, one: Callable[[str | None], R]) -> dict[str, list[R]]:
     """``one(pythonpath)`` ``repeat`` times for each side, the sides interleaved."""
-    found: dict[str, list[float]] = {label: [] for label, _ in SIDES}
+    found: dict[str, list[R]] = {label: [] for label, _ in SIDES}
     for _ in range(repeat):
         for label, path in SIDES:
             found[label].append(one(path))
@@ -135,12 +146,14 @@ def bench_read(ws: Path, repeat: int) -> None:
     ]
     plan = ws / "read.json"
     plan.write_text(json.dumps({"turns": turns}))
-    found = sides(repeat, lambda path: toolrun_exec(ws, plan, pythonpath=path))
-    for label, walls in found.items():
+    found = sides(repeat, lambda path: toolrun_measured(ws, plan, pythonpath=path))
+    for label, runs in found.items():
+        walls, cpus = [r[0] for r in runs], [r[2] for r in runs]
         wall = statistics.median(walls)
         print(
             f"{label}: 10,000 Read calls, 20 turns of 500 (journal on): {wall:.2f} s, "
-            f"{n / wall:,.0f} calls/s (budget 10,000/s); runs {_list(walls)}"
+            f"{n / wall:,.0f} calls/s (budget 10,000/s); runs {_list(walls)}; "
+            f"CPU s median {statistics.median(cpus):.2f} (runs {_list(cpus)})"
         )
 
 
@@ -165,7 +178,7 @@ def bench_stdin(ws: Path, repeat: int) -> None:
         peaks = []
         for count in (10_000, 100_000):
             text = "".join(reads) * (count // len(reads))
-            wall, rss = measured(stream, ws, stdin=text, pythonpath=path)
+            wall, rss, _ = measured(stream, ws, stdin=text, pythonpath=path)
             peaks.append(rss)
             print(f"{label}: exec - with {count:,} lines of Read: {wall:.1f} s, peak RSS {rss // 1024} MB")
         print(f"{label}: peak RSS 100,000 / 10,000 lines: {peaks[1] / peaks[0]:.2f}x (flat: ~1x)")
