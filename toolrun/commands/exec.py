@@ -89,6 +89,8 @@ class ExecReport:
     @property
     def exit_code(self) -> ExitCode:
         codes = set(self.tally.codes)
+        if not self.tally.counts:  # a report made without a tally: from its results
+            codes.update(c for c in map(_code_of, self.all_results) if c is not None)
         if self.interrupted:
             codes.add(ExitCode.INTERRUPTED)
         if self.journal_error is not None:
