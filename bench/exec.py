@@ -1,22 +1,29 @@
 """Execution speed, end to end through `toolrun exec` (journal on).
 
-Run:  .venv/bin/python bench/exec.py [--repeat 3]
+Run:  .venv/bin/python bench/exec.py [--repeat 3] [--only NAME] [--against DIR]
 
 1. 1000 read-only Bash calls at concurrency 4 against `xargs -P4` running the
    same commands: ratio of medians (budget <= 1.5x), and toolrun's own CPU per call past
    start-up (the commands run under the reaper side process, which toolrun does not wait
    for, so they are not in it): the figure to compare on a busy machine.
    `--only reaper`: the same commands through the reaper alone, in this process.
-2. 10,000 Read calls of small files: calls/s (budget >= 5,000/s).
+2. read: 10,000 Read calls of small files, 20 turns of 500: calls/s (budget >= 10,000/s).
 3. 20 `sleep 0.2` calls with a limit of 10: wall time (budget <= 0.5 s).
-4. `--only verify`: 100 Edit calls (one per file) with `toolrun.autoVerify` running
+4. stdin: `exec -` with 10,000 JSONL lines of Bash `true`, piped as fast as toolrun
+   reads, against the plan-file form of the same calls (budget <= 2x); then peak RSS
+   of `exec -` over 10,000 and 100,000 lines of Read (flat: about the same).
+5. `--only verify`: 100 Edit calls (one per file) with `toolrun.autoVerify` running
    ruff after each, against the same plan without verifiers: the added time per edit
    (runs interleaved, medians).
+
+--against DIR: A/B, each figure also measured with the toolrun source in DIR (e.g. a
+checkout of main), the two interleaved run by run, so both see the same machine load.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -25,11 +32,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-TOOLRUN = [str(Path(sys.executable).parent / "toolrun")]
+TOOLRUN = [sys.executable, "-m", "toolrun"]
+# --against: (label, PYTHONPATH) of each side; without it, this checkout only
+SIDES: list[tuple[str, str | None]] = [("toolrun", None)]
 
 
 def write_plan(path: Path, calls: list[dict[str, object]]) -> Path:
@@ -37,27 +48,72 @@ def write_plan(path: Path, calls: list[dict[str, object]]) -> Path:
     return path
 
 
-def timed(cmd: list[str], cwd: Path, stdin: str | None = None) -> float:
+def measured(
+    cmd: list[str], cwd: Path, stdin: str | None = None, pythonpath: str | None = None
+) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS in KB, CPU seconds) of one run of ``cmd``; stdin is
+    written as fast as the command reads it. CPU time is steadier than wall time on a
+    busy machine."""
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
     start = time.perf_counter()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         cmd,
         cwd=cwd,
-        input=stdin,
-        text=True,
+        env=env,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        check=False,
     )
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(stdin.encode() if stdin is not None else b"")
+            proc.stdin.close()
+
+    writer = threading.Thread(target=feed) if stdin is not None else None
+    if writer is not None:
+        writer.start()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    if writer is not None:
+        writer.join()
+    _, status, usage = os.wait4(proc.pid, 0)  # reaped here: its own peak RSS
     wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:4])} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return wall
+    code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code
+    if code != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} failed ({code}): {err[-2000:]!r}")
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
-def toolrun_exec(ws: Path, plan: Path, *extra: str) -> float:
-    return timed(
-        [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl", *extra], ws
-    )
+def timed(cmd: list[str], cwd: Path, stdin: str | None = None) -> float:
+    return measured(cmd, cwd, stdin)[0]
+
+
+def toolrun_exec(ws: Path, plan: Path, *extra: str, pythonpath: str | None = None) -> float:
+    return toolrun_measured(ws, plan, *extra, pythonpath=pythonpath)[0]
+
+
+def toolrun_measured(
+    ws: Path, plan: Path, *extra: str, pythonpath: str | None = None
+) -> tuple[float, int, float]:
+    cmd = [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl", *extra]
+    return measured(cmd, ws, pythonpath=pythonpath)
+
+
+R = TypeVar("R")
+
+
+def sides(repeat: int, one: Callable[[str | None], R]) -> dict[str, list[R]]:
+    """``one(pythonpath)`` ``repeat`` times for each side, the sides interleaved."""
+    found: dict[str, list[R]] = {label: [] for label, _ in SIDES}
+    for _ in range(repeat):
+        for label, path in SIDES:
+            found[label].append(one(path))
+    return found
 
 
 def cpu_of(run: Callable[[], float]) -> tuple[float, float]:
@@ -139,19 +195,64 @@ def bench_reaper(ws: Path, repeat: int) -> None:
     )
 
 
-def bench_read(ws: Path, repeat: int) -> None:
-    n = 10_000
+def small_files(ws: Path, n: int = 10_000) -> list[str]:
     files = ws / "files"
-    files.mkdir()
-    for i in range(n):
-        (files / f"f{i}.txt").write_text(f"line one of {i}\nline two\n")
-    plan = write_plan(
-        ws / "read.json",
-        [{"tool": "Read", "input": {"file_path": f"files/f{i}.txt"}} for i in range(n)],
-    )
-    walls = [toolrun_exec(ws, plan) for _ in range(repeat)]
-    wall = statistics.median(walls)
-    print(f"10,000 Read calls (journal on): {wall:.2f} s, {n / wall:,.0f} calls/s (budget 5,000/s)")
+    if not files.exists():
+        files.mkdir()
+        for i in range(n):
+            (files / f"f{i}.txt").write_text(f"line one of {i}\nline two\n")
+    return [f"files/f{i}.txt" for i in range(n)]
+
+
+def bench_read(ws: Path, repeat: int) -> None:
+    names = small_files(ws)
+    n = len(names)
+    turns = [
+        {"calls": [{"tool": "Read", "input": {"file_path": f}} for f in names[t : t + 500]]}
+        for t in range(0, n, 500)
+    ]
+    plan = ws / "read.json"
+    plan.write_text(json.dumps({"turns": turns}))
+    found = sides(repeat, lambda path: toolrun_measured(ws, plan, pythonpath=path))
+    for label, runs in found.items():
+        walls, cpus = [r[0] for r in runs], [r[2] for r in runs]
+        wall = statistics.median(walls)
+        print(
+            f"{label}: 10,000 Read calls, 20 turns of 500 (journal on): {wall:.2f} s, "
+            f"{n / wall:,.0f} calls/s (budget 10,000/s); runs {_list(walls)}; "
+            f"CPU s median {statistics.median(cpus):.2f} (runs {_list(cpus)})"
+        )
+
+
+def bench_stdin(ws: Path, repeat: int) -> None:
+    n = 10_000
+    call = {"tool": "Bash", "input": {"command": "true"}}
+    lines = (json.dumps(call) + "\n") * n
+    plan = write_plan(ws / "true.json", [call] * n)
+    stream = [*TOOLRUN, "exec", "-", "--workspace", str(ws), "--format", "jsonl"]
+
+    def ratio(path: str | None) -> float:
+        piped = measured(stream, ws, stdin=lines, pythonpath=path)[0]
+        return piped / toolrun_exec(ws, plan, pythonpath=path)
+
+    for label, ratios in sides(repeat, ratio).items():
+        print(
+            f"{label}: exec - with 10,000 lines of Bash true / the plan file: "
+            f"{statistics.median(ratios):.2f}x (budget 2x); runs {_list(ratios)}"
+        )
+    reads = [json.dumps({"tool": "Read", "input": {"file_path": f}}) + "\n" for f in small_files(ws)]
+    for label, path in SIDES:
+        peaks = []
+        for count in (10_000, 100_000):
+            text = "".join(reads) * (count // len(reads))
+            wall, rss, _ = measured(stream, ws, stdin=text, pythonpath=path)
+            peaks.append(rss)
+            print(f"{label}: exec - with {count:,} lines of Read: {wall:.1f} s, peak RSS {rss // 1024} MB")
+        print(f"{label}: peak RSS 100,000 / 10,000 lines: {peaks[1] / peaks[0]:.2f}x (flat: ~1x)")
+
+
+def _list(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
 
 
 def bench_sleep(ws: Path, repeat: int) -> None:
@@ -218,8 +319,14 @@ def bench_verify(ws: Path, repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["bash", "reaper", "read", "sleep", "verify"])
+    parser.add_argument(
+        "--only", choices=["bash", "reaper", "read", "sleep", "stdin", "verify"]
+    )
+    parser.add_argument("--against", metavar="DIR", help="A/B with the toolrun source in DIR")
     args = parser.parse_args()
+    if args.against:
+        SIDES[:] = [("this", str(Path(__file__).resolve().parent.parent)),
+                    (f"against {args.against}", str(Path(args.against).resolve()))]
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         (ws / "toolrun.yaml").write_text("toolrun: {maxCallsPerTurn: 10000}\n")
@@ -228,6 +335,7 @@ def main() -> None:
             ("reaper", bench_reaper),
             ("read", bench_read),
             ("sleep", bench_sleep),
+            ("stdin", bench_stdin),
             ("verify", bench_verify),
         )
         for name, fn in benches:

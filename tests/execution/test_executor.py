@@ -410,3 +410,41 @@ async def test_sibling_abort_on_bash_error_cancels_the_rest_of_the_run(
         ]
     )
     assert [r.status for r in calm] == [Status.OK, Status.ERROR]
+
+
+async def test_a_tick_of_results_is_journalled_in_one_write_then_shown_and_flushed_once(
+    registry: ToolRegistry, workspace: Path, tracker: Tracker
+) -> None:
+    from toolrun.execution.journal import Journal
+
+    plan = make_plan(registry, [sleeps(8)])  # quick calls: their results come in one tick
+    events: list[str] = []
+    journal = Journal(workspace / "j.jsonl")
+
+    def show(result: Result) -> None:
+        # what is shown is already in the journal
+        assert result.execution_id in (workspace / "j.jsonl").read_text()
+        events.append(f"show {result.index}")
+
+    ex = executor(registry, workspace)
+    ex.journal, ex.on_result, ex.on_flush = journal, show, lambda: events.append("flush")
+    with journal:
+        await ex.run([plan])
+    shown = [e for e in events if e != "flush"]
+    assert shown == [f"show {i}" for i in range(8)]
+    assert events[-1] == "flush" and events.count("flush") < 8  # once per tick, not per result
+
+
+async def test_a_sink_that_raises_fails_the_run_after_every_call_ran(
+    registry: ToolRegistry, workspace: Path, tracker: Tracker
+) -> None:
+    plan = make_plan(registry, [sleeps(3)])
+
+    def broken(result: Result) -> None:
+        raise ValueError("sink broke")
+
+    ex = executor(registry, workspace)
+    ex.on_result = broken
+    with pytest.raises(ValueError, match="sink broke"):
+        await ex.run([plan])
+    assert len(tracker.finished) == 3

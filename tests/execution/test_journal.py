@@ -74,3 +74,25 @@ def test_text_that_is_not_utf8_is_escaped_and_reads_back(tmp_path: Path) -> None
     data = (tmp_path / "j.jsonl").read_bytes()
     assert data.decode("utf-8") == '{"cwd": "/tmp/d\\udcff", "lone": "\\ud800"}\n'
     assert json.loads(data) == {"cwd": "/tmp/d\udcff", "lone": "\ud800"}
+
+
+def test_added_records_reach_the_file_in_order_at_the_next_flush_or_write(
+    tmp_path: Path,
+) -> None:
+    with Journal(tmp_path / "j.jsonl") as j:
+        j.add('{"a": 1}')
+        j.add('{"a": 2}')
+        assert (tmp_path / "j.jsonl").read_text() == ""  # queued, not yet written
+        j.flush()
+        assert (tmp_path / "j.jsonl").read_text() == '{"a": 1}\n{"a": 2}\n'
+        j.add('{"a": 3}')
+        j.write({"a": 4})  # a write takes what was queued before it along
+        assert j.records == 4
+    assert (tmp_path / "j.jsonl").read_text().splitlines()[2:] == ['{"a": 3}', '{"a": 4}']
+
+
+def test_records_still_queued_at_close_are_written(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.jsonl")
+    journal.add('{"last": true}')
+    journal.close()
+    assert (tmp_path / "j.jsonl").read_text() == '{"last": true}\n'

@@ -125,6 +125,9 @@ def exec_(
 
     warned: set[str] = set()
 
+    def show(line: str) -> None:
+        sys.stdout.write(line + "\n")  # flushed once per tick of results (on_flush)
+
     def on_result(result: Result) -> None:
         progress.tick(f"{result.id} {result.status}")
         sandbox = result.metadata.get("sandbox")
@@ -133,15 +136,15 @@ def exec_(
             warned.add(warning)
             click.echo(f"toolrun: warning: sandbox unavailable, Bash calls are {warning}", err=True)
         if fmt == "jsonl":
-            click.echo(render.jsonl_line(result))
+            show(render.jsonl_line(result))
         elif quiet:
             return
         elif fmt == "text":
-            click.echo(render.text_line(result, show_plan=several_plans[0], paint=paint))
+            show(render.text_line(result, show_plan=several_plans[0], paint=paint))
         elif streaming_table:
-            click.echo(streaming_table[0].row(result))
+            show(streaming_table[0].row(result))
         if verbose and (fmt == "text" or streaming_table):
-            click.echo("\n".join(render.verbose_lines(result)))
+            show("\n".join(render.verbose_lines(result)))
 
     report = execute(
         ExecRequest(
@@ -156,10 +159,15 @@ def exec_(
             ask_default="allow" if ask_mode == "allow" else "deny",
             journal=not no_journal,
             hooks=not no_hooks,
+            # a stream shown line by line needs no results at the end: memory stays flat
+            keep_results=not (
+                from_stdin and fmt in ("jsonl", "text") and output is None and not show_diff
+            ),
         ),
         on_result=on_result,
         ask=_prompt if interactive and not dry_run else None,
         on_plans=on_plans,
+        on_flush=sys.stdout.flush,
     )
     progress.clear()
     if report.output_error is not None:
@@ -207,7 +215,7 @@ def _print_report(
     from toolrun.render import results as render
 
     results = report.all_results
-    recap = render.recap(results, report.wall_ms, unread=report.unread_lines)
+    recap = render.recap(report.tally.counts, report.wall_ms, unread=report.unread_lines)
     if fmt == "table":
         if not streaming_table and not quiet:
             click.echo(render.table(results, show_plan=len(report.plans) > 1))

@@ -626,7 +626,7 @@ def _recording_executor() -> type[Executor]:
         as it comes (``on_result``) and never reads that list, which for 100,000 calls
         held about 60 MB until the end."""
 
-        def _deliver(self, result: Result, acc: list[Result]) -> None:
+        def _deliver(self, result: Result, acc: list[Result] | None) -> None:
             if self.on_result is not None:
                 self.on_result(result)
 

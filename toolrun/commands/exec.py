@@ -9,9 +9,9 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, NoReturn, TypeVar
 
@@ -20,7 +20,7 @@ import anyio.abc
 
 from toolrun import __version__
 from toolrun.errors import ExitCode
-from toolrun.execution.executor import AskHandler, ExecSettings, Executor, ResultSink
+from toolrun.execution.executor import AskHandler, ExecSettings, Executor, FlushSink, ResultSink
 from toolrun.execution.journal import Journal, new_run_id, runs_dir
 from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Plan
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
+GC_YOUNG_THRESHOLD = 10_000  # allocations between young collections during a run
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,23 @@ class ExecRequest:
     ask_default: Literal["deny", "allow"] = "deny"
     journal: bool = True
     hooks: bool = True
+    #: False: the report holds no results, only their tally (counts and exit code), so a
+    #: long ``exec -`` stream runs in memory that does not grow with it
+    keep_results: bool = True
+
+
+class Tally:
+    """What the recap and the exit code need of the results, counted as they come."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[Status] = Counter()
+        self.codes: set[ExitCode] = set()
+
+    def add(self, result: Result) -> None:
+        self.counts[result.status] += 1
+        code = _code_of(result)
+        if code is not None:
+            self.codes.add(code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,33 +84,41 @@ class ExecReport:
     journal_error: str | None = None
 
     unread_lines: int = 0  # `exec -`: lines read from stdin that never became calls
+    #: every result counted, kept or not (ExecRequest.keep_results)
+    tally: Tally = field(default_factory=Tally)
 
     @property
     def exit_code(self) -> ExitCode:
-        code = exit_code_for(self.all_results, interrupted=self.interrupted)
+        codes = set(self.tally.codes)
+        if not self.tally.counts:  # a report made without a tally: from its results
+            codes.update(c for c in map(_code_of, self.all_results) if c is not None)
+        if self.interrupted:
+            codes.add(ExitCode.INTERRUPTED)
         if self.journal_error is not None:
-            return ExitCode.combine((code, ExitCode.FAILED))
-        return code
+            codes.add(ExitCode.FAILED)
+        return ExitCode.combine(codes)
 
 
 def exit_code_for(results: Sequence[Result], *, interrupted: bool = False) -> ExitCode:
-    codes: set[ExitCode] = set()
+    codes = {code for code in map(_code_of, results) if code is not None}
     if interrupted:
         codes.add(ExitCode.INTERRUPTED)
-    for r in results:
-        if r.status is Status.INTERRUPTED:
-            codes.add(ExitCode.INTERRUPTED)
-        elif r.status is Status.DENIED:
-            codes.add(ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK)
-        elif r.status is Status.NEEDS_APPROVAL or (
-            r.status is Status.SKIPPED and r.decision == "ask"
-        ):
-            codes.add(ExitCode.ASK)
-        elif r.status is Status.ERROR and r.decided_by.kind == "invalid":
-            codes.add(ExitCode.INVALID)  # a line of `exec -` that is not a valid call
-        elif r.status in (Status.ERROR, Status.TIMEOUT, Status.CANCELLED):
-            codes.add(ExitCode.FAILED)
     return ExitCode.combine(codes)
+
+
+def _code_of(r: Result) -> ExitCode | None:
+    """The exit code one result calls for (None: it is fine)."""
+    if r.status is Status.INTERRUPTED:
+        return ExitCode.INTERRUPTED
+    if r.status is Status.DENIED:
+        return ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK
+    if r.status is Status.NEEDS_APPROVAL or (r.status is Status.SKIPPED and r.decision == "ask"):
+        return ExitCode.ASK
+    if r.status is Status.ERROR and r.decided_by.kind == "invalid":
+        return ExitCode.INVALID  # a line of `exec -` that is not a valid call
+    if r.status in (Status.ERROR, Status.TIMEOUT, Status.CANCELLED):
+        return ExitCode.FAILED
+    return None
 
 
 def execute(
@@ -102,8 +128,13 @@ def execute(
     ask: AskHandler | None = None,
     on_plans: Callable[[Sequence[Plan]], None] | None = None,
     stdin: BinaryIO | None = None,
+    on_flush: FlushSink | None = None,
 ) -> ExecReport:
-    """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans."""
+    """Validate everything first (ConfigError/PlanError: nothing runs), then run the plans.
+
+    ``on_result`` gets each result in plan order, a tick's worth at a time, each already
+    in the journal; ``on_flush`` is called after each tick's results (flush output there).
+    """
     from toolrun.config import load_config
     from toolrun.errors import UsageError
     from toolrun.reaper.link import prestart
@@ -122,6 +153,7 @@ def execute(
     if streaming and len(request.plans) > 1:
         raise UsageError("'-' (calls on stdin) cannot be combined with plan files")
     session = _Session(request, config, registry, streaming, on_result, ask, on_plans, stdin)
+    session.on_flush = on_flush
     results = anyio.run(session.run)
     flat = tuple(r for plan_results in results for r in plan_results)
     return ExecReport(
@@ -136,6 +168,7 @@ def execute(
         output_error=session.output_error,
         unread_lines=session.unread_lines,
         journal_error=session.journal_error,
+        tally=session.tally,
     )
 
 
@@ -174,6 +207,8 @@ class _Session:
         self.started = 0.0
         self.interrupt_requested = False
         self.unread_lines = 0
+        self.tally = Tally()
+        self.on_flush: FlushSink | None = None
 
     async def run(self) -> list[list[Result]]:
         # Signals are watched from start to end, MCP servers' start and shutdown included,
@@ -260,13 +295,17 @@ class _Session:
                     "config_files": [str(f) for f in config.files],
                 },
             )
-        if self.on_result is not None:
-            executor.on_result = partial(self._show, self.on_result)
+        executor.on_result = self._seen
+        executor.on_flush = self._flush
         if self.on_plans is not None:
             self.on_plans(self.plans)
         # The plans, config and modules live for the whole run: keep the collector from
-        # walking them again each time results pile up (a few percent on 10,000 reads).
+        # walking them again each time results pile up (a few percent on 10,000 reads),
+        # and let it run a tenth as often: each call makes a few dozen objects that live
+        # until its result is out, so the default (700) collects every few calls.
         gc.freeze()
+        thresholds = gc.get_threshold()
+        gc.set_threshold(GC_YOUNG_THRESHOLD, *thresholds[1:])
         try:
             if self.streaming:
                 from toolrun.commands.exec_stdin import StdinCalls
@@ -274,7 +313,7 @@ class _Session:
                 self.stdin_calls = StdinCalls(executor, registry, self.stdin or sys.stdin.buffer)
                 turns = self.stdin_calls.turns()
                 try:
-                    return [await executor.run_stream("-", turns)]
+                    return [await executor.run_stream("-", turns, keep=request.keep_results)]
                 finally:
                     await turns.aclose()
             return await executor.run(self.plans)
@@ -283,6 +322,7 @@ class _Session:
             self.interrupted = executor.interrupted
             if self.stdin_calls is not None:  # counted once: the reader may still be reading
                 self.unread_lines = self.stdin_calls.unread
+            gc.set_threshold(*thresholds)
             gc.unfreeze()
             if journal is not None:
                 journal.write(self._end_record())
@@ -346,16 +386,28 @@ class _Session:
             raise
         return result
 
-    def _show(self, sink: ResultSink, result: Result) -> None:
-        """Hand a result to the caller's sink; output that fails (stdout closed, disk
-        full) stops showing but not journalling: the rest is interrupted."""
-        if self.output_error is not None:
+    def _seen(self, result: Result) -> None:
+        """Count a result, then hand it to the caller's sink; output that fails (stdout
+        closed, disk full) stops showing but not journalling: the rest is interrupted."""
+        self.tally.add(result)
+        if self.output_error is not None or self.on_result is None:
             return
         try:
-            sink(result)
+            self.on_result(result)
         except OSError as exc:
-            self.output_error = f"output failed: {exc.strerror or exc}"
-            self._interrupt()
+            self._output_failed(exc)
+
+    def _flush(self) -> None:
+        if self.output_error is not None or self.on_flush is None:
+            return
+        try:
+            self.on_flush()
+        except OSError as exc:
+            self._output_failed(exc)
+
+    def _output_failed(self, exc: OSError) -> None:
+        self.output_error = f"output failed: {exc.strerror or exc}"
+        self._interrupt()
 
 
 def _kill_child_groups() -> None:

@@ -14,11 +14,13 @@ counted in :attr:`StdinCalls.unread`.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import io
 import os
 import threading
-from collections.abc import AsyncGenerator
+from collections import deque
+from collections.abc import AsyncGenerator, Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
 import anyio
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
 
 # Lines waiting to become calls; past this, toolrun stops reading stdin.
 QUEUE_LINES = 1024
+# At most this many lines go from the reader thread to the event loop at once (fewer when
+# the per-turn limit is lower); what one read brings, up to CHUNK_BYTES.
+BATCH_LINES = 256
+CHUNK_BYTES = 64 * 1024
 # No call is this long: a longer line is an error (and stops reading), not a memory sink.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 TOO_LONG_MESSAGE = f"a line longer than {MAX_LINE_BYTES} bytes is not a call"
@@ -50,8 +56,8 @@ class StdinCalls:
         self._stdin = _own_reader(stdin)
         self._stopped = threading.Event()
         self._waiting: anyio.CancelScope | None = None
-        self._receive: MemoryObjectReceiveStream[tuple[int, bytes | None]] | None = None
-        self.read = 0  # lines taken off stdin
+        self._receive: MemoryObjectReceiveStream[list[tuple[int, bytes | None]]] | None = None
+        self.read = 0  # lines taken off stdin (handed to the queue)
         self.used = 0  # lines that became a call, an error result, or were blank
 
     @property
@@ -68,52 +74,61 @@ class StdinCalls:
             self._receive.close()  # a reader blocked on the full queue gives up
 
     def _reader(
-        self, send: MemoryObjectSendStream[tuple[int, bytes | None]], token: EventLoopToken
+        self,
+        send: MemoryObjectSendStream[list[tuple[int, bytes | None]]],
+        token: EventLoopToken,
+        size: int,
     ) -> None:
         # A plain daemon thread: a read blocked on a silent pipe must not keep toolrun alive.
+        # It hands lines over a batch at a time (whatever one read brought, at most
+        # ``size``), so a fast writer costs one hop to the event loop per batch, not per
+        # line, and the loop finds whole turns waiting.
         with contextlib.suppress(Exception):
-            number = 0
-            while raw := self._stdin.readline(MAX_LINE_BYTES + 1):
-                number += 1
-                self.read = number
+            for batch in _batches(self._stdin, size):
                 if self._stopped.is_set():
                     break
-                too_long = len(raw) > MAX_LINE_BYTES
                 # blocks while the queue is full: backpressure on whoever writes stdin
-                anyio.from_thread.run(send.send, (number, None if too_long else raw), token=token)
-                if too_long:
-                    break  # the consumer stops at it: nothing after it is read
+                anyio.from_thread.run(send.send, batch, token=token)
+                self.read = batch[-1][0]
         with contextlib.suppress(Exception):
             anyio.from_thread.run_sync(send.close, token=token)
         if self._stdin is not self._given:
             self._stdin.close()
 
     async def turns(self) -> AsyncGenerator[tuple[Turn, list[Result]], None]:
-        send, receive = anyio.create_memory_object_stream[tuple[int, bytes | None]](QUEUE_LINES)
+        limit = self._executor.settings.max_calls_per_turn
+        # Batches no larger than a turn: lines taken off the queue but left over when the
+        # run stops stay fewer than a turn.
+        size = max(1, min(limit, BATCH_LINES))
+        send, receive = anyio.create_memory_object_stream[list[tuple[int, bytes | None]]](
+            QUEUE_LINES // size
+        )
         self._receive = receive
         token = anyio.lowlevel.current_token()
         threading.Thread(
-            target=self._reader, args=(send, token), name="stdin-calls", daemon=True
+            target=self._reader, args=(send, token, size), name="stdin-calls", daemon=True
         ).start()
-        limit = self._executor.settings.max_calls_per_turn
-        seen_ids: dict[str, Location] = {}
+        seen_ids = StreamIds()
+        waiting: deque[tuple[int, bytes | None]] = deque()  # taken off the queue, not used
         index = 0
         turn = 0
         with receive:
             while not self._stopped.is_set():
-                with anyio.CancelScope() as self._waiting:
-                    try:
-                        batch = [await receive.receive()]
-                    except (anyio.EndOfStream, anyio.ClosedResourceError):
-                        return
-                self._waiting = None
+                if not waiting:
+                    with anyio.CancelScope() as self._waiting:
+                        try:
+                            waiting.extend(await receive.receive())
+                        except (anyio.EndOfStream, anyio.ClosedResourceError):
+                            return
+                    self._waiting = None
                 if self._stopped.is_set():
                     return
-                while len(batch) < limit:
+                while len(waiting) < limit:
                     try:
-                        batch.append(receive.receive_nowait())
+                        waiting.extend(receive.receive_nowait())
                     except (anyio.WouldBlock, anyio.EndOfStream):
                         break
+                batch = [waiting.popleft() for _ in range(min(limit, len(waiting)))]
                 calls: list[Call] = []
                 invalid: list[Result] = []
                 for number, raw in batch:
@@ -139,7 +154,7 @@ class StdinCalls:
                 turn += 1
 
     def _call(
-        self, text: str, number: int, index: int, turn: int, seen_ids: dict[str, Location]
+        self, text: str, number: int, index: int, turn: int, seen_ids: StreamIds
     ) -> Call:
         from toolrun.plan.loader import call_from_json_line
 
@@ -152,6 +167,84 @@ class StdinCalls:
             registry=self._registry,
             seen_ids=seen_ids,
         )
+
+
+def _batches(stdin: BinaryIO, size: int) -> Iterator[list[tuple[int, bytes | None]]]:
+    """stdin's lines, numbered from 1, in batches of what one read brought (at most
+    ``size``). A line longer than :data:`MAX_LINE_BYTES` comes as ``None`` and
+    ends the batches: nothing after it is read. A last line without a newline counts."""
+    read = getattr(stdin, "read1", None) or stdin.readline
+    number = 0
+    partial = bytearray()
+    while chunk := read(CHUNK_BYTES):
+        lines = chunk.split(b"\n")
+        if partial:
+            partial += lines[0]
+            lines[0] = bytes(partial)
+            partial.clear()
+        partial += lines.pop()  # the part after the last newline: not a line yet
+        batch: list[tuple[int, bytes | None]] = []
+        for raw in lines:
+            number += 1
+            too_long = len(raw) > MAX_LINE_BYTES
+            batch.append((number, None if too_long else raw))
+            if too_long or len(batch) == size:
+                yield batch
+                batch = []
+                if too_long:
+                    return
+        if len(partial) > MAX_LINE_BYTES:
+            yield [*batch, (number + 1, None)]
+            return
+        if batch:
+            yield batch
+    if partial:
+        yield [(number + 1, bytes(partial))]
+
+
+AHEAD = 1 << 16  # an id call-N this far past the calls so far is kept as a string
+
+
+class StreamIds(dict[str, Location]):
+    """The ids seen so far in a stream, for duplicate checks, in memory that does not grow
+    with the usual id: ``call-N`` given to the call at index N-1 is kept as one number per
+    call (its line), not as a string and a :class:`Location`. Any other id is kept as is."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lines = array.array("Q")  # by index: the line of call-(index+1), or 0
+
+    def _auto(self, key: str) -> int | None:
+        """N-1 for a key ``call-N`` (N no further ahead than a call could be yet), else None."""
+        digits = key[5:]
+        if not key.startswith("call-") or not (digits.isascii() and digits.isdigit()):
+            return None
+        if digits[0] == "0" or len(digits) > 18:
+            return None
+        at = int(digits) - 1
+        return at if at < len(self._lines) + AHEAD else None
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            at = self._auto(key)
+            if at is not None and at < len(self._lines) and self._lines[at]:
+                return True
+        return super().__contains__(key)
+
+    def __getitem__(self, key: str) -> Location:
+        at = self._auto(key)
+        if at is not None and at < len(self._lines) and self._lines[at]:
+            return Location("-", self._lines[at], 1)
+        return super().__getitem__(key)
+
+    def __setitem__(self, key: str, value: Location) -> None:
+        at = self._auto(key)
+        if at is not None and value.column == 1 and value.file == "-" and value.line > 0:
+            if at >= len(self._lines):
+                self._lines.extend([0] * (at + 1 - len(self._lines)))
+            self._lines[at] = value.line
+            return
+        super().__setitem__(key, value)
 
 
 def _own_reader(stdin: BinaryIO) -> BinaryIO:

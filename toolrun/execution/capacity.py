@@ -8,7 +8,7 @@ order then lets plans take turns (round-robin) at the global limit.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 
 import anyio
 
@@ -22,6 +22,7 @@ class Capacity:
         self._kinds = {
             kind: anyio.CapacityLimiter(limit) for kind, limit in (kind_limits or {}).items()
         }
+        self._global_slot = _GlobalSlot(self._global)
 
     def plan_limiter(self, jobs: int) -> anyio.CapacityLimiter | None:
         """A limiter for one of ``jobs`` plans running side by side (None for a single plan)."""
@@ -33,20 +34,17 @@ class Capacity:
     def in_flight(self) -> int:
         return int(self._global.borrowed_tokens)
 
-    @asynccontextmanager
-    async def slot(
+    def slot(
         self, kind: str, plan: anyio.CapacityLimiter | None = None
-    ) -> AsyncIterator[None]:
+    ) -> AbstractAsyncContextManager[None]:
         if plan is None and kind not in self._kinds:  # the common case, kept cheap
-            try:
-                self._global.acquire_nowait()  # no event-loop round trip when a slot is free
-            except anyio.WouldBlock:
-                await self._global.acquire()
-            try:
-                yield
-            finally:
-                self._global.release()
-            return
+            return self._global_slot
+        return self._slots(kind, plan)
+
+    @asynccontextmanager
+    async def _slots(
+        self, kind: str, plan: anyio.CapacityLimiter | None
+    ) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             if plan is not None:
                 await stack.enter_async_context(plan)
@@ -55,3 +53,21 @@ class Capacity:
                 await stack.enter_async_context(kind_limiter)
             await stack.enter_async_context(self._global)
             yield
+
+
+class _GlobalSlot(AbstractAsyncContextManager[None]):
+    """The global limiter alone, with no generator per use (the common case)."""
+
+    __slots__ = ("_limiter",)
+
+    def __init__(self, limiter: anyio.CapacityLimiter) -> None:
+        self._limiter = limiter
+
+    async def __aenter__(self) -> None:
+        try:
+            self._limiter.acquire_nowait()  # no event-loop round trip when a slot is free
+        except anyio.WouldBlock:
+            await self._limiter.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._limiter.release()

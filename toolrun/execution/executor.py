@@ -3,12 +3,15 @@
 For each turn: admit at most ``max_calls_per_turn`` calls, partition the rest
 into runs, decide every call of a run before it starts (asks one at a time, in
 plan order), then run it — a concurrent run as a task group under the capacity
-limiters, an exclusive run alone. Results go to ``on_result`` in plan order the
-moment every earlier call of the plan has its result.
+limiters, an exclusive run alone. Results go to ``on_result`` in plan order once
+every earlier call of the plan has its result, at the next scheduling tick: the
+journal takes the tick's records in one write first (so what was shown is in it),
+then ``on_result`` gets each result and ``on_flush`` is called once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
 AskAnswer = Literal["yes", "no", "always"]
 AskHandler = Callable[[Call, CallDecision], Awaitable[AskAnswer]]
 ResultSink = Callable[[Result], None]
+# called after each tick's results went to the ResultSink (e.g. to flush stdout once)
+FlushSink = Callable[[], None]
 # told of each run (a partition of a turn) just before it is decided and run
 RunSink = Callable[[Plan, Run[Call]], None]
 
@@ -122,6 +127,7 @@ class Executor:
         private_hosts: frozenset[str] = frozenset(),
         sandbox: SandboxPolicy | None = None,
         verify: AutoVerify | None = None,
+        on_flush: FlushSink | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.registry = registry
@@ -129,6 +135,7 @@ class Executor:
         self.settings = settings
         self.run_id = run_id
         self.on_result = on_result
+        self.on_flush = on_flush
         self._ask = ask
         self.journal = journal
         self._roots = (self.workspace, *(p.resolve() for p in additional_directories))
@@ -144,6 +151,9 @@ class Executor:
         self.interrupted = False
         self._active: set[anyio.CancelScope] = set()
         self._ask_lock = anyio.Lock()
+        self._unshown: list[Result] = []  # delivered, for on_result at the next tick
+        self._tick_due = False
+        self._sink_error: BaseException | None = None
 
     # -- public -----------------------------------------------------------------------------
 
@@ -167,53 +177,95 @@ class Executor:
                 results=results,
             )
             states.append(state)
-        if jobs == 1:
-            for state in states:
-                await self._run_plan(state)
-        else:
-            plan_slots = anyio.CapacityLimiter(jobs)
-
-            async def one(state: _PlanState) -> None:
-                async with plan_slots:
-                    await self._run_plan(state)
-
-            async with anyio.create_task_group() as tg:
+        try:
+            if jobs == 1:
                 for state in states:
-                    tg.start_soon(one, state)
+                    await self._run_plan(state)
+            else:
+                plan_slots = anyio.CapacityLimiter(jobs)
+
+                async def one(state: _PlanState) -> None:
+                    async with plan_slots:
+                        await self._run_plan(state)
+
+                async with anyio.create_task_group() as tg:
+                    for state in states:
+                        tg.start_soon(one, state)
+        finally:
+            self._tick()
+        self._raise_sink_error()
         return [s.results for s in states]
 
     # -- per plan ---------------------------------------------------------------------------
 
-    def _deliver(self, result: Result, acc: list[Result]) -> None:
-        acc.append(result)
+    def _deliver(self, result: Result, acc: list[Result] | None) -> None:
+        if acc is not None:
+            acc.append(result)
         if self.journal is not None:
-            self.journal.write_line(result.journal_line())
-        if self.on_result is not None:
-            self.on_result(result)
+            self.journal.add(result.journal_line())
+        self._unshown.append(result)
+        if self._tick_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not under asyncio: no tick to wait for
+            self._tick()
+            return
+        self._tick_due = True
+        loop.call_soon(self._tick)
+
+    def _tick(self) -> None:
+        """Once per scheduling tick (when the event loop next gets control), and at the
+        end: the journal's records in one write, then the results to ``on_result``."""
+        self._tick_due = False
+        if self.journal is not None:
+            self.journal.flush()
+        shown, self._unshown = self._unshown, []
+        if not shown or self.on_result is None:
+            return
+        try:
+            for result in shown:
+                self.on_result(result)
+            if self.on_flush is not None:
+                self.on_flush()
+        except BaseException as exc:  # noqa: BLE001 - raised at the end of the run
+            # (outside any task, from the event loop's own callback, it would be lost)
+            if self._sink_error is None:
+                self._sink_error = exc
+
+    def _raise_sink_error(self) -> None:
+        error, self._sink_error = self._sink_error, None
+        if error is not None:
+            raise error
 
     async def run_stream(
-        self, file: str, turns: AsyncIterator[tuple[Turn, Sequence[Result]]]
+        self, file: str, turns: AsyncIterator[tuple[Turn, Sequence[Result]]], *, keep: bool = True
     ) -> list[Result]:
         """Run turns as they arrive (``exec -``). Each item is a turn and the results of
-        the lines that could not become calls, which take their place in the order."""
+        the lines that could not become calls, which take their place in the order.
+        ``keep=False``: results go to ``on_result`` only, so memory stays flat."""
         results: list[Result] = []
         state = _PlanState(
             plan=Plan(file, None, ()),
-            out=_Ordered(partial(self._deliver, acc=results)),
+            out=_Ordered(partial(self._deliver, acc=results if keep else None)),
             cwd=self.workspace,
             limiter=None,
             results=results,
         )
-        async for turn, invalid in turns:
-            for result in invalid:
-                state.out.put(result)
-            if self.interrupted:
-                for call in turn.calls:
-                    state.out.put(self._interrupted_before(state, call))
-            else:
-                await self._run_turn(state, turn)
-            if self.interrupted:
-                break  # lines not read yet are not calls: they get no result
+        try:
+            async for turn, invalid in turns:
+                for result in invalid:
+                    state.out.put(result)
+                if self.interrupted:
+                    for call in turn.calls:
+                        state.out.put(self._interrupted_before(state, call))
+                else:
+                    await self._run_turn(state, turn)
+                if self.interrupted:
+                    break  # lines not read yet are not calls: they get no result
+        finally:
+            self._tick()
+        self._raise_sink_error()
         return results
 
     def invalid_result(self, file: str, index: int, call_id: str, error: str) -> Result:
@@ -605,6 +657,7 @@ class Executor:
         scope = anyio.CancelScope()
         self._active.add(scope)
         answer: AskAnswer | None = None
+        self._tick()  # the results so far are shown before the question
         try:
             with scope:
                 async with self._ask_lock:
@@ -666,6 +719,10 @@ class Executor:
                         async with self.locks.hold(paths) if paths else _NO_LOCKS:
                             # A free slot is taken without a checkpoint, so a cancel that
                             # came while the call was queued must be looked for here.
+                            if self._unshown and tool.kind is not ToolKind.READ:
+                                # Results are shown before a call that may have effects
+                                # launches: output that failed (`| head`) stops it.
+                                self._tick()
                             if not scope.cancel_called:
                                 started = time.time()
                                 self._journal_start(state, call, execution_id, started)
@@ -734,6 +791,7 @@ class Executor:
         that never started (those had no effects; this one may have)."""
         if self.journal is None:
             return
+        # the results waiting for this tick go with it, in the one write
         self.journal.write(
             {
                 "event": "started",

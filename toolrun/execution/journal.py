@@ -1,10 +1,13 @@
 """The run journal: ``.toolrun/runs/<run-id>.jsonl``, one JSON record per event.
 
-Each record is written with one ``write(2)`` as soon as it is final, so it
-survives toolrun being killed; a group-commit thread fsyncs whatever was
-written since its last pass (at most every 50 ms), so a burst of results costs
-one fsync rather than one each (~170 us apiece here), and :meth:`Journal.close`
-fsyncs the rest.
+:meth:`Journal.write` writes a record with one ``write(2)`` at once, so it
+survives toolrun being killed. The executor instead adds records (:meth:`Journal.add`)
+and flushes them with one ``write(2)`` (:meth:`Journal.flush`) before a call launches (its
+``started`` record is then in the file) and once per scheduling tick, before the
+results are shown: a result the user saw is in the journal. A group-commit thread
+fsyncs whatever was written since its last pass (at most every 50 ms), so a burst of
+results costs one fsync rather than one each (~170 us apiece here), and
+:meth:`Journal.close` fsyncs the rest.
 
 Text that is not valid UTF-8 (a directory name, a hook's output) reaches here as
 Python's surrogate escapes; it is written as ``\\udcXX`` escapes
@@ -18,7 +21,6 @@ full, I/O error) never stops the run: the journal stops there and
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from toolrun.errors import JournalError
+from toolrun.execution.results import encode_json
 
 SYNC_INTERVAL_S = 0.05
 ENCODING_ERRORS = "backslashreplace"
@@ -49,7 +52,7 @@ def stored_outputs_dir(journal: Path) -> Path:
 
 
 def dumps(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)
+    return encode_json(record)
 
 
 def encode_line(line: str) -> bytes:
@@ -88,6 +91,7 @@ class Journal:
         self._sync_fd = os.dup(self._fd)
         self.failure: str | None = None
         self.records = 0
+        self._pending: list[bytes] = []  # added, not yet written
         self._dirty = threading.Event()
         self._stop = False
         self._lock = threading.Lock()
@@ -118,25 +122,48 @@ class Journal:
         self.write_line(dumps(record))
 
     def write_line(self, line: str) -> None:
-        """Append one record already serialised as a line of JSON.
+        """Append one record already serialised as a line of JSON, now (with any
+        records added before it)."""
+        self.add(line)
+        self.flush()
+
+    def add(self, line: str) -> None:
+        """Queue one record (a line of JSON) for the next :meth:`flush`."""
+        data = encode_line(line)
+        with self._lock:
+            self._pending.append(data)
+
+    def flush(self) -> None:
+        """Write the queued records, in order, with one ``write(2)``.
 
         Never raises: after a failed write the journal stops (a later record appended
         to a torn one would corrupt both) and :attr:`failure` says why.
         """
-        data = encode_line(line)
+        if not self._pending:
+            return
         with self._lock:
+            records, self._pending = self._pending, []
             if self.failure is not None or self._fd < 0:
                 return
+            data = records[0] if len(records) == 1 else b"".join(records)
             # O_APPEND + a single write keeps records whole even if a reader tails the file.
             view = memoryview(data)
             try:
                 while view:
                     view = view[os.write(self._fd, view) :]
             except OSError as exc:
-                self._fail(exc, torn=len(view) < len(data))
+                # the records written whole before the failure count; one cut short is torn
+                left = len(data) - len(view)
+                for record in records:
+                    if left < len(record):
+                        break
+                    left -= len(record)
+                    self.records += 1
+                self._fail(exc, torn=left > 0)
                 return
-            self.records += 1
-        self._dirty.set()
+            self.records += len(records)
+        if not self._dirty.is_set():  # set() takes a lock even when it is set already
+            self._dirty.set()
 
     @property
     def closed(self) -> bool:
@@ -171,6 +198,7 @@ class Journal:
     def close(self) -> None:
         if self._fd < 0:
             return
+        self.flush()
         self._stop = True
         self._dirty.set()
         self._syncer.join(timeout=5)

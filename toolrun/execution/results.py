@@ -52,6 +52,10 @@ class CallDecision:
     protected: str | None = None
 
 
+#: One encoder for every record: json.dumps with options builds a new one each call.
+encode_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def utc_iso(ts: float | None) -> str | None:
     """UTC ISO 8601 with milliseconds, or None."""
     if ts is None:
@@ -102,7 +106,7 @@ class Result:
     def json_line(self) -> str:
         """The result as one line of JSON (cached)."""
         if not self._line:
-            self._line.append(json.dumps(self.as_json(), ensure_ascii=False, default=str))
+            self._line.append(encode_json(self.as_json()))
         return self._line[0]
 
     def journal_line(self) -> str:

@@ -173,8 +173,11 @@ def counts(results: Iterable[Result]) -> Counter[Status]:
     return Counter(r.status for r in results)
 
 
-def recap(results: Sequence[Result], wall_ms: float, *, unread: int = 0) -> str:
-    c = counts(results)
+def recap(
+    results: Sequence[Result] | Counter[Status], wall_ms: float, *, unread: int = 0
+) -> str:
+    """``results``: the results, or their counts by status."""
+    c = results if isinstance(results, Counter) else counts(results)
     parts = [f"{c[status]} {word}" for status, word in RECAP if c[status]] or ["no calls"]
     took = f"{wall_ms:.0f} ms" if wall_ms < 1000 else f"{wall_ms / 1000:.1f} s"
     lines = "line" if unread == 1 else "lines"

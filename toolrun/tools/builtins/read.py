@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import stat
+from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
@@ -55,13 +57,10 @@ class ReadTool(BaseTool[ReadInput]):
         decided = decided_real(path, ctx)
         start = max(input.offset or 1, 1)
         limit = input.limit or DEFAULT_LIMIT
-        try:
-            small = os.stat(path).st_size <= INLINE_BYTES
-        except OSError:
-            small = False  # _read turns the error into a clear message
-        if small:
-            # A small local file reads faster than a hop to a worker thread.
-            return _read_small(path, start, limit, decided)
+        # A small regular file reads faster than a hop to a worker thread.
+        small = _read_small(path, start, limit, decided)
+        if small is not None:
+            return small
         return await anyio.to_thread.run_sync(_read, path, start, limit, decided)
 
 
@@ -74,14 +73,27 @@ def _check(path: Path, fd: int, decided: str | None) -> None:
         )
 
 
-def _read_small(path: Path, start: int, limit: int, decided: str | None = None) -> ToolOutput:
-    """_read for a file small enough to take in one read(); the same output."""
+def _read_small(
+    path: Path, start: int, limit: int, decided: str | None = None
+) -> ToolOutput | None:
+    """_read for a regular file small enough to take in one read(): the same output, with
+    one open, fstat and read; None for anything else (a large file, a FIFO, a device),
+    which _read takes in a worker thread."""
     try:
-        with open(path, "rb") as f:
-            _check(path, f.fileno(), decided)
-            data = f.read()
-    except (FileNotFoundError, IsADirectoryError):
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it goes to _read)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
         return _read(path, start, limit, decided)  # the slow path words the error
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > INLINE_BYTES:
+            return None
+        _check(path, fd, decided)
+        data = os.read(fd, st.st_size + 1)
+        if len(data) > st.st_size:  # it grew since: read it to the end, as _read would
+            data += b"".join(iter(partial(os.read, fd, INLINE_BYTES), b""))
+    finally:
+        os.close(fd)
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{path} is a binary file; Read shows text files only")
     raw_lines = data.split(b"\n")
