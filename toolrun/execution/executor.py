@@ -39,8 +39,11 @@ from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, Plan, Turn
 from toolrun.tools.base import Tool, ToolContext, ToolKind
 from toolrun.tools.registry import ToolRegistry
+from toolrun.verify.files import WRITE_TOOLS
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
     from toolrun.hooks import HookRunner, PostToolResult, PreToolUseResult
     from toolrun.sandbox.policy import SandboxPolicy
     from toolrun.verify.runner import AutoVerify
@@ -105,6 +108,43 @@ class _PlanState:
     run_place: dict[str, Any] = field(default_factory=dict)
     # inputs as the plan gave them, of calls whose input a hook rewrote
     originals: dict[int, Mapping[str, Any]] = field(default_factory=dict)
+    # writes whose autoVerify runs on while later calls go (this turn's)
+    verifying: _Verifying | None = None
+
+
+class _Verifying:
+    """The writes of one turn whose verifiers still run. Each keeps its file's lock (and
+    its place in the ordered output) until its verifiers end, so later reads and writes
+    of other files go on meanwhile; a call that may touch any file waits for all."""
+
+    def __init__(self, tg: TaskGroup) -> None:
+        self._tg = tg
+        self._pending = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    async def start(self, execute: Callable[..., Awaitable[Result]], out: _Ordered) -> None:
+        """Run the write (``execute(written=event)``) in the background; return once it is
+        written (or never will be)."""
+        written = anyio.Event()
+        self._pending += 1
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+
+        async def write_then_verify() -> None:
+            try:
+                out.put(await execute(written=written))
+            finally:
+                written.set()
+                self._pending -= 1
+                if not self._pending:
+                    self._idle.set()
+
+        self._tg.start_soon(write_then_verify)
+        await written.wait()
+
+    async def idle(self) -> None:
+        await self._idle.wait()
 
 
 class Executor:
@@ -144,6 +184,7 @@ class Executor:
         self._private_hosts = private_hosts
         self._sandbox = sandbox
         self.verify = verify
+        self.verify_tools = WRITE_TOOLS if verify is not None else frozenset()
         self.hooks = hooks
         self._on_run = on_run
         self.locks = FileLocks()
@@ -290,6 +331,19 @@ class Executor:
             await self._run_turn(state, turn)
 
     async def _run_turn(self, state: _PlanState, turn: Turn) -> None:
+        if self.verify is None:
+            await self._run_turn_calls(state, turn)
+            return
+        # A turn's results are what the next turn was planned on: its verifications end
+        # with it.
+        async with anyio.create_task_group() as tg:
+            state.verifying = _Verifying(tg)
+            try:
+                await self._run_turn_calls(state, turn)
+            finally:
+                state.verifying = None
+
+    async def _run_turn_calls(self, state: _PlanState, turn: Turn) -> None:
         limit = self.settings.max_calls_per_turn
         admitted, excess = turn.calls[:limit], turn.calls[limit:]
         ctx = self._context(state.cwd)
@@ -412,6 +466,14 @@ class Executor:
         if kind == "exclusive" or len(allowed) == 1:
             done: list[Result] = []
             for call, decision in allowed:
+                verifying = state.verifying
+                if verifying is not None and kind == "exclusive":
+                    if call.tool in self.verify_tools:
+                        await verifying.start(
+                            partial(self._execute, state, call, decision), state.out
+                        )
+                        continue
+                    await verifying.idle()  # it may touch a file being verified
                 result = await self._execute(state, call, decision)
                 self._carry_cwd(state, result)
                 state.out.put(result)
@@ -697,6 +759,7 @@ class Executor:
         scope: anyio.CancelScope | None = None,
         reasons: Mapping[int, str] | None = None,
         queued_at: float | None = None,
+        written: anyio.Event | None = None,
     ) -> Result:
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
@@ -729,6 +792,8 @@ class Executor:
                                 outcome = await invoke(
                                     tool, call.params, ctx, time_limit=call.timeout
                                 )
+                                if written is not None:  # later calls may go on
+                                    written.set()
                                 if self.verify is not None:  # toolrun.autoVerify
                                     # under the file's lock: the next write waits for it
                                     outcome = await self.verify.after(call.tool, outcome, ctx)
