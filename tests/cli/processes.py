@@ -10,10 +10,15 @@ from typing import Any
 
 
 def spawn(ws: Path, *args: str, stdin: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
-    """``toolrun ARGS`` in ``ws``, its stdout and stderr piped to the test."""
+    """``toolrun ARGS`` in ``ws``, its stdout and stderr piped to the test.
+
+    Unbuffered on the test's side: a ``readline()`` must not read lines past the first
+    into a buffer that ``communicate()`` (which reads the pipe itself) never sees.
+    """
     return subprocess.Popen(
         [sys.executable, "-m", "toolrun", *args],
         cwd=ws,
+        bufsize=0,
         stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
