@@ -197,9 +197,41 @@ def write_plan(path: Path, n: int, *, syntax: str, mix: str) -> Path:
     return path
 
 
+def _children_of(pid: int) -> list[int]:
+    """Every process below ``pid`` (the processes check forks to split a big plan)."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            with open(f"/proc/{parent}/task/{parent}/children") as f:
+                found = [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+        out.extend(found)
+        todo.extend(found)
+    return out
+
+
+def _peak_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float, int, float]:
-    """Wall seconds, peak MB (the child's ru_maxrss, from wait4), exit code and CPU seconds
-    (user + system: steadier than the wall time on a shared machine) of one check."""
+    """Wall seconds, peak MB, exit code and CPU seconds (user + system, of every process:
+    steadier than the wall time on a shared machine) of one check.
+
+    The peak is the sum over every process check runs of its peak RSS: the check's own
+    (ru_maxrss, from wait4) plus that of each process it forks (VmHWM, sampled every few
+    ms while they live), so a split plan is charged for all its processes; pages they
+    share are counted once per process, as an RSS limit would."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -208,14 +240,22 @@ def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float
             stdout=subprocess.DEVNULL,
             stderr=err,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
+        children: dict[int, int] = {}
+        while True:
+            done, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if done:
+                break
+            for child in _children_of(proc.pid):
+                children[child] = max(children.get(child, 0), _peak_kb(child))
+            time.sleep(0.005)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode not in (0, 4, 5):
             err.seek(0)
             message = err.read().decode(errors="replace")[-2000:]
             raise SystemExit(f"toolrun check failed ({proc.returncode}): {message}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode, usage.ru_utime + usage.ru_stime
+    peak = (usage.ru_maxrss + sum(children.values())) / 1024
+    return wall, peak, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
