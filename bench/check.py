@@ -2,7 +2,7 @@
 
 Run:  .venv/bin/python bench/check.py [--sizes 10000 100000] [--syntax json yaml]
                                       [--mix bench|distinct|all-distinct] [--repeat 1]
-                                      [--format text] [--compare]
+                                      [--format text] [--compare] [--jobs auto]
 
 Each plan is a realistic mix (Read, Grep, Glob, Edit and Bash with a dozen different
 commands, in turns of 10 calls) checked against a 50-rule config. `toolrun check` runs as
@@ -273,9 +273,12 @@ def main() -> None:
     parser.add_argument("--format", default="text", help="output format (stdout is discarded)")
     parser.add_argument("--junit", action="store_true", help="also write -o report.xml")
     parser.add_argument("--compare", action="store_true", help="also time --compare-config")
+    parser.add_argument("--jobs", help="passed to check (auto: a big plan split between processes)")
     args = parser.parse_args()
     mix = "distinct" if args.distinct else args.mix
     extra = ["-o", "report.xml"] if args.junit else []
+    if args.jobs:
+        extra += ["--jobs", args.jobs]
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         (ws / "toolrun.yaml").write_text(json.dumps({"permissions": RULES}) + "\n")
@@ -306,7 +309,8 @@ def main() -> None:
                 per_call_cpu.append((cpu - fixed_cpu) / n)
                 print(
                     f"{n:>7,} calls ({syntax}, {mix}, "
-                    f"--format {args.format}{' -o report.xml' if args.junit else ''}): "
+                    f"--format {args.format}{' -o report.xml' if args.junit else ''}"
+                    f"{' --jobs ' + args.jobs if args.jobs else ''}): "
                     f"{wall:6.2f} s (cpu {cpu:6.2f} s), peak {peak:5.0f} MB, "
                     f"{per_call[-1] * 1e6:5.1f} us/call after start-up"
                     + ("  (budget 5 s, 300 MB)" if n == 100_000 else "")
