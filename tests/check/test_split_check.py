@@ -19,7 +19,7 @@ import pytest
 
 from tests.check.helpers import write
 from toolrun.commands.check import SPLIT_MIN_CALLS, _parts
-from toolrun.commands.split_check import ranges
+from toolrun.commands.split_check import PART_NAME, ranges
 from toolrun.errors import Location
 from toolrun.plan.models import Call, Turn
 
@@ -100,7 +100,7 @@ def toolrun_forking(ws: Path, *args: str) -> tuple[str, int, int]:
 
 
 VARYING = re.compile(
-    r'("(?:run_id|execution_id)": ?")[^"]*"|("wall_ms": ?)[0-9.e+-]+|'
+    r'("(?:run_id|execution_id)": ?")[^"]*"|("(?:wall_ms|duration_ms)": ?)[0-9.e+-]+|'
     r'(time=")[0-9.]+"|(timestamp=")[^"]*"|\b\d+(?:\.\d+)? ?(ms|s)\b'
 )
 
@@ -148,10 +148,20 @@ def test_a_split_output_file_is_the_same_report(ws: Path) -> None:
 
 
 def children(pid: int) -> list[int]:
+    """The processes ``pid`` forked to decide parts of its plan (named so for ps; a hook,
+    or a helper toolrun starts, is not one)."""
     try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        found = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
+    out = []
+    for child in found:
+        try:
+            if Path(f"/proc/{child}/comm").read_text().strip() == PART_NAME:
+                out.append(child)
+        except OSError:
+            pass
+    return out
 
 
 def running(pid: int) -> bool:
@@ -246,3 +256,29 @@ def test_auto_splits_only_a_big_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(check_module, "_cores", lambda: 1)
     assert _parts(0, turns_of([10] * (SPLIT_MIN_CALLS // 10))) == 1
     assert _parts(1, turns_of([10] * (SPLIT_MIN_CALLS // 10))) == 1
+
+
+HOOK = """
+import json, sys
+json.load(sys.stdin)
+sys.exit(0)
+"""
+
+
+def test_a_plan_with_pre_tool_use_hooks_is_never_split(ws: Path) -> None:
+    # hooks see every call from one process, in plan order, as they would in exec
+    plan = make_plan(ws, 12)
+    write(ws / "hook.py", HOOK)
+    config = dict(CONFIG)
+    config["hooks"] = {
+        "PreToolUse": [
+            {
+                "matcher": "Read",
+                "hooks": [{"type": "command", "command": f"{sys.executable} hook.py"}],
+            }
+        ]
+    }
+    write(ws / "toolrun.yaml", json.dumps(config) + "\n")
+    out, code, forked = toolrun_forking(ws, plan.name, "--format", "jsonl", "--jobs", "2")
+    assert code == 4 and forked == 0
+    assert stable(out) == stable(toolrun(ws, plan.name, "--format", "jsonl", "--jobs", "1").stdout)

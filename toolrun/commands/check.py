@@ -657,8 +657,37 @@ def _decide(
     )
     reasons.clear()
     first = next((t.calls[0].index for t in turns if t is not None and t.calls), 0)
-    anyio.run(executor.run_stream, file, _released(turns), first)
+    with _ctrl_c_raises():
+        anyio.run(executor.run_stream, file, _released(turns), first)
     return tuple(runs), tuple(calls)
+
+
+@contextlib.contextmanager
+def _ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt where the check is, as in plain Python code.
+
+    Left to itself the event loop's runner only cancels its task on Ctrl-C, and a dry run
+    hardly ever waits, so it never saw the cancellation: the check went on to the end and
+    exited as if nothing had happened. (A forked part process ignores Ctrl-C: kept so.)
+    """
+    import signal
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    signal.signal(signal.SIGINT, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _recording_executor() -> type[Executor]:

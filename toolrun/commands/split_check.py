@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck
     from toolrun.plan.models import Turn
 
+#: what ps shows for a process deciding a part of a plan
+PART_NAME = "toolrun-part"
+
 Runs = tuple[tuple[int, str, int], ...]
 Decided = tuple[Runs, tuple["CallCheck", ...]]
 # decides the turns it is given (None in place of the others), with the plan's turn starts
@@ -96,6 +99,7 @@ def _fork(
             # Ctrl-C reaches the whole process group: this process leaves the answer to
             # its parent, which ends it
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            _name(PART_NAME)
             part: list[Turn | None] = [None] * len(turns)
             part[span[0] : span[1]] = turns[span[0] : span[1]]
             data = pickle.dumps(decide(part, turn_starts=starts), pickle.HIGHEST_PROTOCOL)
@@ -108,6 +112,15 @@ def _fork(
             os._exit(code)
     os.close(write)
     return pid, read
+
+
+def _name(name: str) -> None:
+    """The name ps and top show for this process (Linux; elsewhere it keeps its own)."""
+    try:
+        with open("/proc/self/comm", "w") as f:
+            f.write(name)
+    except OSError:  # pragma: no cover - not Linux
+        pass
 
 
 def _collect(pid: int, fd: int) -> Decided | None:
