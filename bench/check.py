@@ -2,7 +2,7 @@
 
 Run:  .venv/bin/python bench/check.py [--sizes 10000 100000] [--syntax json yaml]
                                       [--mix bench|distinct|all-distinct] [--repeat 1]
-                                      [--format text] [--compare]
+                                      [--format text] [--compare] [--jobs auto]
 
 Each plan is a realistic mix (Read, Grep, Glob, Edit and Bash with a dozen different
 commands, in turns of 10 calls) checked against a 50-rule config. `toolrun check` runs as
@@ -197,9 +197,41 @@ def write_plan(path: Path, n: int, *, syntax: str, mix: str) -> Path:
     return path
 
 
+def _children_of(pid: int) -> list[int]:
+    """Every process below ``pid`` (the processes check forks to split a big plan)."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            with open(f"/proc/{parent}/task/{parent}/children") as f:
+                found = [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+        out.extend(found)
+        todo.extend(found)
+    return out
+
+
+def _peak_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float, int, float]:
-    """Wall seconds, peak MB (the child's ru_maxrss, from wait4), exit code and CPU seconds
-    (user + system: steadier than the wall time on a shared machine) of one check."""
+    """Wall seconds, peak MB, exit code and CPU seconds (user + system, of every process:
+    steadier than the wall time on a shared machine) of one check.
+
+    The peak is the sum over every process check runs of its peak RSS: the check's own
+    (ru_maxrss, from wait4) plus that of each process it forks (VmHWM, sampled every few
+    ms while they live), so a split plan is charged for all its processes; pages they
+    share are counted once per process, as an RSS limit would."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -208,14 +240,22 @@ def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float
             stdout=subprocess.DEVNULL,
             stderr=err,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
+        children: dict[int, int] = {}
+        while True:
+            done, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if done:
+                break
+            for child in _children_of(proc.pid):
+                children[child] = max(children.get(child, 0), _peak_kb(child))
+            time.sleep(0.005)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode not in (0, 4, 5):
             err.seek(0)
             message = err.read().decode(errors="replace")[-2000:]
             raise SystemExit(f"toolrun check failed ({proc.returncode}): {message}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode, usage.ru_utime + usage.ru_stime
+    peak = (usage.ru_maxrss + sum(children.values())) / 1024
+    return wall, peak, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -233,9 +273,12 @@ def main() -> None:
     parser.add_argument("--format", default="text", help="output format (stdout is discarded)")
     parser.add_argument("--junit", action="store_true", help="also write -o report.xml")
     parser.add_argument("--compare", action="store_true", help="also time --compare-config")
+    parser.add_argument("--jobs", help="passed to check (auto: a big plan split between processes)")
     args = parser.parse_args()
     mix = "distinct" if args.distinct else args.mix
     extra = ["-o", "report.xml"] if args.junit else []
+    if args.jobs:
+        extra += ["--jobs", args.jobs]
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         (ws / "toolrun.yaml").write_text(json.dumps({"permissions": RULES}) + "\n")
@@ -266,7 +309,8 @@ def main() -> None:
                 per_call_cpu.append((cpu - fixed_cpu) / n)
                 print(
                     f"{n:>7,} calls ({syntax}, {mix}, "
-                    f"--format {args.format}{' -o report.xml' if args.junit else ''}): "
+                    f"--format {args.format}{' -o report.xml' if args.junit else ''}"
+                    f"{' --jobs ' + args.jobs if args.jobs else ''}): "
                     f"{wall:6.2f} s (cpu {cpu:6.2f} s), peak {peak:5.0f} MB, "
                     f"{per_call[-1] * 1e6:5.1f} us/call after start-up"
                     + ("  (budget 5 s, 300 MB)" if n == 100_000 else "")

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from toolrun.cli.options import (
+    JobsType,
     config_options,
     format_option,
-    jobs_option,
     no_hooks_option,
     policy_options,
 )
@@ -85,7 +85,16 @@ STATUSES = (
     default=None,
     help="Format of the -o report.",
 )
-@jobs_option("Inputs checked in parallel processes (output keeps the input order).")
+@click.option(
+    "--jobs",
+    type=JobsType(),
+    default="1",
+    show_default=True,
+    help="Processes: several inputs are checked side by side (output keeps the input "
+    "order); a single input is split by its turns between them. auto: a single input of "
+    "20,000 calls or more is split in two on a machine of two cores or more (each process "
+    "holds the loaded plan, so the memory of the check about doubles).",
+)
 @no_hooks_option
 @policy_options
 @click.option(
@@ -132,7 +141,7 @@ def check(
     fmt: str | None,
     output: Path | None,
     report_format: str | None,
-    jobs: int,
+    jobs: int | None,
     no_hooks: bool,
     strict: bool,
     managed_settings: Path | None,
@@ -561,10 +570,13 @@ def json_report(report: CheckReport) -> Iterator[str]:
         "config_warnings": list(report.config_warnings),
         "problems": [problem_json(p) for p in report.problems],
         "warnings": [
-            {"file": w.location.file if w.location else None,
-             "line": w.location.line if w.location else None,
-             "column": w.location.column if w.location else None,
-             "message": w.message, "text": str(w)}
+            {
+                "file": w.location.file if w.location else None,
+                "line": w.location.line if w.location else None,
+                "column": w.location.column if w.location else None,
+                "message": w.message,
+                "text": str(w),
+            }
             for plan in report.plans
             for w in plan.warnings
         ],

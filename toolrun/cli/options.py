@@ -100,6 +100,25 @@ def text_or_json_option(help: str) -> Callable[[F], F]:
     )
 
 
+class JobsType(click.ParamType):  # type: ignore[type-arg]
+    """A number of processes (1 or more), or ``auto`` (None): the command's own choice."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or isinstance(value, int):
+            return value
+        if str(value).strip().lower() == "auto":
+            return None
+        try:
+            jobs = int(value)
+        except ValueError:
+            jobs = 0
+        if jobs < 1:
+            self.fail(f"{value!r} is not a number of processes (1 or more) or 'auto'", param, ctx)
+        return jobs
+
+
 def jobs_option(help: str) -> Callable[[F], F]:
     return click.option(
         "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help=help

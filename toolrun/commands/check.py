@@ -6,6 +6,8 @@ records what it decided, compactly, so that 100,000 calls fit in a small budget.
 
 With ``jobs > 1`` inputs are checked in worker processes (spawned: the functions they run
 are top-level, and what they return is plain JSON-able data); reports keep input order.
+One big input is split by turns between forked processes instead (``toolrun.commands.
+split_check``): automatically when it has many calls and the machine more than one core.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import glob
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -167,7 +170,9 @@ class CheckRequest:
     # workspace); None: the cwd a transcript records, if any
     transcript_cwd: str | None = None
     hooks: bool = True
-    jobs: int = 1
+    # processes; None: automatic (one input of SPLIT_MIN_CALLS calls or more is split
+    # between two processes when the machine has two cores or more)
+    jobs: int | None = 1
     fail_on: str = "deny"
     # --strict: config warnings, and a session log's unreadable records, are errors
     strict: bool = False
@@ -342,6 +347,8 @@ class _Options:
     transcript_cwd: str | None = None
     strict: bool = False
     managed_settings: str | None = None
+    # one input decided in this many processes (split by turns): 0 automatic
+    split: int = 1
 
 
 @dataclass
@@ -514,7 +521,17 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     # once decided (the calls and their validated inputs are most of a big plan's memory)
     del imported, rebased
     try:
-        runs, calls = _decide(state, options.run_id, file, turns, changes, marks)
+        parts = _parts(options.split, turns) if state.hooks is None else 1
+        if parts > 1:
+            from toolrun.commands.split_check import decide_in_parts
+
+            runs, calls = decide_in_parts(
+                partial(_decide, state, options.run_id, file, rebased=changes, marks=marks),
+                turns,
+                parts,
+            )
+        else:
+            runs, calls = _decide(state, options.run_id, file, turns, changes, marks)
     finally:
         state.decider.cwds = {}
     return PlanCheck(
@@ -537,6 +554,31 @@ async def _released(turns: list[Turn | None]) -> AsyncIterator[tuple[Turn, Seque
             yield turn, ()
 
 
+#: an input of this many calls is split between processes when --jobs is automatic
+SPLIT_MIN_CALLS = 20_000
+
+
+def _parts(split: int, turns: Sequence[Turn | None]) -> int:
+    """How many processes decide the input: ``split`` (0: automatic), at most one per turn."""
+    if split == 0:
+        calls = sum(len(t.calls) for t in turns if t is not None)
+        split = 2 if calls >= SPLIT_MIN_CALLS and _cores() >= 2 else 1
+    return max(1, min(split, len(turns)))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _turn_starts(turns: Sequence[Turn | None]) -> list[int]:
+    """Each turn's first call index (-1: an empty turn), for the 1-based turn of a call
+    that is in no run (beyond the turn's limit)."""
+    return [t.calls[0].index if t is not None and t.calls else -1 for t in turns]
+
+
 def _decide(
     state: _State,
     run_id: str,
@@ -544,10 +586,12 @@ def _decide(
     turns: list[Turn | None],
     rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
     marks: Mapping[int, str],
+    turn_starts: Sequence[int] | None = None,
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
     """Every call of the plan ``file`` through the executor in dry-run mode (as ``exec
     --dry-run`` decides a plan, turn after turn), recorded compactly; ``turns`` is
-    emptied as they are decided."""
+    emptied as they are decided. ``turns`` may hold only a part of the plan (None in
+    place of the others) when ``turn_starts`` is the whole plan's."""
     import anyio
 
     from toolrun.execution.executor import ExecSettings
@@ -557,8 +601,8 @@ def _decide(
     runs: list[tuple[int, str, int]] = []
     run_of: dict[int, tuple[int, str]] = {}
     calls: list[CallCheck] = []
-    # the 1-based turn of a call not in any run (beyond the turn's limit), by its index
-    turn_starts = [t.calls[0].index if t is not None and t.calls else -1 for t in turns]
+    if turn_starts is None:
+        turn_starts = _turn_starts(turns)
 
     def on_run(_plan: Plan, run: Run[Call]) -> None:
         runs.append((run.calls[0].turn + 1, run.kind, len(run.calls)))
@@ -612,8 +656,38 @@ def _decide(
         on_run=on_run,
     )
     reasons.clear()
-    anyio.run(executor.run_stream, file, _released(turns))
+    first = next((t.calls[0].index for t in turns if t is not None and t.calls), 0)
+    with _ctrl_c_raises():
+        anyio.run(executor.run_stream, file, _released(turns), first)
     return tuple(runs), tuple(calls)
+
+
+@contextlib.contextmanager
+def _ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt where the check is, as in plain Python code.
+
+    Left to itself the event loop's runner only cancels its task on Ctrl-C, and a dry run
+    hardly ever waits, so it never saw the cancellation: the check went on to the end and
+    exited as if nothing had happened. (A forked part process ignores Ctrl-C: kept so.)
+    """
+    import signal
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    signal.signal(signal.SIGINT, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _recording_executor() -> type[Executor]:
@@ -668,6 +742,7 @@ def check(
         transcript_cwd=request.transcript_cwd,
         strict=request.strict,
         managed_settings=str(request.managed_settings) if request.managed_settings else None,
+        split=1 if request.jobs is not None and request.jobs <= 1 else request.jobs or 0,
     )
     state = _state(options)  # an invalid config stops everything here
     _check_examples(state)
@@ -679,13 +754,14 @@ def check(
 
         shard, inputs = select([shown for shown, _ in inputs], inputs, shard)
     done: list[PlanCheck] = []
+    # several inputs: one process each (--jobs); one input: its turns split (options.split)
+    jobs = 1 if request.jobs is None else min(request.jobs, len(inputs))
 
     def deliver(plan: PlanCheck) -> None:
         done.append(plan)
         if on_plan is not None:
             on_plan(plan)
 
-    jobs = min(request.jobs, len(inputs))
     if jobs <= 1:
         for shown, path in inputs:
             deliver(_check(options, shown, path))
@@ -719,8 +795,6 @@ def compare(
     """Decide every call under the request's config and under the new one (``config_file``
     instead of the toolrun.yaml, ``settings_files`` instead of the --settings files); the
     calls whose decision changes. ``request.fail_on``: ``loosen`` or ``never``."""
-    from dataclasses import replace
-
     from toolrun.policy.diff import diff_reports
 
     if request.fail_on not in ("loosen", "never"):
@@ -763,6 +837,7 @@ def _check_in_processes(
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
+    options = replace(options, split=1)  # a process per input: none splits its input
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = [
             pool.submit(check_input, options, shown, str(path) if path is not None else None)

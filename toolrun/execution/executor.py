@@ -82,9 +82,9 @@ class ExecSettings:
 class _Ordered:
     """Releases results in index order as soon as every earlier one is in."""
 
-    def __init__(self, sink: ResultSink) -> None:
+    def __init__(self, sink: ResultSink, start: int = 0) -> None:
         self._sink = sink
-        self._next = 0
+        self._next = start
         self._pending: dict[int, Result] = {}
 
     def put(self, result: Result) -> None:
@@ -280,15 +280,21 @@ class Executor:
             raise error
 
     async def run_stream(
-        self, file: str, turns: AsyncIterator[tuple[Turn, Sequence[Result]]], *, keep: bool = True
+        self,
+        file: str,
+        turns: AsyncIterator[tuple[Turn, Sequence[Result]]],
+        first_index: int = 0,
+        *,
+        keep: bool = True,
     ) -> list[Result]:
         """Run turns as they arrive (``exec -``). Each item is a turn and the results of
         the lines that could not become calls, which take their place in the order.
+        ``first_index``: the index of the first call (a part of a plan starts later).
         ``keep=False``: results go to ``on_result`` only, so memory stays flat."""
         results: list[Result] = []
         state = _PlanState(
             plan=Plan(file, None, ()),
-            out=_Ordered(partial(self._deliver, acc=results if keep else None)),
+            out=_Ordered(partial(self._deliver, acc=results if keep else None), first_index),
             cwd=self.workspace,
             limiter=None,
             results=results,

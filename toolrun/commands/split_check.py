@@ -1,0 +1,166 @@
+"""One big input decided in several processes: its turns split into contiguous parts.
+
+The plan is loaded once; then a process is forked for every part but the first, which
+this process decides itself. A forked process starts with the loaded plan, the config and
+the warm caches already in place (nothing is re-read or re-imported) and sends back only
+its compact records. Turns are independent during a check (nothing runs, so no call can
+change what a later one sees), which is what makes the parts' records, put back in plan
+order with their run numbers shifted, the very records one process would make.
+
+Nothing is lost when a part's process fails (killed, out of memory, a bug): that part is
+decided again here. Ctrl-C ends the check as in one process, and no forked process
+outlives it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolrun.commands.check import CallCheck
+    from toolrun.plan.models import Turn
+
+#: what ps shows for a process deciding a part of a plan
+PART_NAME = "toolrun-part"
+
+Runs = tuple[tuple[int, str, int], ...]
+Decided = tuple[Runs, tuple["CallCheck", ...]]
+# decides the turns it is given (None in place of the others), with the plan's turn starts
+Decide = Callable[..., Decided]
+
+
+def ranges(turns: Sequence[Turn | None], parts: int) -> list[tuple[int, int]]:
+    """``parts`` contiguous ranges of turn indexes holding about as many calls each."""
+    parts = max(1, min(parts, len(turns)))
+    sizes = [len(t.calls) if t is not None else 0 for t in turns]
+    total = sum(sizes)
+    out: list[tuple[int, int]] = []
+    start, seen = 0, 0
+    for i, size in enumerate(sizes):
+        seen += size
+        # close a part once it holds its share (and leave a turn for every part still to come)
+        still = parts - 1 - len(out)  # parts to close after this one
+        full = seen * parts >= total * (len(out) + 1)
+        if still > 0 and full and len(turns) - (i + 1) >= still:
+            out.append((start, i + 1))
+            start = i + 1
+    out.append((start, len(turns)))
+    return [r for r in out if r[0] < r[1]]
+
+
+def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Decided:
+    """The records of every call of ``turns``, decided in ``parts`` processes."""
+    from toolrun.commands.check import _turn_starts
+
+    starts = _turn_starts(turns)
+    spans = ranges(turns, parts)
+    children: list[tuple[int, int, tuple[int, int]]] = []  # (pid, read end, span)
+    pending: dict[int, int] = {}  # forked and not reaped yet: pid -> read end
+    try:
+        for span in spans[1:]:
+            pid, fd = _fork(decide, turns, span, starts)
+            children.append((pid, fd, span))
+            pending[pid] = fd
+        first = spans[0]
+        mine: list[Turn | None] = [None] * len(turns)
+        for i in range(*first):
+            mine[i], turns[i] = turns[i], None  # let each go once decided
+        decided = [decide(mine, turn_starts=starts)]
+        for pid, fd, span in children:
+            got = _collect(pid, fd)
+            del pending[pid]  # reaped
+            if got is None:  # the process failed: its part is decided here
+                part: list[Turn | None] = [None] * len(turns)
+                part[span[0] : span[1]] = turns[span[0] : span[1]]
+                got = decide(part, turn_starts=starts)
+            for i in range(*span):
+                turns[i] = None
+            decided.append(got)
+    finally:
+        for pid, fd in pending.items():
+            _end(pid, fd)
+    return _joined(decided)
+
+
+def _fork(
+    decide: Decide, turns: list[Turn | None], span: tuple[int, int], starts: list[int]
+) -> tuple[int, int]:
+    """A process deciding the turns of ``span``: its pid and the read end of its pipe."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked process (its records are what tests check)
+        code = 1
+        try:
+            os.close(read)
+            # Ctrl-C reaches the whole process group: this process leaves the answer to
+            # its parent, which ends it
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            _name(PART_NAME)
+            part: list[Turn | None] = [None] * len(turns)
+            part[span[0] : span[1]] = turns[span[0] : span[1]]
+            data = pickle.dumps(decide(part, turn_starts=starts), pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write, "wb") as out:
+                out.write(len(data).to_bytes(8, "big"))
+                out.write(data)
+            code = 0
+        finally:
+            # never back into the parent's code (its finally blocks, atexit, buffers)
+            os._exit(code)
+    os.close(write)
+    return pid, read
+
+
+def _name(name: str) -> None:
+    """The name ps and top show for this process (Linux; elsewhere it keeps its own)."""
+    try:
+        with open("/proc/self/comm", "w") as f:
+            f.write(name)
+    except OSError:  # pragma: no cover - not Linux
+        pass
+
+
+def _collect(pid: int, fd: int) -> Decided | None:
+    """The records a forked process sent, or None when it did not send them whole."""
+    chunks: list[bytes] = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    data = b"".join(chunks)
+    if os.waitstatus_to_exitcode(status) != 0 or len(data) < 8:
+        return None
+    if int.from_bytes(data[:8], "big") != len(data) - 8:
+        return None
+    got: Any = pickle.loads(data[8:])
+    return got  # type: ignore[no-any-return]
+
+
+def _end(pid: int, fd: int) -> None:
+    """A forked process that is not done when this one stops: ended, reaped."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _joined(decided: Sequence[Decided]) -> Decided:
+    """The parts' records as one process would have made them: run numbers run on."""
+    runs: list[tuple[int, str, int]] = []
+    calls: list[CallCheck] = []
+    for part_runs, part_calls in decided:
+        shift = len(runs)
+        runs.extend(part_runs)
+        if shift:
+            calls.extend(c._replace(run=c.run + shift) if c.run else c for c in part_calls)
+        else:
+            calls.extend(part_calls)
+    return tuple(runs), tuple(calls)
