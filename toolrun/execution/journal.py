@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,6 +93,7 @@ class Journal:
         self._pending: list[bytes] = []  # added, not yet written
         self._dirty = threading.Event()
         self._stop = False
+        self._closing = threading.Event()  # cuts the syncer's pause short at close
         self._lock = threading.Lock()
         self._syncer = threading.Thread(target=self._sync_loop, name="journal-fsync", daemon=True)
         self._syncer.start()
@@ -192,14 +192,17 @@ class Journal:
                 return
             self._sync()
             # fsync holds the inode lock that write() needs; pausing between passes keeps
-            # writers from queueing behind it while a burst of results comes in.
-            time.sleep(SYNC_INTERVAL_S)
+            # writers from queueing behind it while a burst of results comes in. close()
+            # ends the pause at once (it syncs one last time itself).
+            if self._closing.wait(SYNC_INTERVAL_S):
+                return
 
     def close(self) -> None:
         if self._fd < 0:
             return
         self.flush()
         self._stop = True
+        self._closing.set()
         self._dirty.set()
         self._syncer.join(timeout=5)
         self._sync()
