@@ -38,6 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from _bytecode import compile_package
+
 TOOLRUN = [sys.executable, "-m", "toolrun"]
 # --against: (label, PYTHONPATH) of each side; without it, this checkout only
 SIDES: list[tuple[str, str | None]] = [("toolrun", None)]
@@ -324,6 +326,7 @@ def main() -> None:
     )
     parser.add_argument("--against", metavar="DIR", help="A/B with the toolrun source in DIR")
     args = parser.parse_args()
+    compile_package(args.against)  # time toolrun as installed: from bytecode
     if args.against:
         SIDES[:] = [("this", str(Path(__file__).resolve().parent.parent)),
                     (f"against {args.against}", str(Path(args.against).resolve()))]
