@@ -320,40 +320,13 @@ def _pieces_regex(pieces: list[str]) -> str:
 
     # A leading "/" anchors the text, so "!" and "#" are never read as gitignore
     # negation or comment; an escaped trailing space is kept (gitignore trims them).
-    text = "/" + "/".join(_literal_open_brackets(p) for p in pieces)
+    text = "/" + "/".join(pieces)
     if text.endswith(" "):
         text = text[:-1] + "\\ "
     regex: str | None = GitIgnoreSpecPattern.pattern_to_regex(text)[0]
     if regex is None or not regex.startswith("^") or not regex.endswith(_PATHSPEC_TAIL):
         raise ValueError(f"{'/'.join(pieces)!r} is not a pattern gitignore can match")
     return "/" + regex[1 : -len(_PATHSPEC_TAIL)]
-
-
-def _literal_open_brackets(segment: str) -> str:
-    """Escape a ``[`` that no ``]`` closes within the segment.
-
-    git's wildmatch lets such a pattern match nothing, which would quietly void a deny
-    rule; read as a literal ``[`` (as bash does) it still denies the path it names.
-    """
-    out: list[str] = []
-    i = 0
-    while i < len(segment):
-        c = segment[i]
-        if c == "\\" and i + 1 < len(segment):
-            out.append(segment[i : i + 2])
-            i += 2
-            continue
-        if c == "[":
-            j = i + 1
-            if j < len(segment) and segment[j] in "!^":
-                j += 1
-            if segment.find("]", j + 1) < 0:
-                out.append("\\[")
-                i += 1
-                continue
-        out.append(c)
-        i += 1
-    return "".join(out)
 
 
 def _alternatives(regexes: Iterable[str]) -> str:
@@ -403,6 +376,17 @@ def path_pattern_regex(
     if body.endswith("(?:/.*)?"):
         return body
     return f"{body}(?:/.*)?"
+
+
+def pattern_problem(pattern: str, behavior: Behavior) -> str | None:
+    """Why a Read/Edit pattern cannot be matched (so loading the config says so, with
+    its place, before anything runs), or None. The bases do not change the answer."""
+    try:
+        path_pattern_regex(pattern, behavior=behavior, workspace=("/w",),
+                           source_root=("/r",), home=("/h",))
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
