@@ -149,6 +149,19 @@ def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
                     )
                 )
                 continue
+            if parsed.kind == "path" and parsed.content is not None:
+                from toolrun.permissions.paths import pattern_problem
+
+                problem = pattern_problem(parsed.content, behavior)
+                if problem is not None:
+                    problems.append(
+                        Problem(
+                            loaded.doc.value_location(where),
+                            f"permissions.{behavior}[{i}]",
+                            f"{text!r}: {problem}",
+                        )
+                    )
+                    continue
             if parsed.warning:
                 warnings.append(
                     Problem(
