@@ -14,11 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import ValidationError
-
-from toolrun.config.keys import KeyReport, check_keys, is_known_tool, tool_hint
 from toolrun.config.models import (
     PERMISSION_MODES,
     Behavior,
@@ -34,18 +31,16 @@ from toolrun.config.models import (
     Verifier,
 )
 from toolrun.config.sandbox import SandboxSettings
-from toolrun.config.schema import ConfigFile, ExampleSpec
 from toolrun.errors import ConfigError, Problem
 from toolrun.paths import display_path
-from toolrun.validation import problems_from_validation
-from toolrun.yamlfile import (
-    NUL_MESSAGE,
-    Document,
-    DocumentError,
-    format_path,
-    load_document,
-    nul_paths,
-)
+
+# What reads and checks a config file (pydantic, the YAML loader, the schema's models) is
+# imported by the first file read: a run without config files never builds those models
+# (a fifth of a one-call `toolrun exec`).
+if TYPE_CHECKING:
+    from toolrun.config.keys import KeyReport
+    from toolrun.config.schema import ConfigFile, ExampleSpec
+    from toolrun.yamlfile import Document
 
 CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
 #: Claude Code's managed settings file on Linux (docs/settings "Settings files"); read when
@@ -93,6 +88,13 @@ def _is_rule(path: tuple[str | int, ...]) -> bool:
 
 
 def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> _Loaded | None:
+    from pydantic import ValidationError
+
+    from toolrun.config.keys import check_keys
+    from toolrun.config.schema import ConfigFile
+    from toolrun.validation import problems_from_validation
+    from toolrun.yamlfile import NUL_MESSAGE, DocumentError, format_path, load_document, nul_paths
+
     try:
         doc = load_document(path, display=display_path(path))
     except DocumentError as exc:
@@ -124,6 +126,7 @@ def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> 
 
 
 def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[Problem]) -> None:
+    from toolrun.config.keys import is_known_tool, tool_hint
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
     perms = loaded.spec.permissions
@@ -232,6 +235,7 @@ def _check_verifiers(loaded: _Loaded, problems: list[Problem]) -> None:
     if section is None or not section.autoVerify:
         return
     from toolrun.verify.files import pattern_error
+    from toolrun.yamlfile import format_path
 
     for v, spec in enumerate(section.autoVerify):
         where: tuple[str | int, ...] = ("toolrun", "autoVerify", v)
@@ -379,6 +383,8 @@ def load_config(
 
 
 def _example(spec: ExampleSpec, doc: Document, where: tuple[str | int, ...]) -> RuleExample:
+    from toolrun.yamlfile import format_path
+
     return RuleExample(
         expect=spec.expect,
         location=doc.value_location(where),
@@ -393,8 +399,6 @@ def _example(spec: ExampleSpec, doc: Document, where: tuple[str | int, ...]) -> 
 def _collect_examples(loaded: list[_Loaded], problems: list[Problem]) -> tuple[RuleExample, ...]:
     """``toolrun.examples`` of every source, then each ``examplesFile`` (a list of examples,
     relative to its source's folder)."""
-    from pydantic import TypeAdapter
-
     out: list[RuleExample] = []
     for item in loaded:
         section = item.spec.toolrun
@@ -404,6 +408,11 @@ def _collect_examples(loaded: list[_Loaded], problems: list[Problem]) -> tuple[R
             out.append(_example(spec, item.doc, ("toolrun", "examples", i)))
         if section.examplesFile is None:
             continue
+        from pydantic import TypeAdapter, ValidationError
+
+        from toolrun.config.schema import ExampleSpec
+        from toolrun.yamlfile import DocumentError, format_path, load_document
+
         path = Path(os.path.expanduser(section.examplesFile))
         path = path if path.is_absolute() else item.root / path
         try:
@@ -441,6 +450,8 @@ def _check_bypass(config: Config, loaded: list[_Loaded], examples: tuple[RuleExa
     for item in loaded:
         perms = item.spec.permissions
         if perms is not None and perms.disableBypassPermissionsMode == "disable":
+            from toolrun.yamlfile import format_path
+
             where = ("permissions", "disableBypassPermissionsMode")
             raise ConfigError(
                 [
