@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from toolrun.tools.base import Tool
@@ -19,44 +20,76 @@ class Registered:
 
 
 class ToolRegistry:
-    """Name → tool. Names are unique; a later registration must say ``replace=True``."""
+    """Name → tool. Names are unique; a later registration must say ``replace=True``.
+
+    A tool may be registered by name with a factory (:meth:`register_lazy`): it is made
+    the first time it is asked for, so that a run imports only the tools it uses.
+    """
 
     def __init__(self) -> None:
         self._tools: dict[str, Registered] = {}
+        self._lazy: dict[str, tuple[Callable[[], Tool[Any]], str]] = {}
 
     def register(self, tool: Tool[Any], *, source: str = "builtin", replace: bool = False) -> None:
-        if tool.name in self._tools and not replace:
-            raise ValueError(
-                f"tool {tool.name!r} is already registered by {self._tools[tool.name].source}"
-            )
+        self._claim(tool.name, replace)
         self._tools[tool.name] = Registered(tool, source)
+
+    def register_lazy(
+        self, name: str, factory: Callable[[], Tool[Any]], *, source: str = "builtin"
+    ) -> None:
+        """Register the tool ``factory()`` will return, named ``name``, without making it."""
+        self._claim(name, replace=False)
+        self._lazy[name] = (factory, source)
+
+    def _claim(self, name: str, replace: bool) -> None:
+        if name in self and not replace:
+            raise ValueError(f"tool {name!r} is already registered by {self.source_of(name)}")
+        self._lazy.pop(name, None)
 
     def get(self, name: str) -> Tool[Any] | None:
         entry = self._tools.get(name)
+        if entry is None and name in self._lazy:
+            entry = self._make(name)
         return entry.tool if entry is not None else None
 
+    def _make(self, name: str) -> Registered:
+        lazy = self._lazy.get(name)
+        if lazy is None:  # made meanwhile (by another thread)
+            return self._tools[name]
+        factory, source = lazy
+        tool = factory()
+        if tool.name != name:
+            raise TypeError(f"the tool registered as {name!r} is named {tool.name!r}")
+        entry = self._tools.setdefault(name, Registered(tool, source))
+        self._lazy.pop(name, None)
+        return entry
+
     def source_of(self, name: str) -> str:
-        return self._tools[name].source
+        lazy = self._lazy.get(name)
+        return lazy[1] if lazy is not None else self._tools[name].source
 
     def names(self) -> list[str]:
-        return sorted(self._tools)
+        return sorted([*self._tools, *self._lazy])
 
     def suggest(self, name: str) -> str | None:
         """The closest registered name, for "did you mean" hints."""
-        lowered = {n.lower(): n for n in self._tools}
+        names = self.names()
+        lowered = {n.lower(): n for n in names}
         if name.lower() in lowered:
             return lowered[name.lower()]
-        close = difflib.get_close_matches(name, list(self._tools), n=1, cutoff=0.6)
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
         return close[0] if close else None
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools or name in self._lazy
 
     def __iter__(self) -> Iterator[Registered]:
+        for name in list(self._lazy):
+            self._make(name)
         return iter(self._tools[n] for n in sorted(self._tools))
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._tools) + len(self._lazy)
 
 
 def _load_entry_points(registry: ToolRegistry) -> None:
@@ -80,11 +113,11 @@ def _load_entry_points(registry: ToolRegistry) -> None:
 
 def default_registry(*, plugins: bool = True) -> ToolRegistry:
     """A new registry holding the built-in tools (and entry-point plugins)."""
-    from toolrun.tools.builtins import BUILTIN_TOOLS
+    from toolrun.tools.builtins import BUILTIN_CLASSES, builtin_tool
 
     registry = ToolRegistry()
-    for tool in BUILTIN_TOOLS:
-        registry.register(tool)
+    for name in BUILTIN_CLASSES:
+        registry.register_lazy(name, partial(builtin_tool, name))
     if plugins:
         _load_entry_points(registry)
     return registry
