@@ -16,23 +16,16 @@ from __future__ import annotations
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from toolrun.config.schema import (
-    ConfigFile,
-    HookCommandSpec,
-    HookMatcherSpec,
-    PermissionsSection,
-    SandboxCredentialsSection,
-    SandboxFilesystemSection,
-    SandboxNetworkSection,
-    SandboxSection,
-)
 from toolrun.errors import Problem
-from toolrun.validation import did_you_mean
-from toolrun.yamlfile import Document, PathPart, format_path
+
+# The schema (pydantic models) and the YAML helpers load with the first file checked:
+# is_known_tool and tool_hint are used where no config file is read (rule self-tests).
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from toolrun.yamlfile import Document, PathPart
 
 #: Claude Code settings keys toolrun reads but does not act on (docs/settings).
 CLAUDE_IGNORED_TOP = frozenset(
@@ -109,6 +102,10 @@ class KeyReport:
 
 def check_keys(data: Mapping[str, Any], doc: Document, *, managed: bool = False) -> KeyReport:
     """Report every key of ``data`` that toolrun does not know (see the module doc)."""
+    from toolrun.config.schema import ConfigFile, PermissionsSection
+    from toolrun.validation import did_you_mean
+    from toolrun.yamlfile import format_path
+
     report = KeyReport()
 
     def unknown(path: tuple[PathPart, ...], key: str, choices: Iterable[str], what: str) -> None:
@@ -174,6 +171,8 @@ def check_keys(data: Mapping[str, Any], doc: Document, *, managed: bool = False)
 def _check_hooks(hooks: Any, report: KeyReport, section: Any, unknown: Any) -> None:
     if not isinstance(hooks, Mapping):
         return
+    from toolrun.config.schema import HookCommandSpec, HookMatcherSpec
+
     runs = set(toolrun_hook_events())
     for event, groups in hooks.items():
         event = str(event)
@@ -200,6 +199,13 @@ def _check_hooks(hooks: Any, report: KeyReport, section: Any, unknown: Any) -> N
 def _check_sandbox(sandbox: Any, section: Any) -> None:
     if not isinstance(sandbox, Mapping):
         return
+    from toolrun.config.schema import (
+        SandboxCredentialsSection,
+        SandboxFilesystemSection,
+        SandboxNetworkSection,
+        SandboxSection,
+    )
+
     ignored = CLAUDE_IGNORED_SANDBOX
     section(sandbox, ("sandbox",), _fields(SandboxSection), ignored, "sandbox key")
     for key, model in (
@@ -221,5 +227,6 @@ def is_known_tool(name: str) -> bool:
 
 def tool_hint(name: str) -> str:
     from toolrun.tools import default_registry
+    from toolrun.validation import did_you_mean
 
     return did_you_mean(name, sorted(CLAUDE_TOOLS | set(default_registry().names())))
