@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,8 @@ from click.testing import CliRunner
 
 from toolrun.cli import main
 from toolrun.tools import ToolRegistry, default_registry
-from toolrun.tools.builtins import BUILTIN_TOOLS
+from toolrun.tools.builtins import BUILTIN_CLASSES, BUILTIN_TOOLS
+from toolrun.tools.builtins.read import ReadTool
 
 PLUGIN = '''
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
@@ -102,3 +105,45 @@ def test_the_light_table_of_builtin_names_matches_the_registry() -> None:
         tool = registry.get(name)
         assert tool is not None
         assert set(fields) <= set(tool.input_model.model_json_schema(by_alias=True)["properties"])
+
+
+def test_a_builtin_is_imported_when_first_asked_for() -> None:
+    """Names, membership, sources and hints come from the table; a tool's module loads
+    with the first get (a one-call run imports the one tool it runs)."""
+    code = (
+        "import sys\n"
+        "from toolrun.tools import default_registry\n"
+        "r = default_registry(plugins=False)\n"
+        "tools = lambda: sorted(m for m in sys.modules if m.startswith('toolrun.tools.builtins.')"
+        " and not m.split('.')[-1].startswith('_'))\n"
+        "print(r.names(), len(r), 'Grep' in r, r.source_of('LS'), r.suggest('Grpe'), tools())\n"
+        "print(r.get('Read').name, r.get('Nope'), tools())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0] == f"{sorted(BUILTIN_CLASSES)} 10 True builtin Grep []"
+    assert out[1] == "Read None ['toolrun.tools.builtins.read']"
+
+
+def test_a_registered_name_is_taken_before_its_tool_is_made() -> None:
+    registry = default_registry(plugins=False)
+    shout = ReadTool()
+    with pytest.raises(ValueError, match="'Read' is already registered by builtin"):
+        registry.register(shout, source="plugin:x")
+    registry.register(shout, source="plugin:x", replace=True)
+    assert registry.get("Read") is shout and registry.source_of("Read") == "plugin:x"
+
+
+def test_every_registry_shares_the_one_instance_of_each_builtin() -> None:
+    first, second = default_registry(plugins=False), default_registry(plugins=False)
+    assert first.get("Bash") is second.get("Bash")
+    assert [entry.tool for entry in first] == sorted(BUILTIN_TOOLS, key=lambda t: t.name)
+    assert list(BUILTIN_CLASSES) == [t.name for t in BUILTIN_TOOLS]
+
+
+def test_a_lazy_tool_must_carry_the_name_it_was_registered_under() -> None:
+    registry = ToolRegistry()
+    registry.register_lazy("Grep", ReadTool)
+    with pytest.raises(TypeError, match="registered as 'Grep' is named 'Read'"):
+        registry.get("Grep")
