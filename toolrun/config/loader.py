@@ -179,11 +179,13 @@ def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
     """Matchers that are not valid regexes, empty commands and bad ``if`` rules: errors
     (each would silently keep a hook from ever running); hook types toolrun cannot run
     (``prompt``, ``agent``): warnings."""
+    if not loaded.spec.hooks:
+        return
     from toolrun.hooks.matching import compile_matcher
     from toolrun.hooks.models import RUNNABLE_HOOK_TYPES
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
-    for event, groups in (loaded.spec.hooks or {}).items():
+    for event, groups in loaded.spec.hooks.items():
         for g, group in enumerate(groups):
             matcher = compile_matcher(group.matcher)
             if matcher.kind == "invalid":

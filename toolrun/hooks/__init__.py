@@ -28,37 +28,77 @@ Nothing here prints or imports click.
 
 from __future__ import annotations
 
-from toolrun.hooks.conditions import IfFilter
-from toolrun.hooks.matching import (
-    CompiledMatcher,
-    IfVerdict,
-    SelectedHook,
-    Selection,
-    compile_matcher,
-    matcher_matches,
-    matcher_problems,
-    select_hooks,
+from typing import TYPE_CHECKING
+
+from toolrun.lazy import exports
+
+if TYPE_CHECKING:
+    from toolrun.hooks.conditions import IfFilter
+    from toolrun.hooks.matching import (
+        CompiledMatcher,
+        IfVerdict,
+        SelectedHook,
+        Selection,
+        compile_matcher,
+        matcher_matches,
+        matcher_problems,
+        select_hooks,
+    )
+    from toolrun.hooks.merge import (
+        hook_allow_applies,
+        merge_decision,
+        merge_post,
+        merge_pre_tool_use,
+    )
+    from toolrun.hooks.models import (
+        BatchCall,
+        FinalDecidedBy,
+        FinalDecision,
+        HookEvent,
+        HookRef,
+        HookRun,
+        PostToolResult,
+        PreToolUseResult,
+        SkippedHook,
+    )
+    from toolrun.hooks.process import ProcessResult, run_command
+    from toolrun.hooks.protocol import build_input, interpret, parse_output
+    from toolrun.hooks.runner import HookRunner
+
+# each name loads with its module on first use (see toolrun.lazy)
+__getattr__ = exports(
+    __name__,
+    {
+        "IfFilter": "conditions",
+        "CompiledMatcher": "matching",
+        "IfVerdict": "matching",
+        "SelectedHook": "matching",
+        "Selection": "matching",
+        "compile_matcher": "matching",
+        "matcher_matches": "matching",
+        "matcher_problems": "matching",
+        "select_hooks": "matching",
+        "hook_allow_applies": "merge",
+        "merge_decision": "merge",
+        "merge_post": "merge",
+        "merge_pre_tool_use": "merge",
+        "BatchCall": "models",
+        "FinalDecidedBy": "models",
+        "FinalDecision": "models",
+        "HookEvent": "models",
+        "HookRef": "models",
+        "HookRun": "models",
+        "PostToolResult": "models",
+        "PreToolUseResult": "models",
+        "SkippedHook": "models",
+        "ProcessResult": "process",
+        "run_command": "process",
+        "build_input": "protocol",
+        "interpret": "protocol",
+        "parse_output": "protocol",
+        "HookRunner": "runner",
+    },
 )
-from toolrun.hooks.merge import (
-    hook_allow_applies,
-    merge_decision,
-    merge_post,
-    merge_pre_tool_use,
-)
-from toolrun.hooks.models import (
-    BatchCall,
-    FinalDecidedBy,
-    FinalDecision,
-    HookEvent,
-    HookRef,
-    HookRun,
-    PostToolResult,
-    PreToolUseResult,
-    SkippedHook,
-)
-from toolrun.hooks.process import ProcessResult, run_command
-from toolrun.hooks.protocol import build_input, interpret, parse_output
-from toolrun.hooks.runner import HookRunner
 
 __all__ = [
     "BatchCall",

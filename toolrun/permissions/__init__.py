@@ -7,17 +7,41 @@ package does not load tree-sitter (it loads on the first Bash command).
 
 from __future__ import annotations
 
-from toolrun.permissions.decision import (
-    BoundaryCheck,
-    DecidedBy,
-    Decision,
-    RuleTrace,
-    SubcommandVerdict,
-    TargetVerdict,
+from typing import TYPE_CHECKING
+
+from toolrun.lazy import exports
+
+if TYPE_CHECKING:
+    from toolrun.permissions.decision import (
+        BoundaryCheck,
+        DecidedBy,
+        Decision,
+        RuleTrace,
+        SubcommandVerdict,
+        TargetVerdict,
+    )
+    from toolrun.permissions.grammar import ParsedRule, RuleSyntaxError, parse_rule
+    from toolrun.permissions.readonly import is_read_only_command
+    from toolrun.permissions.resolver import BUILTIN_TOOLS, PermissionEngine
+
+# each name loads with its module on first use (see toolrun.lazy)
+__getattr__ = exports(
+    __name__,
+    {
+        "BoundaryCheck": "decision",
+        "DecidedBy": "decision",
+        "Decision": "decision",
+        "RuleTrace": "decision",
+        "SubcommandVerdict": "decision",
+        "TargetVerdict": "decision",
+        "ParsedRule": "grammar",
+        "RuleSyntaxError": "grammar",
+        "parse_rule": "grammar",
+        "is_read_only_command": "readonly",
+        "BUILTIN_TOOLS": "resolver",
+        "PermissionEngine": "resolver",
+    },
 )
-from toolrun.permissions.grammar import ParsedRule, RuleSyntaxError, parse_rule
-from toolrun.permissions.readonly import is_read_only_command
-from toolrun.permissions.resolver import BUILTIN_TOOLS, PermissionEngine
 
 __all__ = [
     "BUILTIN_TOOLS",
