@@ -106,3 +106,37 @@ def test_a_config_file_is_still_read_with_its_schema_and_located_problems(
         "toolrun.yaml:3:11: toolrun.maxConcurency: unknown key 'maxConcurency' "
         "(did you mean 'maxConcurrency'?)\n"
     )
+
+
+def test_reading_a_config_without_hooks_loads_no_hook_runner(tmp_path: Path) -> None:
+    """Rules are checked with the rule grammar alone: neither the hook runner nor its
+    process supervisor (asyncio) load with a config that has no hooks."""
+    (tmp_path / "toolrun.yaml").write_text("permissions:\n  allow: ['Bash(git status)']\n")
+    code = (
+        "import sys\n"
+        "from toolrun.config import load_config\n"
+        f"config = load_config(workspace={str(tmp_path)!r})\n"
+        "print([r.text for r in config.rules])\n"
+        "print([m for m in ('toolrun.hooks.runner', 'toolrun.reaper.run', 'asyncio',"
+        " 'toolrun.permissions.resolver') if m in sys.modules])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["['Bash(git status)']", "[]"]
+
+
+@pytest.mark.parametrize(
+    "package", ["toolrun.hooks", "toolrun.permissions", "toolrun.tools.builtins"]
+)
+def test_every_name_a_package_exports_resolves_to_its_module(package: str) -> None:
+    import importlib
+
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        value = getattr(module, name)
+        assert value is not None, name
+        home = getattr(value, "__module__", None)
+        assert home is None or home.startswith(("toolrun.", "typing")), (name, home)
+    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
+        module.nothing_here  # noqa: B018
