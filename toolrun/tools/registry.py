@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -73,6 +72,8 @@ class ToolRegistry:
 
     def suggest(self, name: str) -> str | None:
         """The closest registered name, for "did you mean" hints."""
+        import difflib  # only for a name that is not registered
+
         names = self.names()
         lowered = {n.lower(): n for n in names}
         if name.lower() in lowered:
