@@ -30,11 +30,18 @@ from pydantic import ValidationError
 
 from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 from toolrun.execution.capacity import Capacity
-from toolrun.execution.invocation import Outcome, invoke
+from toolrun.execution.invocation import Outcome, invoke, invoke_now
 from toolrun.execution.journal import Journal, stored_outputs_dir
 from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
-from toolrun.execution.results import CallDecision, DecidedBy, Result, Status, utc_iso
+from toolrun.execution.results import (
+    CallDecision,
+    DecidedBy,
+    Result,
+    Status,
+    encode_json,
+    utc_iso,
+)
 from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, Plan, Turn
 from toolrun.tools.base import Tool, ToolContext, ToolKind
@@ -195,6 +202,8 @@ class Executor:
         self._unshown: list[Result] = []  # delivered, for on_result at the next tick
         self._tick_due = False
         self._sink_error: BaseException | None = None
+        # the journal whose stored-outputs folder was worked out, and the folder
+        self._stored_dir: tuple[Journal | None, Path] = (None, Path())
 
     # -- public -----------------------------------------------------------------------------
 
@@ -411,10 +420,14 @@ class Executor:
 
     def _output_store(self, execution_id: str) -> OutputStore | None:
         """Where a call's whole output may go: beside the journal, so none without one."""
-        if self.journal is None:
+        journal = self.journal
+        if journal is None:
             return None
-        folder = stored_outputs_dir(self.journal.path)
-        return OutputStore(folder, self.run_id, execution_id, self.settings.max_stored_output)
+        if self._stored_dir[0] is not journal:
+            self._stored_dir = (journal, stored_outputs_dir(journal.path))
+        return OutputStore(
+            self._stored_dir[1], self.run_id, execution_id, self.settings.max_stored_output
+        )
 
     def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
         tool = self.registry.get(call.tool)
@@ -769,11 +782,16 @@ class Executor:
     ) -> Result:
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
-        scope = scope if scope is not None else anyio.CancelScope()
         execution_id = new_execution_id()
         store = self._output_store(execution_id)
         ctx = self._context(state.cwd, decision.paths, store)
         queued = queued_at if queued_at is not None else time.time()
+        if tool.kind is ToolKind.READ and not self._has_post_hooks():
+            done = self._run_now(state, call, tool, ctx, execution_id, scope)
+            if done is not None:
+                return self._outcome_result(state, call, decision, execution_id, done, queued,
+                                            store, None)
+        scope = scope if scope is not None else anyio.CancelScope()
         started: float | None = None
         outcome: Outcome | None = None
         post: PostToolResult | None = None
@@ -835,6 +853,55 @@ class Executor:
                 aborted_before_launch=started is None,
                 metadata=store.record() if store is not None else {},
             )
+        return self._outcome_result(state, call, decision, execution_id, outcome, queued, store,
+                                    post)
+
+    def _has_post_hooks(self) -> bool:
+        hooks = self.hooks
+        return hooks is not None and (
+            hooks.has_hooks("PostToolUse") or hooks.has_hooks("PostToolUseFailure")
+        )
+
+    def _run_now(
+        self,
+        state: _PlanState,
+        call: Call,
+        tool: Tool[Any],
+        ctx: ToolContext,
+        execution_id: str,
+        scope: anyio.CancelScope | None,
+    ) -> Outcome | None:
+        """A read that completes at once (a small file), run without a coroutine, cancel
+        scope or wait: the outcome, or None (nothing ran) when it must take the usual way:
+        it was cancelled, waits for a slot, or the tool has to be awaited after all.
+        PostToolUse hooks and autoVerify take the usual way (a read has no verifiers)."""
+        run_now = getattr(tool, "run_now", None)
+        if run_now is None or self.interrupted or (scope is not None and scope.cancel_called):
+            return None
+        kind = str(tool.kind)
+        if not self.capacity.take_now(kind, state.limiter):
+            return None
+        try:
+            outcome = invoke_now(tool, run_now, call.params, ctx)
+        finally:
+            self.capacity.give_back(kind, state.limiter)
+        if outcome is not None:
+            # after the read, before its result: a read has no effects to tell apart, and
+            # the record is queued for the tick's write either way (_journal_start)
+            self._journal_start(state, call, execution_id, outcome.started_at, now=False)
+        return outcome
+
+    def _outcome_result(
+        self,
+        state: _PlanState,
+        call: Call,
+        decision: CallDecision,
+        execution_id: str,
+        outcome: Outcome,
+        queued: float,
+        store: OutputStore | None,
+        post: PostToolResult | None,
+    ) -> Result:
         return self._result(
             state,
             call,
@@ -856,14 +923,15 @@ class Executor:
         )
 
     def _journal_start(
-        self, state: _PlanState, call: Call, execution_id: str, started: float
+        self, state: _PlanState, call: Call, execution_id: str, started: float, *,
+        now: bool = True,
     ) -> None:
         """A call is about to launch: after a crash the journal tells it apart from calls
-        that never started (those had no effects; this one may have)."""
+        that never started (those had no effects; this one may have). ``now=False``: with
+        the tick's records, for a read that has run already (its result follows it)."""
         if self.journal is None:
             return
-        # the results waiting for this tick go with it, in the one write
-        self.journal.write(
+        line = encode_json(
             {
                 "event": "started",
                 "run_id": self.run_id,
@@ -876,6 +944,10 @@ class Executor:
                 "started_at": utc_iso(started),
             }
         )
+        if now:  # the results waiting for this tick go with it, in the one write
+            self.journal.write_line(line)
+        else:
+            self.journal.add(line)
 
     async def _post_tool_use(
         self, call: Call, outcome: Outcome, cwd: Path
