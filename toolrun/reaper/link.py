@@ -30,6 +30,11 @@ from toolrun.reaper.side import ENV_SLOTS, HEADER
 
 #: How long a sweep of leftovers may take before the call lets go anyway.
 SWEEP_WAIT_S = 5.0
+#: The most read from the control socket at once.
+RECEIVE_BYTES = 1 << 18
+
+#: Where a command's output goes, chunk by chunk.
+Sink = Callable[[bytes], None]
 
 _EnvKey = tuple[tuple[str, str], ...]
 
@@ -91,13 +96,14 @@ class _Side:
         env: Mapping[str, str],
         fds: Sequence[int],
         targets: list[int],
+        capture: Sink | None = None,
     ) -> Command:
         key = tuple(env.items())
         ref = self._env_ref(key)
-        command = Command(self, next(self._ids), argv[0])
+        command = Command(self, next(self._ids), argv[0], capture)
         self.calls[command.id] = command
         try:
-            self.send(("run", command.id, argv, cwd, ref, targets), fds)
+            self.send(("run", command.id, argv, cwd, ref, targets, capture is not None), fds)
         except BaseException:
             del self.calls[command.id]
             if isinstance(ref, tuple):  # it never got there: do not count on it
@@ -134,7 +140,7 @@ class _Side:
             ended = False
             while True:
                 try:
-                    chunk = self.control.recv(65536, socket.MSG_DONTWAIT)
+                    chunk = self.control.recv(RECEIVE_BYTES, socket.MSG_DONTWAIT)
                 except BlockingIOError:
                     break
                 except OSError:
@@ -143,12 +149,27 @@ class _Side:
                     ended = True
                     break
                 chunks.append(chunk)
-            *lines, self._received = b"".join(chunks).split(b"\n")
-            for line in lines:
-                number, _, answer = line.partition(b" ")
-                command = self.calls.get(int(number))
+                if len(chunk) < RECEIVE_BYTES:
+                    break  # all there was (more wakes the loop again): spares a recv
+            data = b"".join(chunks)
+            calls = self.calls
+            at, end = 0, len(data)
+            while (newline := data.find(b"\n", at)) >= 0:
+                number, _, answer = data[at:newline].partition(b" ")
+                if answer.startswith(b"out "):  # N out LEN, then LEN bytes of output
+                    stop = newline + 1 + int(answer[4:])
+                    if stop > end:
+                        break  # the rest of it is on its way
+                    command = calls.get(int(number))
+                    if command is not None:
+                        command._output(data[newline + 1 : stop])
+                    at = stop
+                    continue
+                at = newline + 1
+                command = calls.get(int(number))
                 if command is not None:
                     command._take(answer)
+            self._received = data[at:]
         if ended:
             self.lost()
 
@@ -263,12 +284,22 @@ def prestart() -> None:
 
 
 class Command:
-    """A command handed to the side process; its answers arrive through :class:`_Side`."""
+    """A command handed to the side process; its answers arrive through :class:`_Side`.
 
-    def __init__(self, side: _Side, number: int, program: str) -> None:
+    With a ``capture`` sink, the side process reads the command's output (stdout and
+    stderr merged) and hands it here as it comes; ``output_open`` says whether more may.
+    """
+
+    def __init__(
+        self, side: _Side, number: int, program: str, capture: Sink | None = None
+    ) -> None:
         self._side = side
         self.id = number
         self._program = program
+        self._sink = capture
+        self.output_open = capture is not None
+        #: What the capture sink raised: the output was not taken (the call fails).
+        self.failure: Exception | None = None
         self.pid = 0
         #: As in :mod:`subprocess`: the exit code, or ``-N`` when killed by signal N.
         self.returncode: int | None = None
@@ -280,8 +311,26 @@ class Command:
         self._waiter: asyncio.Future[None] | None = None
         self._waiter_thread = 0
 
+    def _output(self, chunk: bytes) -> None:
+        """Output the side process read for us."""
+        sink = self._sink
+        if sink is None:
+            return
+        try:
+            sink(chunk)
+        except Exception as exc:  # noqa: BLE001 - a sink that fails: the call fails
+            self._sink = None
+            self.failure = exc
+            self.wake()
+
     def _take(self, answer: bytes) -> None:
         """An answer from the side process; ``b""``: the side process has gone."""
+        if answer == b"closed":
+            self.output_open = False
+            if self._settled:
+                self._side.calls.pop(self.id, None)
+            self.wake()
+            return
         if answer.startswith(b"pid "):
             self.pid = int(answer[4:])
             if self._wants_pid:  # else nobody waits for it alone: spare the wake-up
@@ -296,16 +345,18 @@ class Command:
             errno, _, text = answer[6:].decode(errors="replace").partition(" ")
             self.error, self.returncode = OSError(int(errno), text), 127
             self._settled = True
+            self.output_open = False
         elif answer == b"swept":
             self._settled = True
         elif not answer:
             self._settled = True
+            self.output_open = False
             if self.returncode is None:  # the side process died: take the command down
                 self.signal_group(signal.SIGKILL)
                 if not self.pid:
                     self.error = OSError(f"the reaper side process ended before {self._program!r}")
                 self.returncode = -signal.SIGKILL
-        if self._settled:
+        if self._settled and not self.output_open:
             self._side.calls.pop(self.id, None)
         self.wake()
 
@@ -379,9 +430,12 @@ class Command:
         self.close()
 
     def close(self) -> None:
-        """Let go; a command still running is killed with everything under it."""
-        if not self._settled:
+        """Let go; a command still running is killed with everything under it, and
+        output still captured is no longer read."""
+        self._sink = None
+        if not self._settled or self.output_open:
             self._settled = True
+            self.output_open = False
             self._side.calls.pop(self.id, None)
             _side.tell(self._side, ("drop", self.id))
 
@@ -400,20 +454,25 @@ def launch(
     stdout: int | None = None,
     stderr: int | None = None,
     pass_fds: Mapping[int, int] | None = None,
+    capture: Sink | None = None,
 ) -> Command:
     """Hand ``argv`` to the side process, to run in a new session; do not wait for it.
 
     ``stdin``/``stdout``/``stderr`` are descriptors for the child (``None``: /dev/null);
     ``pass_fds`` maps more of ours to the numbers the child sees them as. The caller keeps
-    (and closes) its descriptors. Whether it started shows in :meth:`Command.started`
-    (or in ``error`` after :meth:`Command.wait`): not waiting for that here saves a
-    round trip per call.
+    (and closes) its descriptors. ``capture`` (instead of ``stdout`` and ``stderr``): the
+    side process reads the merged output into it (see :class:`Command`). Whether it
+    started shows in :meth:`Command.started` (or in ``error`` after :meth:`Command.wait`):
+    not waiting for that here saves a round trip per call.
     """
     extra = dict(pass_fds or {})
     null = _side.devnull()
-    fds = [fd if fd is not None else null for fd in (stdin, stdout, stderr)]
+    streams = (stdin,) if capture is not None else (stdin, stdout, stderr)
+    fds = [fd if fd is not None else null for fd in streams]
     # absolute: the side process has a working directory of its own
     where = os.path.abspath(cwd)
     return _side.run(
-        lambda side: side.run(list(argv), where, env, [*fds, *extra], [*extra.values()])
+        lambda side: side.run(
+            list(argv), where, env, [*fds, *extra], [*extra.values()], capture
+        )
     )
