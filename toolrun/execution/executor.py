@@ -804,15 +804,21 @@ class Executor:
                     paths = self._lock_paths(tool, call, ctx)
                     try:
                         async with self.locks.hold(paths) if paths else _NO_LOCKS:
+                            # Results are shown before a call that may have effects
+                            # launches: output that failed (`| head`) stops it.
+                            show = bool(self._unshown) and tool.kind is not ToolKind.READ
                             # A free slot is taken without a checkpoint, so a cancel that
                             # came while the call was queued must be looked for here.
-                            if self._unshown and tool.kind is not ToolKind.READ:
-                                # Results are shown before a call that may have effects
-                                # launches: output that failed (`| head`) stops it.
+                            if show and scope.cancel_called:
                                 self._tick()
                             if not scope.cancel_called:
                                 started = time.time()
-                                self._journal_start(state, call, execution_id, started)
+                                # with results to show first, it goes in the same write
+                                self._journal_start(
+                                    state, call, execution_id, started, now=not show
+                                )
+                                if show:
+                                    self._tick()
                                 outcome = await invoke(
                                     tool, call.params, ctx, time_limit=call.timeout
                                 )
@@ -928,7 +934,8 @@ class Executor:
     ) -> None:
         """A call is about to launch: after a crash the journal tells it apart from calls
         that never started (those had no effects; this one may have). ``now=False``: with
-        the tick's records, for a read that has run already (its result follows it)."""
+        the tick's records (the caller ticks before the launch; or the call, a read, has
+        run already and its result follows)."""
         if self.journal is None:
             return
         line = encode_json(
@@ -1046,8 +1053,15 @@ YIELD_EVERY_S = 0.005
 _ids = random.Random(uuid.uuid4().int)
 
 
+# the bits uuid.UUID(int=..., version=4) sets and clears: version 4, RFC 4122 variant
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
 def new_execution_id() -> str:
-    return f"exec_{uuid.UUID(int=_ids.getrandbits(128), version=4)}"
+    """``exec_`` and a version-4 UUID (as ``str(uuid.UUID(int=bits, version=4))``)."""
+    h = f"{_ids.getrandbits(128) & _UUID4_CLEAR | _UUID4_SET:032x}"
+    return f"exec_{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _hook_fields(

@@ -399,6 +399,12 @@ class Command:
             if timer is not None:
                 timer.cancel()
 
+    @property
+    def settled(self) -> bool:
+        """Whether the side process is done with it: exited with nothing left running
+        (or it could not start, or the side process has gone)."""
+        return self._settled
+
     async def started(self) -> int:
         """The pid, once the command runs; raises :class:`OSError` if it could not start."""
         self._wants_pid = True

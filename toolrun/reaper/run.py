@@ -147,6 +147,8 @@ class _Watch:
         deadline = self._loop.call_later(time_limit, self._expire)
         try:
             await self._until(lambda: command.returncode is not None)
+            if self._closed() and command.settled:
+                return not self._expired  # the usual end: its output and exit came together
             if not self._expired:
                 await self._until(self._closed, OUTPUT_GRACE_S)
             if not self._expired:
