@@ -30,8 +30,9 @@ from toolrun.reaper.side import ENV_SLOTS, HEADER
 
 #: How long a sweep of leftovers may take before the call lets go anyway.
 SWEEP_WAIT_S = 5.0
-#: The most read from the control socket at once.
-RECEIVE_BYTES = 1 << 18
+#: The most read from the control socket at once (a larger recv buffer is an mmap and
+#: munmap each time: 8 times the cost of the read itself here).
+RECEIVE_BYTES = 65536
 
 #: Where a command's output goes, chunk by chunk.
 Sink = Callable[[bytes], None]
