@@ -297,3 +297,33 @@ async def test_output_written_after_the_command_exits_still_arrives(tmp_path: Pa
         ["sh", "-c", "(sleep 0.05; echo late) & echo early"], tmp_path, PATH=os.environ["PATH"]
     )
     assert (code, out) == (0, "early\nlate\n")
+
+
+async def test_captured_output_with_stdin_and_extra_descriptors(tmp_path: Path) -> None:
+    """A captured command still gets the input and the extra descriptors it is given."""
+    chunks: list[bytes] = []
+    read_in, write_in = os.pipe()
+    read_extra, write_extra = os.pipe()
+    os.write(write_in, b"from stdin\n")
+    os.close(write_in)
+    try:
+        script = "import os, sys; print(sys.stdin.read().strip()); os.write(5, b'via five')"
+        command = launch(
+            [sys.executable, "-c", script], cwd=tmp_path, env=dict(os.environ),
+            stdin=read_in, pass_fds={write_extra: 5}, capture=chunks.append,
+        )
+        os.close(write_extra)
+        assert await command.wait() == 0
+        await command.until(lambda: not command.output_open)
+        await command.finish()
+        assert b"".join(chunks) == b"from stdin\n"
+        assert os.read(read_extra, 100) == b"via five"
+    finally:
+        os.close(read_in)
+        os.close(read_extra)
+
+
+async def test_a_captured_command_without_input_reads_dev_null(tmp_path: Path) -> None:
+    code, out = await output_of(["sh", "-c", "cat; readlink /proc/self/fd/0"], tmp_path,
+                                PATH=os.environ["PATH"])
+    assert (code, out) == (0, "/dev/null\n")

@@ -97,14 +97,17 @@ class _Side:
         env: Mapping[str, str],
         fds: Sequence[int],
         targets: list[int],
+        given: int = 3,
         capture: Sink | None = None,
     ) -> Command:
+        """Start ``argv``: ``fds`` are the first ``given`` of stdin, stdout and stderr
+        (fewer than 3 with ``capture``), then the extra ones, numbered ``targets``."""
         key = tuple(env.items())
         ref = self._env_ref(key)
         command = Command(self, next(self._ids), argv[0], capture)
         self.calls[command.id] = command
         try:
-            self.send(("run", command.id, argv, cwd, ref, targets, capture is not None), fds)
+            self.send(("run", command.id, argv, cwd, ref, targets, given), fds)
         except BaseException:
             del self.calls[command.id]
             if isinstance(ref, tuple):  # it never got there: do not count on it
@@ -473,13 +476,15 @@ def launch(
     not waiting for that here saves a round trip per call.
     """
     extra = dict(pass_fds or {})
-    null = _side.devnull()
-    streams = (stdin,) if capture is not None else (stdin, stdout, stderr)
-    fds = [fd if fd is not None else null for fd in streams]
+    if capture is not None:  # (no stdin: the side process's /dev/null, no descriptor sent)
+        fds = [] if stdin is None else [stdin]
+    else:
+        null = _side.devnull()
+        fds = [fd if fd is not None else null for fd in (stdin, stdout, stderr)]
     # absolute: the side process has a working directory of its own
     where = os.path.abspath(cwd)
     return _side.run(
         lambda side: side.run(
-            list(argv), where, env, [*fds, *extra], [*extra.values()], capture
+            list(argv), where, env, [*fds, *extra], [*extra.values()], len(fds), capture
         )
     )

@@ -29,10 +29,11 @@ Protocol: one control socket (stream) carries everything, so a call costs toolru
 socket of its own. toolrun to here: an 8-byte header (the payload length), then the payload,
 ``marshal.dumps(request)``:
 
-- ``("run", N, argv, cwd, env, extra_targets, capture)``, with the descriptors ``[stdin,
-  stdout, stderr, *extra]`` as SCM_RIGHTS on the header (``[stdin, *extra]`` when
-  ``capture``); ``env`` is ``(SLOT, table)`` the first time and ``SLOT`` after that
-  (:meth:`Reaper.environment`); N is toolrun's number for it;
+- ``("run", N, argv, cwd, env, extra_targets, given)``, with the descriptors ``[stdin,
+  stdout, stderr][:given] + extra`` as SCM_RIGHTS on the header: ``given`` is 3, or 1 or
+  0 for a command whose output is captured (0: its stdin is /dev/null, and a request
+  with no extra descriptors then carries none); ``env`` is ``(SLOT, table)`` the first
+  time and ``SLOT`` after that (:meth:`Reaper.environment`); N is toolrun's number for it;
 - ``("sweep", N)``: kill what call N left (answered ``N swept``);
 - ``("drop", N)``: toolrun lets go of call N; still running, its whole tree is killed (and
   its captured output is no longer read).
@@ -42,7 +43,7 @@ STATUS`` (a raw wait status) with `` leftovers`` appended when something of a fi
 is still running. Answers wait in an outbox when toolrun does not read them at once: this
 process never blocks on toolrun, which may be blocked sending the next request.
 
-``capture``: the command's stdout and stderr are one pipe that this process reads (a
+Captured (``given`` below 3): the command's stdout and stderr are one pipe that this process reads (a
 command's output then costs toolrun no pipe, registration or wake-up of its own): ``N out
 LEN`` followed by LEN bytes of output, as they come, then ``N closed`` once no process
 holds the pipe any more. A command that exits has its pipe drained first, so a short
@@ -87,6 +88,8 @@ OUTBOX_HIGH = 1 << 20
 OUTBOX_LOW = 1 << 18
 #: The most of one command's output read at a time (then the loop serves the others).
 READ_CHUNK = 65536
+#: The most of toolrun's requests read at once.
+RECEIVE_BYTES = 65536
 
 
 def prctl(option: int, value: int) -> None:
@@ -134,6 +137,7 @@ class Reaper:
         self.outputs: dict[int, Output] = {}  # captured output being read, by descriptor
         self.captured: dict[int, Output] = {}  # the same, by toolrun's number
         self.paused = False  # output is not read: too much waits for toolrun
+        self.null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
         self.wakeup_r, wakeup_w = os.pipe()
         os.set_blocking(self.wakeup_r, False)
         os.set_blocking(wakeup_w, False)
@@ -251,7 +255,7 @@ class Reaper:
         from the front of the queue."""
         while True:
             try:
-                data, ancillary, _, _ = self.control.recvmsg(65536, FDS_SPACE, RECV_FLAGS)
+                data, ancillary, _, _ = self.control.recvmsg(RECEIVE_BYTES, FDS_SPACE, RECV_FLAGS)
             except BlockingIOError:
                 break
             except OSError:
@@ -264,6 +268,8 @@ class Reaper:
             if not data:
                 return False
             self.inbox += data
+            if not ancillary and len(data) < RECEIVE_BYTES:
+                break  # all there was (more wakes the loop again): spares a recvmsg
         inbox = self.inbox
         while len(inbox) >= HEADER:
             end = HEADER + int.from_bytes(inbox[:HEADER], "big")
@@ -272,10 +278,10 @@ class Reaper:
             kind, number, *rest = marshal.loads(inbox[HEADER:end])
             del inbox[:end]
             if kind == "run":
-                argv, cwd, env_ref, targets, capture = rest
-                count = min((1 if capture else 3) + len(targets), len(self.received))
+                argv, cwd, env_ref, targets, given = rest
+                count = min(given + len(targets), len(self.received))
                 fds = [self.received.popleft() for _ in range(count)]
-                self.start(number, argv, cwd, env_ref, targets, fds, capture)
+                self.start(number, argv, cwd, env_ref, targets, fds, given)
             elif kind == "sweep":  # after "exit N leftovers"
                 self.drop(number)
                 self.sweep()
@@ -292,15 +298,19 @@ class Reaper:
         env_ref: int | tuple[int, dict[str, str]],
         targets: list[int],
         fds: list[int],
-        capture: bool = False,
+        given: int = 3,
     ) -> None:
-        """Start the command of one request; answer with its pid, or why it did not start."""
+        """Start the command of one request; answer with its pid, or why it did not start.
+
+        ``fds``: the first ``given`` of stdin, stdout and stderr, then the extra ones; with
+        ``given`` below 3 the output is captured (and stdin, if not given, is /dev/null)."""
         owned = list(fds)  # closed here once the command has them (or never will)
         try:
-            if capture:  # fds: [stdin, *extra]
+            if given < 3:
                 write_end = self.capture(number)
                 owned.append(write_end)
-                stdio, extra = [fds[0], write_end, write_end], fds[1:]
+                stdin = fds[0] if given else self.null
+                stdio, extra = [stdin, write_end, write_end], fds[given:]
             else:
                 stdio, extra = fds[:3], fds[3:]
             env = self.environment(env_ref)
