@@ -533,7 +533,10 @@ class Executor:
     async def _run_concurrent(
         self, state: _PlanState, allowed: list[tuple[Call, CallDecision]]
     ) -> list[Result]:
-        scopes = {call.index: anyio.CancelScope() for call, _ in allowed}
+        # Each call's own cancel scope, made up front only when a failing sibling may
+        # cancel calls that have not started yet (else _execute makes one if it needs it).
+        abortable = self.settings.sibling_abort_on_bash_error
+        scopes = {call.index: anyio.CancelScope() for call, _ in allowed} if abortable else {}
         reasons: dict[int, str] = {}
         finished: dict[int, Result] = {}
         queued_at = time.time()
@@ -543,13 +546,13 @@ class Executor:
                 state,
                 call,
                 decision,
-                scope=scopes[call.index],
+                scope=scopes.get(call.index),
                 reasons=reasons,
                 queued_at=queued_at,
             )
             finished[call.index] = result
             if (
-                self.settings.sibling_abort_on_bash_error
+                abortable
                 and call.tool == "Bash"
                 and result.status in (Status.ERROR, Status.TIMEOUT)
             ):
