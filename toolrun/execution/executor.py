@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
@@ -394,10 +395,8 @@ class Executor:
         same test decides whether the Bash tool looks for the new directory at all."""
         if call.tool != "Bash":
             return False
-        from toolrun.tools.builtins.bash import may_change_directory
-
         env = self._env if self._env is not None else os.environ
-        return may_change_directory(str(call.input.get("command", "")), env)
+        return _may_change_directory()(str(call.input.get("command", "")), env)
 
     def _context(
         self,
@@ -986,7 +985,7 @@ class Executor:
 
     def _carry_cwd(self, state: _PlanState, result: Result) -> None:
         raw = result.metadata.get("cwd") if result.tool == "Bash" else None
-        if not raw:
+        if not raw or raw == str(state.cwd):  # (most calls: it stays where it was)
             return
         new = Path(os.path.normpath(str(raw)))
         if any(new == root or root in new.parents for root in self._roots):
@@ -1046,6 +1045,14 @@ class Executor:
             location=call.location,
             **fields,
         )
+
+
+@functools.cache
+def _may_change_directory() -> Callable[[str, Mapping[str, str]], bool]:
+    # imported on first use (a plan without Bash never loads the Bash tool's module)
+    from toolrun.tools.builtins.bash import may_change_directory
+
+    return may_change_directory
 
 
 _NO_LOCKS = contextlib.nullcontext(())
