@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 from click.testing import CliRunner
 
@@ -235,3 +237,29 @@ def test_a_post_tool_use_hook_still_sees_every_read(ws: Path) -> None:
     assert sorted(log.read_text().split()) == ["f0.txt", "f1.txt", "f2.txt"]
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert all(r["hooks"][0]["event"] == "PostToolUse" for r in lines)
+
+
+async def test_a_long_run_of_reads_at_once_still_lets_the_event_loop_run(
+    registry: ToolRegistry, workspace: Path, read_tool: CountingRead
+) -> None:
+    """Reads that never wait would keep everything else (Ctrl-C handling) from the loop:
+    the run hands it control as it goes, not only at the end."""
+    (workspace / "a.txt").write_text("a\n")
+    n = 3000
+    plan = make_plan(registry, [[("CRead", {"file_path": "a.txt"})] * n])
+    ex, sink = run_with(registry, workspace, max_calls_per_turn=n)
+    seen: list[int] = []
+    done = False
+
+    async def watch() -> None:
+        while not done:
+            seen.append(len(sink))
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        await anyio.lowlevel.checkpoint()
+        await ex.run([plan])
+        done = True
+    assert len(read_tool.at_once) == n
+    assert any(0 < count < n for count in seen)  # the watcher ran mid-run

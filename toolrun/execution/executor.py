@@ -567,13 +567,20 @@ class Executor:
         pending = iter(allowed)
 
         async def worker() -> None:
+            loop = asyncio.get_running_loop()
+            ran = _Flag()  # set once the event loop has had control since it was armed
+            loop.call_soon(ran.set)
             last_yield = time.monotonic()
             for call, decision in pending:
                 await one(call, decision)
                 # Calls that never wait (small reads, free slots) would otherwise keep
-                # the loop from everything else, Ctrl-C handling included.
+                # the loop from everything else, Ctrl-C handling included; calls that
+                # waited (a command) have let it run already.
                 if time.monotonic() - last_yield > YIELD_EVERY_S:
-                    await anyio.lowlevel.checkpoint()
+                    if not ran.value:
+                        await anyio.lowlevel.checkpoint()
+                    ran = _Flag()
+                    loop.call_soon(ran.set)
                     last_yield = time.monotonic()
 
         async with anyio.create_task_group() as tg:
@@ -1045,6 +1052,18 @@ class Executor:
             location=call.location,
             **fields,
         )
+
+
+class _Flag:
+    """Set by an event-loop callback: the loop has had control since it was made."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = False
+
+    def set(self) -> None:
+        self.value = True
 
 
 @functools.cache

@@ -167,7 +167,7 @@ class Reaper:
                         return
                 elif fd in self.outputs:
                     self.read_output(self.outputs[fd])
-                else:
+                elif fd == self.wakeup_r:  # (not an output released earlier in this batch)
                     try:
                         signals = set(os.read(self.wakeup_r, 4096))
                     except BlockingIOError:
