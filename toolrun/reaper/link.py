@@ -434,10 +434,15 @@ class Command:
 
         Call after :meth:`wait`; on a command still running, this kills its whole tree.
         """
+        await self.sweep()
+        self.close()
+
+    async def sweep(self) -> None:
+        """Kill whatever the exited command left running. Its captured output is still
+        read, to its end (once what held the pipe is killed), until :meth:`close`."""
         if self._leftovers and not self._settled:
             _side.tell(self._side, ("sweep", self.id))
             await self.until(lambda: self._settled, SWEEP_WAIT_S)
-        self.close()
 
     def close(self) -> None:
         """Let go; a command still running is killed with everything under it, and

@@ -152,7 +152,7 @@ class _Watch:
             if not self._expired:
                 await self._until(self._closed, OUTPUT_GRACE_S)
             if not self._expired:
-                await command.finish()  # kills what it left, the holders of the pipes too
+                await command.sweep()  # kills what it left, the holders of the pipes too
             if not self._expired:
                 await self._until(self._closed, OUTPUT_GRACE_S)
             return not self._expired

@@ -283,7 +283,7 @@ class Reaper:
                 fds = [self.received.popleft() for _ in range(count)]
                 self.start(number, argv, cwd, env_ref, targets, fds, given)
             elif kind == "sweep":  # after "exit N leftovers"
-                self.drop(number)
+                self.drop(number, keep_output=True)  # read to its end once swept
                 self.sweep()
                 self.answer(number, b"swept")
             elif kind == "drop":
@@ -380,10 +380,11 @@ class Reaper:
             for fd in moved:
                 os.close(fd)
 
-    def drop(self, number: int) -> None:
-        """toolrun lets go of a call: one still running is killed with its whole tree."""
+    def drop(self, number: int, *, keep_output: bool = False) -> None:
+        """toolrun lets go of a call: one still running is killed with its whole tree.
+        Its captured output is no longer read, unless ``keep_output``."""
         output = self.captured.get(number)
-        if output is not None:
+        if output is not None and not keep_output:
             self.release(output)
         call = self.numbered.pop(number, None)
         if call is None:
