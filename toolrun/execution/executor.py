@@ -541,14 +541,17 @@ class Executor:
         queued_at = time.time()
 
         async def one(call: Call, decision: CallDecision) -> None:
-            result = await self._execute(
-                state,
-                call,
-                decision,
-                scope=scopes.get(call.index),
-                reasons=reasons,
-                queued_at=queued_at,
-            )
+            result = self._try_now(state, call, decision, scopes.get(call.index), queued_at)
+            if result is None:  # (a read at once needs no coroutine either)
+                result = await self._execute(
+                    state,
+                    call,
+                    decision,
+                    scope=scopes.get(call.index),
+                    reasons=reasons,
+                    queued_at=queued_at,
+                    try_now=False,
+                )
             finished[call.index] = result
             if (
                 abortable
@@ -572,7 +575,7 @@ class Executor:
             loop.call_soon(ran.set)
             last_yield = time.monotonic()
             for call, decision in pending:
-                await one(call, decision)
+                await one(call, decision)  # (a coroutine that only waits if the call does)
                 # Calls that never wait (small reads, free slots) would otherwise keep
                 # the loop from everything else, Ctrl-C handling included; calls that
                 # waited (a command) have let it run already.
@@ -788,18 +791,18 @@ class Executor:
         reasons: Mapping[int, str] | None = None,
         queued_at: float | None = None,
         written: anyio.Event | None = None,
+        try_now: bool = True,
     ) -> Result:
+        queued = queued_at if queued_at is not None else time.time()
+        if try_now and written is None:
+            at_once = self._try_now(state, call, decision, scope, queued)
+            if at_once is not None:
+                return at_once
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
         execution_id = new_execution_id()
         store = self._output_store(execution_id)
         ctx = self._context(state.cwd, decision.paths, store)
-        queued = queued_at if queued_at is not None else time.time()
-        if tool.kind is ToolKind.READ and not self._has_post_hooks():
-            done = self._run_now(state, call, tool, ctx, execution_id, scope)
-            if done is not None:
-                return self._outcome_result(state, call, decision, execution_id, done, queued,
-                                            store, None)
         scope = scope if scope is not None else anyio.CancelScope()
         started: float | None = None
         outcome: Outcome | None = None
@@ -876,6 +879,27 @@ class Executor:
         return hooks is not None and (
             hooks.has_hooks("PostToolUse") or hooks.has_hooks("PostToolUseFailure")
         )
+
+    def _try_now(
+        self,
+        state: _PlanState,
+        call: Call,
+        decision: CallDecision,
+        scope: anyio.CancelScope | None,
+        queued: float,
+    ) -> Result | None:
+        """The result of a read that completes at once (see :meth:`_run_now`), or None
+        (nothing ran) when the call takes the usual way."""
+        tool = self.registry.get(call.tool)
+        if tool is None or tool.kind is not ToolKind.READ or self._has_post_hooks():
+            return None
+        execution_id = new_execution_id()
+        store = self._output_store(execution_id)
+        ctx = self._context(state.cwd, decision.paths, store)
+        done = self._run_now(state, call, tool, ctx, execution_id, scope)
+        if done is None:
+            return None
+        return self._outcome_result(state, call, decision, execution_id, done, queued, store, None)
 
     def _run_now(
         self,
