@@ -83,7 +83,10 @@ async def test_small_files_are_read_at_once_with_the_output_run_gives(
 ) -> None:
     (workspace / "a.txt").write_text("one\ntwo\n")
     (workspace / "b.txt").write_text("x" * 10 + "\n")
-    plan = make_plan(registry, [[("CRead", {"file_path": "a.txt"}), ("CRead", {"file_path": "b.txt", "offset": 1})]])
+    plan = make_plan(
+        registry,
+        [[("CRead", {"file_path": "a.txt"}), ("CRead", {"file_path": "b.txt", "offset": 1})]],
+    )
     ex, sink = run_with(registry, workspace)
     (results,) = await ex.run([plan])
     assert read_tool.at_once == ["a.txt", "b.txt"] and read_tool.awaited == []
@@ -91,7 +94,8 @@ async def test_small_files_are_read_at_once_with_the_output_run_gives(
     ctx = ToolContext.for_workspace(workspace)
     awaited = await ReadTool().run(ReadInput(file_path="a.txt"), ctx)
     first = results[0]
-    assert first.status is Status.OK and first.output == awaited.output == "     1\tone\n     2\ttwo"
+    assert first.status is Status.OK
+    assert first.output == awaited.output == "     1\tone\n     2\ttwo"
     assert first.metadata == dict(awaited.metadata)
     assert first.attempts == 1 and first.started_at is not None
     assert first.finished_at is not None and first.finished_at >= first.started_at
@@ -115,7 +119,8 @@ async def test_large_missing_and_special_files_take_the_awaited_way(
     assert results[1].status is Status.ERROR
     assert results[1].error == f"{workspace / 'gone.txt'} does not exist"
     os.close(fifo_writer)
-    assert ReadTool().run_now(ReadInput(file_path="fifo"), ToolContext.for_workspace(workspace)) is None
+    ctx = ToolContext.for_workspace(workspace)
+    assert ReadTool().run_now(ReadInput(file_path="fifo"), ctx) is None
 
 
 async def test_errors_of_a_read_at_once_are_the_awaited_errors(
@@ -130,7 +135,8 @@ async def test_errors_of_a_read_at_once_are_the_awaited_errors(
     ex, _ = run_with(registry, workspace)
     (results,) = await ex.run([plan])
     assert [r.status for r in results] == [Status.ERROR, Status.ERROR]
-    assert results[0].error == f"{workspace / 'bin.dat'} is a binary file; Read shows text files only"
+    binary = f"{workspace / 'bin.dat'} is a binary file; Read shows text files only"
+    assert results[0].error == binary
     assert results[1].error == f"offset 5 is beyond the end of {workspace / 'short.txt'} (1 lines)"
 
 

@@ -83,7 +83,9 @@ async def invoke(
 RunNow = Callable[[BaseModel, ToolContext], ToolOutput | None]
 
 
-def invoke_now(tool: Tool[Any], run_now: RunNow, params: BaseModel, ctx: ToolContext) -> Outcome | None:
+def invoke_now(
+    tool: Tool[Any], run_now: RunNow, params: BaseModel, ctx: ToolContext
+) -> Outcome | None:
     """:func:`invoke` for a call its tool completes at once (``run_now``: a tool's
     synchronous form of ``run``, which returns None when it has to be awaited after all).
 

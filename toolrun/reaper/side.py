@@ -43,10 +43,10 @@ STATUS`` (a raw wait status) with `` leftovers`` appended when something of a fi
 is still running. Answers wait in an outbox when toolrun does not read them at once: this
 process never blocks on toolrun, which may be blocked sending the next request.
 
-Captured (``given`` below 3): the command's stdout and stderr are one pipe that this process reads (a
-command's output then costs toolrun no pipe, registration or wake-up of its own): ``N out
-LEN`` followed by LEN bytes of output, as they come, then ``N closed`` once no process
-holds the pipe any more. A command that exits has its pipe drained first, so a short
+Captured (``given`` below 3): the command's stdout and stderr are one pipe that this
+process reads (a command's output then costs toolrun no pipe, registration or wake-up of
+its own): ``N out LEN`` followed by LEN bytes of output, as they come, then ``N closed``
+once no process holds the pipe any more. A command that exits has its pipe drained first, so a short
 command's output, ``closed`` and ``exit`` reach toolrun together. While more than
 :data:`OUTBOX_HIGH` bytes wait for toolrun, no output is read (the commands block on
 their pipes as they would on toolrun's own), until it is down to :data:`OUTBOX_LOW`.
