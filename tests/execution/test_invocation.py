@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
-from toolrun.execution.invocation import BACKOFF_S, invoke
+from toolrun.execution.invocation import BACKOFF_S, invoke, invoke_now
 from toolrun.execution.results import Status
 from toolrun.tools.base import ToolContext, ToolOutput
 
@@ -99,3 +101,33 @@ async def test_a_tool_that_crashes_gives_an_error_result_not_a_crash(workspace: 
     outcome = await invoke(Broken(), FlakyInput(), ToolContext.for_workspace(workspace))
     assert (outcome.status, outcome.attempts) == (Status.ERROR, 1)
     assert outcome.error == "internal error in Flaky: ValueError: bad state"
+
+
+def _raising(code: int) -> Callable[[BaseModel, ToolContext], ToolOutput | None]:
+    def run_now(params: BaseModel, ctx: ToolContext) -> ToolOutput | None:
+        raise OSError(code, "injected", "/tmp/x")
+
+    return run_now
+
+
+def test_run_at_once_leaves_a_busy_retry_safe_call_to_invoke(workspace: Path) -> None:
+    ctx = ToolContext.for_workspace(workspace)
+    busy, gone = _raising(errno.EBUSY), _raising(errno.ENOENT)
+    # retried only by invoke, whose back-off waits: nothing is reported here
+    assert invoke_now(FlakyTool(), busy, FlakyInput(), ctx) is None
+    done = invoke_now(FlakyTool(retry_safe=False), busy, FlakyInput(), ctx)
+    assert done is not None and done.status is Status.ERROR and done.attempts == 1
+    assert done.error == "EBUSY: injected: /tmp/x"
+    lost = invoke_now(FlakyTool(), gone, FlakyInput(), ctx)
+    assert lost is not None and lost.error == "ENOENT: injected: /tmp/x"
+
+
+def test_run_at_once_reports_a_tool_error_output_as_invoke_does(workspace: Path) -> None:
+    ctx = ToolContext.for_workspace(workspace)
+
+    def failed(params: BaseModel, ctx: ToolContext) -> ToolOutput | None:
+        return ToolOutput("\n  first line\nsecond", is_error=True)
+
+    done = invoke_now(FlakyTool(), failed, FlakyInput(), ctx)
+    assert done is not None and (done.status, done.error) == (Status.ERROR, "first line")
+    assert invoke_now(FlakyTool(), lambda p, c: None, FlakyInput(), ctx) is None

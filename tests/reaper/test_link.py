@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -219,3 +221,109 @@ async def test_a_side_process_killed_mid_call_takes_the_command_down_and_is_repl
         assert await output_of(["sh", "-c", "echo again"], tmp_path) == (0, "again\n")
     finally:
         marked.kill_all()
+
+
+def side_descriptors() -> int:
+    return len(os.listdir(f"/proc/{side_pid()}/fd"))
+
+
+async def test_captured_output_larger_than_the_side_holds_arrives_whole_and_in_order(
+    tmp_path: Path,
+) -> None:
+    """The side process reads a merged-output command's pipe for us: when we do not take
+    the output as fast as it comes, it stops reading (the command waits on its pipe, as it
+    would on ours) rather than hold it all."""
+    await output_of(["true"], tmp_path)  # the side process runs
+    baseline = _peak_rss_kb(side_pid())
+    size = 48 << 20
+    digest = hashlib.sha256()
+    total = 0
+
+    def slow(chunk: bytes) -> None:
+        nonlocal total
+        digest.update(chunk)
+        total += len(chunk)
+        time.sleep(0.0005)  # the event loop (and so the reading of answers) stalls
+
+    script = f"import sys; sys.stdout.buffer.write(bytes(range(256)) * ({size} // 256))"
+    code = await run_command(
+        [sys.executable, "-c", script], cwd=tmp_path, env={}, time_limit=120, stdout=slow
+    )
+    assert (code, total) == (0, size)
+    assert digest.hexdigest() == hashlib.sha256(bytes(range(256)) * (size // 256)).hexdigest()
+    # far less than the output: what waits for us is capped
+    assert _peak_rss_kb(side_pid()) - baseline < 16 * 1024
+
+
+def _peak_rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+async def test_captured_pipes_are_let_go_of_however_a_call_ends(tmp_path: Path) -> None:
+    """Commands that cannot start, are cancelled, time out or leave a process holding
+    their output: the side process keeps none of their pipes."""
+    marked = Marked(tmp_path)
+    await output_of(["true"], tmp_path)
+    before = side_descriptors()
+    try:
+        for _ in range(5):
+            with pytest.raises(FileNotFoundError):
+                await output_of([str(tmp_path / "missing")], tmp_path)
+            with anyio.move_on_after(0.2):
+                await output_of(["sh", "-c", f"echo x; {marked.sleep} 99"], tmp_path,
+                                PATH=os.environ["PATH"])
+            code = await run_command(
+                ["sh", "-c", f"{marked.sleep} 99"], cwd=tmp_path,
+                env={"PATH": os.environ["PATH"]}, time_limit=0.2, stdout=lambda _: None
+            )
+            assert code is None  # timed out
+            # a background holder of the output outlives the command: swept after it
+            code, out = await output_of(
+                ["sh", "-c", f"{marked.sleep} 99 & echo held"], tmp_path, PATH=os.environ["PATH"]
+            )
+            assert (code, out) == (0, "held\n")
+        assert marked.survivors() == []
+        assert side_descriptors() == before
+    finally:
+        marked.kill_all()
+
+
+async def test_output_written_after_the_command_exits_still_arrives(tmp_path: Path) -> None:
+    """What the command left writes on for a moment; that reaches the caller too."""
+    code, out = await output_of(
+        ["sh", "-c", "(sleep 0.05; echo late) & echo early"], tmp_path, PATH=os.environ["PATH"]
+    )
+    assert (code, out) == (0, "early\nlate\n")
+
+
+async def test_captured_output_with_stdin_and_extra_descriptors(tmp_path: Path) -> None:
+    """A captured command still gets the input and the extra descriptors it is given."""
+    chunks: list[bytes] = []
+    read_in, write_in = os.pipe()
+    read_extra, write_extra = os.pipe()
+    os.write(write_in, b"from stdin\n")
+    os.close(write_in)
+    try:
+        script = "import os, sys; print(sys.stdin.read().strip()); os.write(5, b'via five')"
+        command = launch(
+            [sys.executable, "-c", script], cwd=tmp_path, env=dict(os.environ),
+            stdin=read_in, pass_fds={write_extra: 5}, capture=chunks.append,
+        )
+        os.close(write_extra)
+        assert await command.wait() == 0
+        await command.until(lambda: not command.output_open)
+        await command.finish()
+        assert b"".join(chunks) == b"from stdin\n"
+        assert os.read(read_extra, 100) == b"via five"
+    finally:
+        os.close(read_in)
+        os.close(read_extra)
+
+
+async def test_a_captured_command_without_input_reads_dev_null(tmp_path: Path) -> None:
+    code, out = await output_of(["sh", "-c", "cat; readlink /proc/self/fd/0"], tmp_path,
+                                PATH=os.environ["PATH"])
+    assert (code, out) == (0, "/dev/null\n")

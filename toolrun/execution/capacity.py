@@ -41,6 +41,31 @@ class Capacity:
             return self._global_slot
         return self._slots(kind, plan)
 
+    def take_now(self, kind: str, plan: anyio.CapacityLimiter | None = None) -> bool:
+        """Take a slot as :meth:`slot` would, if that needs no wait (nobody queues
+        for it); :meth:`give_back` returns it. For a call that runs without awaiting."""
+        held: list[anyio.CapacityLimiter] = []
+        for limiter in (plan, self._kinds.get(kind), self._global):
+            if limiter is None:
+                continue
+            try:
+                limiter.acquire_nowait()
+            except anyio.WouldBlock:
+                for taken in reversed(held):
+                    taken.release()
+                return False
+            held.append(limiter)
+        return True
+
+    def give_back(self, kind: str, plan: anyio.CapacityLimiter | None = None) -> None:
+        """Return a slot :meth:`take_now` took."""
+        self._global.release()
+        kind_limiter = self._kinds.get(kind)
+        if kind_limiter is not None:
+            kind_limiter.release()
+        if plan is not None:
+            plan.release()
+
     @asynccontextmanager
     async def _slots(
         self, kind: str, plan: anyio.CapacityLimiter | None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
@@ -30,11 +31,18 @@ from pydantic import ValidationError
 
 from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 from toolrun.execution.capacity import Capacity
-from toolrun.execution.invocation import Outcome, invoke
+from toolrun.execution.invocation import Outcome, invoke, invoke_now
 from toolrun.execution.journal import Journal, stored_outputs_dir
 from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
-from toolrun.execution.results import CallDecision, DecidedBy, Result, Status, utc_iso
+from toolrun.execution.results import (
+    CallDecision,
+    DecidedBy,
+    Result,
+    Status,
+    encode_json,
+    utc_iso,
+)
 from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, Plan, Turn
 from toolrun.tools.base import Tool, ToolContext, ToolKind
@@ -195,6 +203,8 @@ class Executor:
         self._unshown: list[Result] = []  # delivered, for on_result at the next tick
         self._tick_due = False
         self._sink_error: BaseException | None = None
+        # the journal whose stored-outputs folder was worked out, and the folder
+        self._stored_dir: tuple[Journal | None, Path] = (None, Path())
 
     # -- public -----------------------------------------------------------------------------
 
@@ -385,10 +395,8 @@ class Executor:
         same test decides whether the Bash tool looks for the new directory at all."""
         if call.tool != "Bash":
             return False
-        from toolrun.tools.builtins.bash import may_change_directory
-
         env = self._env if self._env is not None else os.environ
-        return may_change_directory(str(call.input.get("command", "")), env)
+        return _may_change_directory()(str(call.input.get("command", "")), env)
 
     def _context(
         self,
@@ -411,10 +419,14 @@ class Executor:
 
     def _output_store(self, execution_id: str) -> OutputStore | None:
         """Where a call's whole output may go: beside the journal, so none without one."""
-        if self.journal is None:
+        journal = self.journal
+        if journal is None:
             return None
-        folder = stored_outputs_dir(self.journal.path)
-        return OutputStore(folder, self.run_id, execution_id, self.settings.max_stored_output)
+        if self._stored_dir[0] is not journal:
+            self._stored_dir = (journal, stored_outputs_dir(journal.path))
+        return OutputStore(
+            self._stored_dir[1], self.run_id, execution_id, self.settings.max_stored_output
+        )
 
     def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
         tool = self.registry.get(call.tool)
@@ -520,23 +532,29 @@ class Executor:
     async def _run_concurrent(
         self, state: _PlanState, allowed: list[tuple[Call, CallDecision]]
     ) -> list[Result]:
-        scopes = {call.index: anyio.CancelScope() for call, _ in allowed}
+        # Each call's own cancel scope, made up front only when a failing sibling may
+        # cancel calls that have not started yet (else _execute makes one if it needs it).
+        abortable = self.settings.sibling_abort_on_bash_error
+        scopes = {call.index: anyio.CancelScope() for call, _ in allowed} if abortable else {}
         reasons: dict[int, str] = {}
         finished: dict[int, Result] = {}
         queued_at = time.time()
 
         async def one(call: Call, decision: CallDecision) -> None:
-            result = await self._execute(
-                state,
-                call,
-                decision,
-                scope=scopes[call.index],
-                reasons=reasons,
-                queued_at=queued_at,
-            )
+            result = self._try_now(state, call, decision, scopes.get(call.index), queued_at)
+            if result is None:  # (a read at once needs no coroutine either)
+                result = await self._execute(
+                    state,
+                    call,
+                    decision,
+                    scope=scopes.get(call.index),
+                    reasons=reasons,
+                    queued_at=queued_at,
+                    try_now=False,
+                )
             finished[call.index] = result
             if (
-                self.settings.sibling_abort_on_bash_error
+                abortable
                 and call.tool == "Bash"
                 and result.status in (Status.ERROR, Status.TIMEOUT)
             ):
@@ -552,13 +570,20 @@ class Executor:
         pending = iter(allowed)
 
         async def worker() -> None:
+            loop = asyncio.get_running_loop()
+            ran = _Flag()  # set once the event loop has had control since it was armed
+            loop.call_soon(ran.set)
             last_yield = time.monotonic()
             for call, decision in pending:
-                await one(call, decision)
+                await one(call, decision)  # (a coroutine that only waits if the call does)
                 # Calls that never wait (small reads, free slots) would otherwise keep
-                # the loop from everything else, Ctrl-C handling included.
+                # the loop from everything else, Ctrl-C handling included; calls that
+                # waited (a command) have let it run already.
                 if time.monotonic() - last_yield > YIELD_EVERY_S:
-                    await anyio.lowlevel.checkpoint()
+                    if not ran.value:
+                        await anyio.lowlevel.checkpoint()
+                    ran = _Flag()
+                    loop.call_soon(ran.set)
                     last_yield = time.monotonic()
 
         async with anyio.create_task_group() as tg:
@@ -766,14 +791,19 @@ class Executor:
         reasons: Mapping[int, str] | None = None,
         queued_at: float | None = None,
         written: anyio.Event | None = None,
+        try_now: bool = True,
     ) -> Result:
+        queued = queued_at if queued_at is not None else time.time()
+        if try_now and written is None:
+            at_once = self._try_now(state, call, decision, scope, queued)
+            if at_once is not None:
+                return at_once
         tool = self.registry.get(call.tool)
         assert tool is not None  # the plan was validated against this registry
-        scope = scope if scope is not None else anyio.CancelScope()
         execution_id = new_execution_id()
         store = self._output_store(execution_id)
         ctx = self._context(state.cwd, decision.paths, store)
-        queued = queued_at if queued_at is not None else time.time()
+        scope = scope if scope is not None else anyio.CancelScope()
         started: float | None = None
         outcome: Outcome | None = None
         post: PostToolResult | None = None
@@ -786,15 +816,21 @@ class Executor:
                     paths = self._lock_paths(tool, call, ctx)
                     try:
                         async with self.locks.hold(paths) if paths else _NO_LOCKS:
+                            # Results are shown before a call that may have effects
+                            # launches: output that failed (`| head`) stops it.
+                            show = bool(self._unshown) and tool.kind is not ToolKind.READ
                             # A free slot is taken without a checkpoint, so a cancel that
                             # came while the call was queued must be looked for here.
-                            if self._unshown and tool.kind is not ToolKind.READ:
-                                # Results are shown before a call that may have effects
-                                # launches: output that failed (`| head`) stops it.
+                            if show and scope.cancel_called:
                                 self._tick()
                             if not scope.cancel_called:
                                 started = time.time()
-                                self._journal_start(state, call, execution_id, started)
+                                # with results to show first, it goes in the same write
+                                self._journal_start(
+                                    state, call, execution_id, started, now=not show
+                                )
+                                if show:
+                                    self._tick()
                                 outcome = await invoke(
                                     tool, call.params, ctx, time_limit=call.timeout
                                 )
@@ -835,6 +871,76 @@ class Executor:
                 aborted_before_launch=started is None,
                 metadata=store.record() if store is not None else {},
             )
+        return self._outcome_result(state, call, decision, execution_id, outcome, queued, store,
+                                    post)
+
+    def _has_post_hooks(self) -> bool:
+        hooks = self.hooks
+        return hooks is not None and (
+            hooks.has_hooks("PostToolUse") or hooks.has_hooks("PostToolUseFailure")
+        )
+
+    def _try_now(
+        self,
+        state: _PlanState,
+        call: Call,
+        decision: CallDecision,
+        scope: anyio.CancelScope | None,
+        queued: float,
+    ) -> Result | None:
+        """The result of a read that completes at once (see :meth:`_run_now`), or None
+        (nothing ran) when the call takes the usual way."""
+        tool = self.registry.get(call.tool)
+        if tool is None or tool.kind is not ToolKind.READ or self._has_post_hooks():
+            return None
+        execution_id = new_execution_id()
+        store = self._output_store(execution_id)
+        ctx = self._context(state.cwd, decision.paths, store)
+        done = self._run_now(state, call, tool, ctx, execution_id, scope)
+        if done is None:
+            return None
+        return self._outcome_result(state, call, decision, execution_id, done, queued, store, None)
+
+    def _run_now(
+        self,
+        state: _PlanState,
+        call: Call,
+        tool: Tool[Any],
+        ctx: ToolContext,
+        execution_id: str,
+        scope: anyio.CancelScope | None,
+    ) -> Outcome | None:
+        """A read that completes at once (a small file), run without a coroutine, cancel
+        scope or wait: the outcome, or None (nothing ran) when it must take the usual way:
+        it was cancelled, waits for a slot, or the tool has to be awaited after all.
+        PostToolUse hooks and autoVerify take the usual way (a read has no verifiers)."""
+        run_now = getattr(tool, "run_now", None)
+        if run_now is None or self.interrupted or (scope is not None and scope.cancel_called):
+            return None
+        kind = str(tool.kind)
+        if not self.capacity.take_now(kind, state.limiter):
+            return None
+        try:
+            outcome = invoke_now(tool, run_now, call.params, ctx)
+        finally:
+            self.capacity.give_back(kind, state.limiter)
+        if outcome is not None:
+            # after the read, before its result: a read has no effects to tell apart, and
+            # the record is queued for the tick's write either way (_journal_start)
+            self._journal_start(state, call, execution_id, outcome.started_at, now=False)
+        return outcome
+
+    def _outcome_result(
+        self,
+        state: _PlanState,
+        call: Call,
+        decision: CallDecision,
+        execution_id: str,
+        outcome: Outcome,
+        queued: float,
+        store: OutputStore | None,
+        post: PostToolResult | None,
+    ) -> Result:
         return self._result(
             state,
             call,
@@ -856,14 +962,16 @@ class Executor:
         )
 
     def _journal_start(
-        self, state: _PlanState, call: Call, execution_id: str, started: float
+        self, state: _PlanState, call: Call, execution_id: str, started: float, *,
+        now: bool = True,
     ) -> None:
         """A call is about to launch: after a crash the journal tells it apart from calls
-        that never started (those had no effects; this one may have)."""
+        that never started (those had no effects; this one may have). ``now=False``: with
+        the tick's records (the caller ticks before the launch; or the call, a read, has
+        run already and its result follows)."""
         if self.journal is None:
             return
-        # the results waiting for this tick go with it, in the one write
-        self.journal.write(
+        line = encode_json(
             {
                 "event": "started",
                 "run_id": self.run_id,
@@ -876,6 +984,10 @@ class Executor:
                 "started_at": utc_iso(started),
             }
         )
+        if now:  # the results waiting for this tick go with it, in the one write
+            self.journal.write_line(line)
+        else:
+            self.journal.add(line)
 
     async def _post_tool_use(
         self, call: Call, outcome: Outcome, cwd: Path
@@ -904,7 +1016,7 @@ class Executor:
 
     def _carry_cwd(self, state: _PlanState, result: Result) -> None:
         raw = result.metadata.get("cwd") if result.tool == "Bash" else None
-        if not raw:
+        if not raw or raw == str(state.cwd):  # (most calls: it stays where it was)
             return
         new = Path(os.path.normpath(str(raw)))
         if any(new == root or root in new.parents for root in self._roots):
@@ -966,6 +1078,26 @@ class Executor:
         )
 
 
+class _Flag:
+    """Set by an event-loop callback: the loop has had control since it was made."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = False
+
+    def set(self) -> None:
+        self.value = True
+
+
+@functools.cache
+def _may_change_directory() -> Callable[[str, Mapping[str, str]], bool]:
+    # imported on first use (a plan without Bash never loads the Bash tool's module)
+    from toolrun.tools.builtins.bash import may_change_directory
+
+    return may_change_directory
+
+
 _NO_LOCKS = contextlib.nullcontext(())
 YIELD_EVERY_S = 0.005
 
@@ -974,8 +1106,15 @@ YIELD_EVERY_S = 0.005
 _ids = random.Random(uuid.uuid4().int)
 
 
+# the bits uuid.UUID(int=..., version=4) sets and clears: version 4, RFC 4122 variant
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
 def new_execution_id() -> str:
-    return f"exec_{uuid.UUID(int=_ids.getrandbits(128), version=4)}"
+    """``exec_`` and a version-4 UUID (as ``str(uuid.UUID(int=bits, version=4))``)."""
+    h = f"{_ids.getrandbits(128) & _UUID4_CLEAR | _UUID4_SET:032x}"
+    return f"exec_{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _hook_fields(

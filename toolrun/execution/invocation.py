@@ -73,22 +73,60 @@ async def invoke(
                     status = Status.ERROR
                     error = f"internal error in {tool.name}: {type(exc).__name__}: {exc}"
                 else:
-                    output = result.output
-                    metadata = dict(result.metadata)
-                    if result.is_error:
-                        status = Status.ERROR
-                        code = metadata.get("exit_code")
-                        error = (
-                            f"exit code {code}"
-                            if code is not None
-                            else _first_line(result.output) or "the tool reported an error"
-                        )
-                    else:
-                        status = Status.OK
+                    status, output, error, metadata = _completed(result)
                 break
     except TimeoutError:
         status, error = Status.TIMEOUT, f"timed out after {time_limit:g} s"
     return Outcome(status, output, error, attempts, started, time.time(), metadata)
+
+
+RunNow = Callable[[BaseModel, ToolContext], ToolOutput | None]
+
+
+def invoke_now(
+    tool: Tool[Any], run_now: RunNow, params: BaseModel, ctx: ToolContext
+) -> Outcome | None:
+    """:func:`invoke` for a call its tool completes at once (``run_now``: a tool's
+    synchronous form of ``run``, which returns None when it has to be awaited after all).
+
+    The same outcome as :func:`invoke`, or None when the call must go through it: the
+    tool said so, or the OS said 'busy' to a retry-safe tool (the retries wait).
+    """
+    started = time.time()
+    status, output, error = Status.ERROR, "", None
+    metadata: dict[str, Any] = {}
+    try:
+        result = run_now(params, ctx)
+    except ToolTimeoutError as exc:
+        status, error = Status.TIMEOUT, str(exc)
+    except ToolError as exc:
+        status, error = Status.ERROR, str(exc)
+    except OSError as exc:
+        if exc.errno in TRANSIENT_ERRNOS and tool.is_retry_safe:
+            return None
+        status, error = Status.ERROR, _os_message(exc)
+    except Exception as exc:  # noqa: BLE001 - as in invoke
+        status = Status.ERROR
+        error = f"internal error in {tool.name}: {type(exc).__name__}: {exc}"
+    else:
+        if result is None:
+            return None
+        status, output, error, metadata = _completed(result)
+    return Outcome(status, output, error, 1, started, time.time(), metadata)
+
+
+def _completed(result: ToolOutput) -> tuple[Status, str, str | None, dict[str, Any]]:
+    """A tool's output as (status, output, error, metadata)."""
+    metadata = dict(result.metadata)
+    if not result.is_error:
+        return Status.OK, result.output, None, metadata
+    code = metadata.get("exit_code")
+    error = (
+        f"exit code {code}"
+        if code is not None
+        else _first_line(result.output) or "the tool reported an error"
+    )
+    return Status.ERROR, result.output, error, metadata
 
 
 def _os_message(exc: OSError) -> str:

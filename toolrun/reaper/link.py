@@ -30,6 +30,12 @@ from toolrun.reaper.side import ENV_SLOTS, HEADER
 
 #: How long a sweep of leftovers may take before the call lets go anyway.
 SWEEP_WAIT_S = 5.0
+#: The most read from the control socket at once (a larger recv buffer is an mmap and
+#: munmap each time: 8 times the cost of the read itself here).
+RECEIVE_BYTES = 65536
+
+#: Where a command's output goes, chunk by chunk.
+Sink = Callable[[bytes], None]
 
 _EnvKey = tuple[tuple[str, str], ...]
 
@@ -91,13 +97,17 @@ class _Side:
         env: Mapping[str, str],
         fds: Sequence[int],
         targets: list[int],
+        given: int = 3,
+        capture: Sink | None = None,
     ) -> Command:
+        """Start ``argv``: ``fds`` are the first ``given`` of stdin, stdout and stderr
+        (fewer than 3 with ``capture``), then the extra ones, numbered ``targets``."""
         key = tuple(env.items())
         ref = self._env_ref(key)
-        command = Command(self, next(self._ids), argv[0])
+        command = Command(self, next(self._ids), argv[0], capture)
         self.calls[command.id] = command
         try:
-            self.send(("run", command.id, argv, cwd, ref, targets), fds)
+            self.send(("run", command.id, argv, cwd, ref, targets, given), fds)
         except BaseException:
             del self.calls[command.id]
             if isinstance(ref, tuple):  # it never got there: do not count on it
@@ -134,7 +144,7 @@ class _Side:
             ended = False
             while True:
                 try:
-                    chunk = self.control.recv(65536, socket.MSG_DONTWAIT)
+                    chunk = self.control.recv(RECEIVE_BYTES, socket.MSG_DONTWAIT)
                 except BlockingIOError:
                     break
                 except OSError:
@@ -143,12 +153,27 @@ class _Side:
                     ended = True
                     break
                 chunks.append(chunk)
-            *lines, self._received = b"".join(chunks).split(b"\n")
-            for line in lines:
-                number, _, answer = line.partition(b" ")
-                command = self.calls.get(int(number))
+                if len(chunk) < RECEIVE_BYTES:
+                    break  # all there was (more wakes the loop again): spares a recv
+            data = b"".join(chunks)
+            calls = self.calls
+            at, end = 0, len(data)
+            while (newline := data.find(b"\n", at)) >= 0:
+                number, _, answer = data[at:newline].partition(b" ")
+                if answer.startswith(b"out "):  # N out LEN, then LEN bytes of output
+                    stop = newline + 1 + int(answer[4:])
+                    if stop > end:
+                        break  # the rest of it is on its way
+                    command = calls.get(int(number))
+                    if command is not None:
+                        command._output(data[newline + 1 : stop])
+                    at = stop
+                    continue
+                at = newline + 1
+                command = calls.get(int(number))
                 if command is not None:
                     command._take(answer)
+            self._received = data[at:]
         if ended:
             self.lost()
 
@@ -263,12 +288,22 @@ def prestart() -> None:
 
 
 class Command:
-    """A command handed to the side process; its answers arrive through :class:`_Side`."""
+    """A command handed to the side process; its answers arrive through :class:`_Side`.
 
-    def __init__(self, side: _Side, number: int, program: str) -> None:
+    With a ``capture`` sink, the side process reads the command's output (stdout and
+    stderr merged) and hands it here as it comes; ``output_open`` says whether more may.
+    """
+
+    def __init__(
+        self, side: _Side, number: int, program: str, capture: Sink | None = None
+    ) -> None:
         self._side = side
         self.id = number
         self._program = program
+        self._sink = capture
+        self.output_open = capture is not None
+        #: What the capture sink raised: the output was not taken (the call fails).
+        self.failure: Exception | None = None
         self.pid = 0
         #: As in :mod:`subprocess`: the exit code, or ``-N`` when killed by signal N.
         self.returncode: int | None = None
@@ -280,8 +315,26 @@ class Command:
         self._waiter: asyncio.Future[None] | None = None
         self._waiter_thread = 0
 
+    def _output(self, chunk: bytes) -> None:
+        """Output the side process read for us."""
+        sink = self._sink
+        if sink is None:
+            return
+        try:
+            sink(chunk)
+        except Exception as exc:  # noqa: BLE001 - a sink that fails: the call fails
+            self._sink = None
+            self.failure = exc
+            self.wake()
+
     def _take(self, answer: bytes) -> None:
         """An answer from the side process; ``b""``: the side process has gone."""
+        if answer == b"closed":
+            self.output_open = False
+            if self._settled:
+                self._side.calls.pop(self.id, None)
+            self.wake()
+            return
         if answer.startswith(b"pid "):
             self.pid = int(answer[4:])
             if self._wants_pid:  # else nobody waits for it alone: spare the wake-up
@@ -296,16 +349,18 @@ class Command:
             errno, _, text = answer[6:].decode(errors="replace").partition(" ")
             self.error, self.returncode = OSError(int(errno), text), 127
             self._settled = True
+            self.output_open = False
         elif answer == b"swept":
             self._settled = True
         elif not answer:
             self._settled = True
+            self.output_open = False
             if self.returncode is None:  # the side process died: take the command down
                 self.signal_group(signal.SIGKILL)
                 if not self.pid:
                     self.error = OSError(f"the reaper side process ended before {self._program!r}")
                 self.returncode = -signal.SIGKILL
-        if self._settled:
+        if self._settled and not self.output_open:
             self._side.calls.pop(self.id, None)
         self.wake()
 
@@ -348,6 +403,12 @@ class Command:
             if timer is not None:
                 timer.cancel()
 
+    @property
+    def settled(self) -> bool:
+        """Whether the side process is done with it: exited with nothing left running
+        (or it could not start, or the side process has gone)."""
+        return self._settled
+
     async def started(self) -> int:
         """The pid, once the command runs; raises :class:`OSError` if it could not start."""
         self._wants_pid = True
@@ -373,15 +434,23 @@ class Command:
 
         Call after :meth:`wait`; on a command still running, this kills its whole tree.
         """
+        await self.sweep()
+        self.close()
+
+    async def sweep(self) -> None:
+        """Kill whatever the exited command left running. Its captured output is still
+        read, to its end (once what held the pipe is killed), until :meth:`close`."""
         if self._leftovers and not self._settled:
             _side.tell(self._side, ("sweep", self.id))
             await self.until(lambda: self._settled, SWEEP_WAIT_S)
-        self.close()
 
     def close(self) -> None:
-        """Let go; a command still running is killed with everything under it."""
-        if not self._settled:
+        """Let go; a command still running is killed with everything under it, and
+        output still captured is no longer read."""
+        self._sink = None
+        if not self._settled or self.output_open:
             self._settled = True
+            self.output_open = False
             self._side.calls.pop(self.id, None)
             _side.tell(self._side, ("drop", self.id))
 
@@ -400,20 +469,27 @@ def launch(
     stdout: int | None = None,
     stderr: int | None = None,
     pass_fds: Mapping[int, int] | None = None,
+    capture: Sink | None = None,
 ) -> Command:
     """Hand ``argv`` to the side process, to run in a new session; do not wait for it.
 
     ``stdin``/``stdout``/``stderr`` are descriptors for the child (``None``: /dev/null);
     ``pass_fds`` maps more of ours to the numbers the child sees them as. The caller keeps
-    (and closes) its descriptors. Whether it started shows in :meth:`Command.started`
-    (or in ``error`` after :meth:`Command.wait`): not waiting for that here saves a
-    round trip per call.
+    (and closes) its descriptors. ``capture`` (instead of ``stdout`` and ``stderr``): the
+    side process reads the merged output into it (see :class:`Command`). Whether it
+    started shows in :meth:`Command.started` (or in ``error`` after :meth:`Command.wait`):
+    not waiting for that here saves a round trip per call.
     """
     extra = dict(pass_fds or {})
-    null = _side.devnull()
-    fds = [fd if fd is not None else null for fd in (stdin, stdout, stderr)]
+    if capture is not None:  # (no stdin: the side process's /dev/null, no descriptor sent)
+        fds = [] if stdin is None else [stdin]
+    else:
+        null = _side.devnull()
+        fds = [fd if fd is not None else null for fd in (stdin, stdout, stderr)]
     # absolute: the side process has a working directory of its own
     where = os.path.abspath(cwd)
     return _side.run(
-        lambda side: side.run(list(argv), where, env, [*fds, *extra], [*extra.values()])
+        lambda side: side.run(
+            list(argv), where, env, [*fds, *extra], [*extra.values()], len(fds), capture
+        )
     )

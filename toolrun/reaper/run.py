@@ -43,10 +43,17 @@ async def run_command(
     With ``stderr=None`` both streams go, merged in order, to ``stdout``. Without ``stdin``
     the command reads /dev/null. ``pass_fds`` is as for :func:`~toolrun.reaper.link.launch`.
     Raises :class:`OSError` when it cannot start.
+
+    Merged output with no input (a Bash call) is read by the side process, which hands it
+    over with the command's other answers; otherwise the pipes are ours.
     """
     pipes: list[tuple[int, Sink]] = []  # our read ends
     theirs: list[int] = []
     feed: tuple[int, bytes] | None = None
+    if stdin is None and stderr is None:
+        command = launch(argv, cwd=cwd, env=env, pass_fds=pass_fds, capture=stdout)
+        return await _supervise(command, _Watch(asyncio.get_running_loop(), command, [], None),
+                                time_limit)
     try:
         stdin_fd = None
         if stdin is not None:
@@ -71,11 +78,21 @@ async def run_command(
     finally:
         for fd in theirs:
             os.close(fd)
-    for fd, _ in pipes:
-        os.set_blocking(fd, False)
-    if feed is not None:
-        os.set_blocking(feed[0], False)
-    watch = _Watch(asyncio.get_running_loop(), command, pipes, feed)
+    try:
+        for fd, _ in pipes:
+            os.set_blocking(fd, False)
+        if feed is not None:
+            os.set_blocking(feed[0], False)
+        watch = _Watch(asyncio.get_running_loop(), command, pipes, feed)
+        return await _supervise(command, watch, time_limit)
+    finally:
+        for fd, _ in pipes:
+            os.close(fd)
+
+
+async def _supervise(command: Command, watch: _Watch, time_limit: float) -> int | None:
+    """Until the command and its output end (or the time limit, or a cancel: then it is
+    stopped); its return code, or None on timeout."""
     finished = False
     try:
         finished = await watch.communicate(time_limit)
@@ -86,8 +103,6 @@ async def run_command(
                 await _stop(command)
                 await command.finish()
         command.close()
-        for fd, _ in pipes:
-            os.close(fd)
     if command.error is not None:
         raise command.error
     return command.returncode if finished else None
@@ -132,10 +147,12 @@ class _Watch:
         deadline = self._loop.call_later(time_limit, self._expire)
         try:
             await self._until(lambda: command.returncode is not None)
+            if self._closed() and command.settled:
+                return not self._expired  # the usual end: its output and exit came together
             if not self._expired:
                 await self._until(self._closed, OUTPUT_GRACE_S)
             if not self._expired:
-                await command.finish()  # kills what it left, the holders of the pipes too
+                await command.sweep()  # kills what it left, the holders of the pipes too
             if not self._expired:
                 await self._until(self._closed, OUTPUT_GRACE_S)
             return not self._expired
@@ -157,14 +174,20 @@ class _Watch:
             self._feed = None
 
     def _closed(self) -> bool:
-        return not self._readers
+        return not self._readers and not self._command.output_open
 
     async def _until(self, done: Callable[[], bool], grace: float | None = None) -> None:
-        await self._command.until(
-            lambda: self._failure is not None or self._expired or done(), grace
+        command = self._command
+        await command.until(
+            lambda: self._failure is not None
+            or command.failure is not None
+            or self._expired
+            or done(),
+            grace,
         )
-        if self._failure is not None:
-            raise self._failure
+        failure = self._failure or command.failure
+        if failure is not None:
+            raise failure
 
     def _on_output(self, fd: int, sink: Sink) -> None:
         try:

@@ -29,16 +29,27 @@ Protocol: one control socket (stream) carries everything, so a call costs toolru
 socket of its own. toolrun to here: an 8-byte header (the payload length), then the payload,
 ``marshal.dumps(request)``:
 
-- ``("run", N, argv, cwd, env, extra_targets)``, with the descriptors ``[stdin, stdout,
-  stderr, *extra]`` as SCM_RIGHTS on the header; ``env`` is ``(SLOT, table)`` the first
+- ``("run", N, argv, cwd, env, extra_targets, given)``, with the descriptors ``[stdin,
+  stdout, stderr][:given] + extra`` as SCM_RIGHTS on the header: ``given`` is 3, or 1 or
+  0 for a command whose output is captured (0: its stdin is /dev/null, and a request
+  with no extra descriptors then carries none); ``env`` is ``(SLOT, table)`` the first
   time and ``SLOT`` after that (:meth:`Reaper.environment`); N is toolrun's number for it;
 - ``("sweep", N)``: kill what call N left (answered ``N swept``);
-- ``("drop", N)``: toolrun lets go of call N; still running, its whole tree is killed.
+- ``("drop", N)``: toolrun lets go of call N; still running, its whole tree is killed (and
+  its captured output is no longer read).
 
 Here to toolrun, one line an answer: ``N pid PID`` or ``N error ERRNO TEXT``, then ``N exit
 STATUS`` (a raw wait status) with `` leftovers`` appended when something of a finished call
 is still running. Answers wait in an outbox when toolrun does not read them at once: this
 process never blocks on toolrun, which may be blocked sending the next request.
+
+Captured (``given`` below 3): the command's stdout and stderr are one pipe that this
+process reads (a command's output then costs toolrun no pipe, registration or wake-up of
+its own): ``N out LEN`` followed by LEN bytes of output, as they come, then ``N closed``
+once no process holds the pipe any more. A command that exits has its pipe drained first, so a short
+command's output, ``closed`` and ``exit`` reach toolrun together. While more than
+:data:`OUTBOX_HIGH` bytes wait for toolrun, no output is read (the commands block on
+their pipes as they would on toolrun's own), until it is down to :data:`OUTBOX_LOW`.
 """
 
 from __future__ import annotations
@@ -71,6 +82,14 @@ KILL_WAIT_S = 2.0
 STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
 #: Ignored here (by Python) and so by a spawned child: put back to the default for it.
 RESET_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
+#: Captured output stops being read while this much waits for toolrun, and is read
+#: again once it is down to OUTBOX_LOW.
+OUTBOX_HIGH = 1 << 20
+OUTBOX_LOW = 1 << 18
+#: The most of one command's output read at a time (then the loop serves the others).
+READ_CHUNK = 65536
+#: The most of toolrun's requests read at once.
+RECEIVE_BYTES = 65536
 
 
 def prctl(option: int, value: int) -> None:
@@ -94,6 +113,16 @@ class Call:
         self.ended = False  # toolrun is done with it (or abandoned it)
 
 
+class Output:
+    """The read end of a captured command's output pipe, read here for toolrun."""
+
+    __slots__ = ("fd", "number")
+
+    def __init__(self, fd: int, number: int) -> None:
+        self.fd = fd
+        self.number = number
+
+
 class Reaper:
     def __init__(self, control: socket.socket) -> None:
         self.control = control
@@ -105,6 +134,10 @@ class Reaper:
         self.outbox = bytearray()  # answers not sent yet: never block on toolrun
         self.writing = False
         self.envs: list[dict[str, str] | None] = [None] * ENV_SLOTS
+        self.outputs: dict[int, Output] = {}  # captured output being read, by descriptor
+        self.captured: dict[int, Output] = {}  # the same, by toolrun's number
+        self.paused = False  # output is not read: too much waits for toolrun
+        self.null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
         self.wakeup_r, wakeup_w = os.pipe()
         os.set_blocking(self.wakeup_r, False)
         os.set_blocking(wakeup_w, False)
@@ -132,7 +165,9 @@ class Reaper:
                         self.calls.clear()  # every command is now a leftover
                         self.sweep()
                         return
-                else:
+                elif fd in self.outputs:
+                    self.read_output(self.outputs[fd])
+                elif fd == self.wakeup_r:  # (not an output released earlier in this batch)
                     try:
                         signals = set(os.read(self.wakeup_r, 4096))
                     except BlockingIOError:
@@ -162,6 +197,55 @@ class Reaper:
         if writing != self.writing:
             self.writing = writing
             self.poll.modify(self.control.fileno(), READ | (WRITE if writing else 0))
+        if self.paused != (len(self.outbox) > (OUTBOX_LOW if self.paused else OUTBOX_HIGH)):
+            self.paused = not self.paused
+            for output in self.outputs.values():
+                self.poll.modify(output.fd, 0 if self.paused else READ)
+
+    # ------------------------------------------------------------------ captured output
+
+    def capture(self, number: int) -> int:
+        """A pipe for call ``number``'s output, read here: the end the command writes to."""
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
+        output = Output(read_end, number)
+        self.outputs[read_end] = self.captured[number] = output
+        self.poll.register(read_end, 0 if self.paused else READ)
+        return write_end
+
+    def read_output(self, output: Output) -> None:
+        """Pass on what the command wrote, up to READ_CHUNK; at the end, that it ended."""
+        try:
+            chunk = os.read(output.fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:  # EIO and the like: as if it had ended
+            chunk = b""
+        if chunk:
+            self.outbox += b"%d out %d\n" % (output.number, len(chunk))
+            self.outbox += chunk
+            return
+        self.release(output)
+        self.answer(output.number, b"closed")
+
+    def drain(self, number: int) -> None:
+        """Read what an exited command left in its pipe, before its exit is told (unless
+        toolrun is behind: then it comes as the pipe is read again)."""
+        output = self.captured.get(number)
+        while output is not None and not self.paused and output.fd in self.outputs:
+            before = len(self.outbox)
+            self.read_output(output)
+            if len(self.outbox) == before and output.fd in self.outputs:
+                return  # nothing more yet: a leftover holds the pipe
+            if len(self.outbox) > OUTBOX_HIGH:
+                return
+
+    def release(self, output: Output) -> None:
+        self.outputs.pop(output.fd, None)
+        self.captured.pop(output.number, None)
+        with contextlib.suppress(OSError):
+            self.poll.unregister(output.fd)
+        os.close(output.fd)
 
     def requests(self) -> bool:
         """Carry out every request there is; False once toolrun has gone.
@@ -171,7 +255,7 @@ class Reaper:
         from the front of the queue."""
         while True:
             try:
-                data, ancillary, _, _ = self.control.recvmsg(65536, FDS_SPACE, RECV_FLAGS)
+                data, ancillary, _, _ = self.control.recvmsg(RECEIVE_BYTES, FDS_SPACE, RECV_FLAGS)
             except BlockingIOError:
                 break
             except OSError:
@@ -184,6 +268,8 @@ class Reaper:
             if not data:
                 return False
             self.inbox += data
+            if not ancillary and len(data) < RECEIVE_BYTES:
+                break  # all there was (more wakes the loop again): spares a recvmsg
         inbox = self.inbox
         while len(inbox) >= HEADER:
             end = HEADER + int.from_bytes(inbox[:HEADER], "big")
@@ -192,12 +278,12 @@ class Reaper:
             kind, number, *rest = marshal.loads(inbox[HEADER:end])
             del inbox[:end]
             if kind == "run":
-                argv, cwd, env_ref, targets = rest
-                count = min(3 + len(targets), len(self.received))
+                argv, cwd, env_ref, targets, given = rest
+                count = min(given + len(targets), len(self.received))
                 fds = [self.received.popleft() for _ in range(count)]
-                self.start(number, argv, cwd, env_ref, targets, fds)
+                self.start(number, argv, cwd, env_ref, targets, fds, given)
             elif kind == "sweep":  # after "exit N leftovers"
-                self.drop(number)
+                self.drop(number, keep_output=True)  # read to its end once swept
                 self.sweep()
                 self.answer(number, b"swept")
             elif kind == "drop":
@@ -212,19 +298,34 @@ class Reaper:
         env_ref: int | tuple[int, dict[str, str]],
         targets: list[int],
         fds: list[int],
+        given: int = 3,
     ) -> None:
-        """Start the command of one request; answer with its pid, or why it did not start."""
+        """Start the command of one request; answer with its pid, or why it did not start.
+
+        ``fds``: the first ``given`` of stdin, stdout and stderr, then the extra ones; with
+        ``given`` below 3 the output is captured (and stdin, if not given, is /dev/null)."""
+        owned = list(fds)  # closed here once the command has them (or never will)
         try:
+            if given < 3:
+                write_end = self.capture(number)
+                owned.append(write_end)
+                stdin = fds[0] if given else self.null
+                stdio, extra = [stdin, write_end, write_end], fds[given:]
+            else:
+                stdio, extra = fds[:3], fds[3:]
             env = self.environment(env_ref)
-            pid = self.spawn(argv, cwd, env, fds[:3], list(zip(fds[3:], targets, strict=True)))
+            pid = self.spawn(argv, cwd, env, stdio, list(zip(extra, targets, strict=True)))
         except (OSError, ValueError, LookupError) as exc:  # ValueError: a NUL byte in an argument
             errno = exc.errno if isinstance(exc, OSError) else 0
             text = exc.strerror if isinstance(exc, OSError) else None
             why = f"{text or exc}".replace("\n", " ")
+            output = self.captured.get(number)
+            if output is not None:
+                self.release(output)  # nothing will write to it: no "closed" either
             self.answer(number, f"error {errno or 0} {why}".encode(errors="replace"))
             return
         finally:
-            for fd in fds:
+            for fd in owned:
                 os.close(fd)
         call = Call(number, pid)
         self.calls[pid] = call
@@ -279,8 +380,12 @@ class Reaper:
             for fd in moved:
                 os.close(fd)
 
-    def drop(self, number: int) -> None:
-        """toolrun lets go of a call: one still running is killed with its whole tree."""
+    def drop(self, number: int, *, keep_output: bool = False) -> None:
+        """toolrun lets go of a call: one still running is killed with its whole tree.
+        Its captured output is no longer read, unless ``keep_output``."""
+        output = self.captured.get(number)
+        if output is not None and not keep_output:
+            self.release(output)
         call = self.numbered.pop(number, None)
         if call is None:
             return
@@ -308,7 +413,9 @@ class Reaper:
             call.status = status
             if call.ended:  # toolrun let go of it (abandoned): nothing to tell
                 del self.calls[pid]
-            elif self.leftovers():
+                continue
+            self.drain(call.number)
+            if self.leftovers():
                 self.answer(call, b"exit %d leftovers" % status)  # toolrun asks for a sweep
             else:
                 self.answer(call, b"exit %d" % status)

@@ -63,6 +63,15 @@ class ReadTool(BaseTool[ReadInput]):
             return small
         return await anyio.to_thread.run_sync(_read, path, start, limit, decided)
 
+    def run_now(self, input: ReadInput, ctx: ToolContext) -> ToolOutput | None:
+        """:meth:`run` for a file read at once (a small regular one), without a coroutine;
+        None, having read nothing, when :meth:`run` has to be awaited (a large file, a
+        FIFO, one that does not open: its error is worded, and maybe retried, there)."""
+        path = ctx.resolve(input.file_path, "file_path")
+        decided = decided_real(path, ctx)
+        return _read_small(path, max(input.offset or 1, 1), input.limit or DEFAULT_LIMIT,
+                           decided, at_once=True)
+
 
 def _check(path: Path, fd: int, decided: str | None) -> None:
     """The file opened must be the file decided on (no symlink swapped in since)."""
@@ -74,15 +83,18 @@ def _check(path: Path, fd: int, decided: str | None) -> None:
 
 
 def _read_small(
-    path: Path, start: int, limit: int, decided: str | None = None
+    path: Path, start: int, limit: int, decided: str | None = None, *, at_once: bool = False
 ) -> ToolOutput | None:
     """_read for a regular file small enough to take in one read(): the same output, with
     one open, fstat and read; None for anything else (a large file, a FIFO, a device),
-    which _read takes in a worker thread."""
+    which _read takes in a worker thread. ``at_once``: None too for a file that does not
+    open (else _read words the error here)."""
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (it goes to _read)
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
+        if at_once:
+            return None
         return _read(path, start, limit, decided)  # the slow path words the error
     try:
         st = os.fstat(fd)
