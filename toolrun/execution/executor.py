@@ -829,8 +829,12 @@ class Executor:
                                 self._journal_start(
                                     state, call, execution_id, started, now=not show
                                 )
-                                if show:
+                                if show:  # output that fails here cancels the scope
                                     self._tick()
+                            if scope.cancel_called:
+                                # journalled as about to start, but it never launched
+                                started = None
+                            else:
                                 outcome = await invoke(
                                     tool, call.params, ctx, time_limit=call.timeout
                                 )
