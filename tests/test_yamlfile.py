@@ -346,3 +346,35 @@ def test_the_node_builder_has_the_same_limits(text: str, message: str) -> None:
     found = _problem(text)
     assert found.startswith("t.yaml:")
     assert message in found
+
+
+@pytest.mark.parametrize("syntax", ["json", "yaml"])
+def test_every_call_of_a_big_plan_keeps_its_exact_place(syntax: str) -> None:
+    # turns of 1, 2, 3, ... calls, each call on a line of its own after a comment line
+    lines = ["{", '"turns": ['] if syntax == "json" else ["turns:"]
+    where: dict[tuple[int, int], Location] = {}
+    for t in range(30):
+        lines.append('  {"calls": [' if syntax == "json" else "  - calls:")
+        for c in range(t + 1):
+            call = f'{{"tool": "Read", "input": {{"file_path": "f{t}-{c}.py"}}}}'
+            indent = "    " if syntax == "json" else "      - "
+            where[(t, c)] = Location("p", len(lines) + 1, len(indent) + 1)
+            comma = "," if syntax == "json" and c < t else ""
+            lines.append(indent + call + comma)
+        if syntax == "json":
+            lines.append("  ]}" + ("," if t < 29 else ""))
+    lines += ["]", "}"] if syntax == "json" else []
+    doc = parse_text("\n".join(lines) + "\n", "p", json_syntax=syntax == "json")
+    for (t, c), location in where.items():
+        assert doc.value_location(("turns", t, "calls", c)) == location
+    # deeper than the kept places: through the node tree, on the call's own line
+    assert doc.locate(("turns", 3, "calls", 2, "input")).line == where[(3, 2)].line
+
+
+def test_json_calls_share_their_key_strings() -> None:
+    # one string per key for the whole document, as the C decoder makes it, not one a call
+    # (a big plan's repeated keys were a quarter of its memory)
+    text = json.dumps({"turns": [{"calls": [{"tool": "Read", "input": {"file_path": "a"}}]}] * 3})
+    calls = [turn["calls"][0] for turn in parse_text(text, "p.json", json_syntax=True).data["turns"]]
+    first, *others = [next(iter(call["input"])) for call in calls]
+    assert all(key is first for key in others)

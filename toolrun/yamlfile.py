@@ -13,6 +13,7 @@ import json.decoder
 import os
 import re
 import stat
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -359,6 +360,10 @@ class _JsonMarks:
         self.text = text
         self.file = file
         self.values: dict[tuple[PathPart, ...], int] = {}
+        # where each item of a shallow list starts, by the list's path: one compact array
+        # per list rather than a path tuple per item (a big plan's calls were 40 MB of
+        # such tuples, kept only in case an error needed one)
+        self.items: dict[tuple[PathPart, ...], array[int]] = {}
         self.keys: dict[tuple[PathPart, ...], int] = {}
         self.problems: list[Problem] = []
         self._newlines: list[int] | None = None
@@ -371,20 +376,30 @@ class _JsonMarks:
         start = self._newlines[line - 1] + 1 if line else 0
         return Location(self.file, line + 1, index - start + 1)
 
+    def _value_at(self, path: tuple[PathPart, ...]) -> int | None:
+        found = self.values.get(path)
+        if found is None and path:
+            last = path[-1]
+            if isinstance(last, int) and last >= 0:
+                items = self.items.get(path[:-1])
+                if items is not None and last < len(items):
+                    return items[last]
+        return found
+
     def key_location(self, path: tuple[PathPart, ...]) -> Location | None:
         index = self.keys.get(path) if path and isinstance(path[-1], str) else None
         if index is None:
-            index = self.values.get(path)
+            index = self._value_at(path)
         return self._location(index) if index is not None else None
 
     def value_location(self, path: tuple[PathPart, ...]) -> Location | None:
-        index = self.values.get(path)
+        index = self._value_at(path)
         return self._location(index) if index is not None else None
 
     def nearest(self, path: tuple[PathPart, ...]) -> Location:
         """The recorded value nearest to ``path``: itself or its closest parent."""
         for end in range(len(path), -1, -1):
-            index = self.values.get(path[:end])
+            index = self._value_at(path[:end])
             if index is not None:
                 return self._location(index)
         return Location(self.file, 1, 1)
@@ -402,16 +417,24 @@ class _JsonMarks:
                 loader.dispose()
         return self._yaml[0]
 
-    def walk(self, index: int, path: tuple[PathPart, ...]) -> tuple[Any, int]:
-        """Decode the value at ``index`` (valid JSON), noting where things are."""
+    def walk(self, index: int, path: tuple[PathPart, ...], into: array[int] | None = None) -> int:
+        """Note where the value at ``index`` (valid JSON) and its shallow parts are (where
+        it starts goes to ``into``, its list's items, when given); the index after it.
+
+        The values are not kept: ``json.loads`` builds the document's data, whose
+        repeated keys share one string, where values decoded a call at a time would each
+        have their own copies (a quarter of a big plan's memory)."""
         text = self.text
         index = _skip_ws(text, index)
-        self.values[path] = index
+        if into is None:
+            self.values[path] = index
+        else:
+            into.append(index)
         ch = text[index]
         if ch not in "[{":
-            return _json_scan(text, index)
+            return _json_scan(text, index)[1]
         if len(path) >= MARK_DEPTH:
-            value, end = _json_scan(text, index)
+            end = _json_scan(text, index)[1]
             # only a value that long, with that many brackets in it, can be too deep
             room = MAX_DEPTH - len(path)
             if (
@@ -419,37 +442,37 @@ class _JsonMarks:
                 and text.count("[", index, end) + text.count("{", index, end) > room
             ):
                 _check_json_depth(text, self.file, index, end, len(path))
-            return value, end
+            return end
         index = _skip_ws(text, index + 1)
         if ch == "[":
-            items: list[Any] = []
+            starts = self.items[path] = array("q")
             if text[index] == "]":
-                return items, index + 1
+                return index + 1
             while True:
-                value, index = self.walk(index, (*path, len(items)))
-                items.append(value)
+                index = self.walk(index, (*path, len(starts)), starts)
                 index = _skip_ws(text, index)
                 if text[index] == "]":
-                    return items, index + 1
+                    return index + 1
                 index += 1  # ","
-        out: dict[str, Any] = {}
+        seen: set[str] = set()
         if text[index] == "}":
-            return out, index + 1
+            return index + 1
         while True:
             key_at = index
             key, index = _scanstring(text, index + 1)
-            if key in out:
+            if key in seen:
                 self.problems.append(
                     Problem(
                         self._location(key_at), format_path((*path, key)), f"duplicate key {key!r}"
                     )
                 )
+            seen.add(key)
             self.keys[(*path, key)] = key_at
             index = _skip_ws(text, index) + 1  # ":"
-            out[key], index = self.walk(index, (*path, key))
+            index = self.walk(index, (*path, key))
             index = _skip_ws(text, index)
             if text[index] == "}":
-                return out, index + 1
+                return index + 1
             index = _skip_ws(text, index + 1)  # ","
 
 
@@ -517,7 +540,8 @@ def _check_json_strings(text: str, file: str) -> None:
 def parse_json(text: str, file: str) -> Document:
     """Parse JSON strictly, fast, with positions for its shallow levels."""
     try:
-        json.loads(text)  # the C decoder's own messages and positions for bad input
+        # the C decoder: the data, and its own messages and positions for bad input
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DocumentError(
             Problem(Location(file, exc.lineno, exc.colno), "", f"invalid JSON: {exc.msg}")
@@ -532,7 +556,7 @@ def parse_json(text: str, file: str) -> Document:
         ) from None
     _check_json_strings(text, file)
     marks = _JsonMarks(text, file)
-    data, _ = marks.walk(0, ())
+    marks.walk(0, ())
     return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
 
 
@@ -583,12 +607,15 @@ class _EventBuilder:
         self.nodes = 0
         self.aliased = 0
 
-    def build(self, path: tuple[PathPart, ...]) -> Any:
+    def build(self, path: tuple[PathPart, ...], into: array[int] | None = None) -> Any:
         loader = self.loader
         event = loader.get_event()
         depth = len(path)
         if depth <= MARK_DEPTH:
-            self.marks.values[path] = _pos(event.start_mark)
+            if into is None:
+                self.marks.values[path] = _pos(event.start_mark)
+            else:
+                into.append(_pos(event.start_mark))
         self.nodes += 1
         if isinstance(event, yaml.AliasEvent):
             found = self.anchors.get(event.anchor or "")
@@ -610,8 +637,11 @@ class _EventBuilder:
             if depth >= self.deepest:
                 self._reach(event, depth + 1)
             items: list[Any] = []
+            starts: array[int] | None = None
+            if depth < MARK_DEPTH:
+                starts = self.marks.items[path] = array("q")
             while not loader.check_event(yaml.SequenceEndEvent):
-                items.append(self.build((*path, len(items))))
+                items.append(self.build((*path, len(items)), starts))
             loader.get_event()
             value = items
         elif isinstance(event, yaml.MappingStartEvent):

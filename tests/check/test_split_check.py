@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -282,3 +283,63 @@ def test_a_plan_with_pre_tool_use_hooks_is_never_split(ws: Path) -> None:
     out, code, forked = toolrun_forking(ws, plan.name, "--format", "jsonl", "--jobs", "2")
     assert code == 4 and forked == 0
     assert stable(out) == stable(toolrun(ws, plan.name, "--format", "jsonl", "--jobs", "1").stdout)
+
+
+def test_a_yaml_plan_split_reports_what_one_process_reports(ws: Path) -> None:
+    plan = make_plan(ws, 50)
+    turns = json.loads(plan.read_text())["turns"]
+    lines = ["name: split", "turns:"]
+    for turn in turns:
+        lines.append("  - calls:" if turn["calls"] else "  - calls: []")
+        lines.extend(f"      - {json.dumps(c)}" for c in turn["calls"])
+    write(ws / "plan.yaml", "\n".join(lines) + "\n")
+    one = toolrun(ws, "plan.yaml", "--format", "jsonl", "--jobs", "1")
+    two, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl", "--jobs", "2")
+    assert forked == 1 and code == one.returncode == 4
+    assert stable(two) == stable(one.stdout)
+    # every call where the YAML file has it
+    assert '"location": {"file": "plan.yaml", "line": 4, "column": 9}' in two
+
+
+def test_a_split_plan_with_problems_reports_each_once_and_decides_nothing(ws: Path) -> None:
+    plan = make_plan(ws, 60)
+    doc = json.loads(plan.read_text())
+    doc["turns"][50]["calls"][1]["tool"] = "Nope"  # in the part another process decides
+    doc["turns"][2]["calls"][0]["input"] = {}  # in the first part
+    doc["turns"][51]["calls"][0]["id"] = doc["turns"][1]["calls"][0]["id"] = "twice"
+    write(plan, json.dumps(doc, indent=1))
+    one = toolrun(ws, plan.name, "--jobs", "1")
+    two = toolrun(ws, plan.name, "--jobs", "2")
+    assert one.returncode == two.returncode == 3
+    assert stable(two.stdout) == stable(one.stdout) and two.stderr == one.stderr
+    problems = [line for line in two.stderr.splitlines() if "plan.json:" in line]
+    assert len(problems) == 3, two.stderr
+    assert "unknown tool 'Nope'" in two.stderr and "duplicate id 'twice'" in two.stderr
+
+
+def test_jobs_auto_forks_a_part_process_for_a_big_plan_and_reaps_it(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrun.commands import check as check_module
+
+    plan = make_plan(ws, 40)
+    monkeypatch.setattr(check_module, "EARLY_MIN_BYTES", 1)
+    monkeypatch.setattr(check_module, "SPLIT_MIN_CALLS", 100)
+    monkeypatch.setattr(check_module, "_cores", lambda: 2)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    request = check_module.CheckRequest(inputs=[plan.name], workspace=ws)
+    one = check_module.check(request)
+    assert forks == []
+    two = check_module.check(replace(request, jobs=None))  # --jobs auto
+    assert len(forks) == 1 and not Path(f"/proc/{forks[0]}").exists()  # reaped
+    rows = [[c._replace(execution_id="") for c in p.calls] for p in one.plans]
+    assert rows == [[c._replace(execution_id="") for c in p.calls] for p in two.plans]

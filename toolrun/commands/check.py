@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolrun.execution.partition import Run
     from toolrun.execution.results import CallDecision, Result
     from toolrun.hooks import HookRunner, PreToolUseResult
+    from toolrun.plan.importers import Imported
     from toolrun.plan.models import Call, Plan, Turn
     from toolrun.policy.diff import PolicyDiff
     from toolrun.tools.base import ToolContext
@@ -494,22 +495,49 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     if path is None:
         message = f"{shown}: no file matches this pattern"
         return PlanCheck(shown, problems=(Problem(None, "", message),))
+    state = _state(options)
+    children: list[tuple[int, int]] = []  # the part processes: (pid, read end)
+    try:
+        part = _fork_early(options, state, shown, path, children)
+        return _check_loaded(options, state, shown, path, started, part, children)
+    finally:
+        _end_parts(children)
+
+
+def _load(
+    options: _Options, state: _State, shown: str, path: Path, select: _Part | None = None
+) -> Imported:
     from toolrun.plan.importers import load_input
 
-    state = _state(options)
+    return load_input(
+        path,
+        state.registry,
+        display=shown,
+        source_format=options.source_format,
+        max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
+        strict=options.strict,
+        select=select,
+    )
+
+
+def _check_loaded(
+    options: _Options,
+    state: _State,
+    shown: str,
+    path: Path,
+    started: float,
+    part: _Part | None,
+    children: list[tuple[int, int]],
+) -> PlanCheck:
     try:
-        imported = load_input(
-            path,
-            state.registry,
-            display=shown,
-            source_format=options.source_format,
-            max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
-            strict=options.strict,
-        )
+        imported = _load(options, state, shown, path, part)
     except PlanError as exc:
         return PlanCheck(
             shown, problems=exc.problems, wall_ms=(time.perf_counter() - started) * 1000
         )
+    if part is not None and part.spans is None:
+        _end_parts(children)  # not a toolrun plan: its parts were never chosen
+        part = None
     from toolrun.plan.recorded import rebase_plan
 
     rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
@@ -522,7 +550,10 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     del imported, rebased
     try:
         parts = _parts(options.split, turns) if state.hooks is None else 1
-        if parts > 1:
+        if part is not None:
+            decide = partial(_decide, state, options.run_id, file, rebased=changes, marks=marks)
+            runs, calls = _decided_parts(options, state, shown, path, part, children, decide, turns)
+        elif parts > 1:
             from toolrun.commands.split_check import decide_in_parts
 
             runs, calls = decide_in_parts(
@@ -556,14 +587,146 @@ async def _released(turns: list[Turn | None]) -> AsyncIterator[tuple[Turn, Seque
 
 #: an input of this many calls is split between processes when --jobs is automatic
 SPLIT_MIN_CALLS = 20_000
+#: a file this big may hold that many calls: its part processes are forked before it is
+#: loaded (fewer bytes than this a call are rare; a plan that has them is split once loaded)
+EARLY_MIN_BYTES = 1 << 20
 
 
 def _parts(split: int, turns: Sequence[Turn | None]) -> int:
     """How many processes decide the input: ``split`` (0: automatic), at most one per turn."""
+    return _size_parts(split, [len(t.calls) if t is not None else 0 for t in turns])
+
+
+def _size_parts(split: int, sizes: Sequence[int]) -> int:
+    """``_parts`` of turns of ``sizes`` calls each."""
     if split == 0:
-        calls = sum(len(t.calls) for t in turns if t is not None)
-        split = 2 if calls >= SPLIT_MIN_CALLS and _cores() >= 2 else 1
-    return max(1, min(split, len(turns)))
+        split = 2 if sum(sizes) >= SPLIT_MIN_CALLS and _cores() >= 2 else 1
+    return max(1, min(split, len(sizes)))
+
+
+class _Part:
+    """The turns one process builds and decides when a plan is split before it is loaded:
+    part ``index`` of the parts its calls make (``select`` for the plan loader). Every
+    process loads the file and works the same parts out, from each turn's number of calls.
+    """
+
+    def __init__(self, index: int, split: int, *, validate: bool) -> None:
+        self.index = index
+        self.split = split
+        self.validate = validate  # the process that reports the plan's problems
+        self.spans: list[tuple[int, int]] | None = None  # None: never asked (not a plan)
+        self.starts: list[int] = []
+
+    def __call__(self, sizes: Sequence[int]) -> tuple[range, bool]:
+        from toolrun.commands.split_check import size_ranges
+
+        self.spans = size_ranges(sizes, _size_parts(self.split, sizes))
+        self.starts = []
+        first = 0
+        for size in sizes:
+            self.starts.append(first if size else -1)
+            first += size
+        mine = self.spans[self.index] if self.index < len(self.spans) else (0, 0)
+        return range(*mine), self.validate
+
+
+def _fork_early(
+    options: _Options, state: _State, shown: str, path: Path, children: list[tuple[int, int]]
+) -> _Part | None:
+    """The processes deciding parts 1, 2, ... of a big plan (into ``children``), forked
+    before it is loaded so that each holds only its own part (forked after, each held the
+    whole plan: twice the memory); this process's part, or None when it is not split so."""
+    parts = options.split
+    if parts == 0:
+        try:
+            big = path.stat().st_size >= EARLY_MIN_BYTES
+        except OSError:
+            return None
+        parts = 2 if big and _cores() >= 2 else 1
+    if parts <= 1 or state.hooks is not None or options.source_format not in (None, "toolrun"):
+        return None
+    from toolrun.commands.split_check import fork_part
+
+    _import_for_parts()
+    for index in range(1, parts):
+        work = partial(_decide_part, options, state, shown, path, index)
+        fork_part(work, lambda pid, fd: children.append((pid, fd)))
+    return _Part(0, options.split, validate=True)
+
+
+def _import_for_parts() -> None:
+    """What loading and deciding import, imported once before the parts are forked rather
+    than by each of them. (It also keeps Ctrl-C out of imports, which create dataclasses
+    with exec: one interrupted there ends Python by SIGINT even once it is handled.)"""
+    import anyio._backends._asyncio  # noqa: F401 - what anyio.run imports
+
+    import toolrun.execution.executor
+    import toolrun.plan.importers
+    import toolrun.plan.recorded  # noqa: F401
+    from toolrun.permissions import bash, programs
+
+    bash.analyse("true")  # the parser
+    programs.program("true")  # every program's module
+
+
+def _decide_part(
+    options: _Options, state: _State, shown: str, path: Path, index: int
+) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]] | None:
+    """Load the plan, building only the turns of part ``index``, and decide them (in a
+    forked process, or here when that process failed); None when there is no such plan."""
+    from toolrun.plan.recorded import rebase_plan
+
+    part = _Part(index, options.split, validate=False)
+    try:
+        imported = _load(options, state, shown, path, part)
+    except PlanError:
+        return None  # this process reports the plan's problems
+    if part.spans is None:
+        return None
+    rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
+    turns: list[Turn | None] = list(rebased.plan.turns)
+    file, changes, marks = rebased.plan.file, rebased.changes, imported.marks
+    state.decider.cwds = rebased.cwds
+    del imported, rebased
+    try:
+        return _decide(state, options.run_id, file, turns, changes, marks, turn_starts=part.starts)
+    finally:
+        state.decider.cwds = {}
+
+
+def _decided_parts(
+    options: _Options,
+    state: _State,
+    shown: str,
+    path: Path,
+    part: _Part,
+    children: list[tuple[int, int]],
+    decide: Callable[..., tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]],
+    turns: list[Turn | None],
+) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
+    """This process's part decided here, the others as their processes send them (a part
+    whose process failed is loaded and decided here); every record in plan order."""
+    from toolrun.commands.split_check import collect_part, joined
+
+    decided = [decide(turns, turn_starts=part.starts)]
+    spans = part.spans or []
+    for index, (pid, fd) in enumerate(list(children), start=1):
+        got = collect_part(pid, fd)
+        children.remove((pid, fd))  # reaped
+        if got is None and index < len(spans):
+            got = _decide_part(options, state, shown, path, index)
+            if got is None:  # pragma: no cover - the plan loaded here a moment ago
+                raise RuntimeError(f"part {index + 1} of {shown} could not be decided")
+        if got is not None:
+            decided.append(got)
+    return joined(decided)
+
+
+def _end_parts(children: list[tuple[int, int]]) -> None:
+    from toolrun.commands.split_check import end_part
+
+    while children:
+        end_part(*children.pop())
 
 
 def _cores() -> int:

@@ -35,8 +35,12 @@ Decide = Callable[..., Decided]
 
 def ranges(turns: Sequence[Turn | None], parts: int) -> list[tuple[int, int]]:
     """``parts`` contiguous ranges of turn indexes holding about as many calls each."""
-    parts = max(1, min(parts, len(turns)))
-    sizes = [len(t.calls) if t is not None else 0 for t in turns]
+    return size_ranges([len(t.calls) if t is not None else 0 for t in turns], parts)
+
+
+def size_ranges(sizes: Sequence[int], parts: int) -> list[tuple[int, int]]:
+    """``ranges`` of turns of ``sizes`` calls each."""
+    parts = max(1, min(parts, len(sizes)))
     total = sum(sizes)
     out: list[tuple[int, int]] = []
     start, seen = 0, 0
@@ -45,10 +49,10 @@ def ranges(turns: Sequence[Turn | None], parts: int) -> list[tuple[int, int]]:
         # close a part once it holds its share (and leave a turn for every part still to come)
         still = parts - 1 - len(out)  # parts to close after this one
         full = seen * parts >= total * (len(out) + 1)
-        if still > 0 and full and len(turns) - (i + 1) >= still:
+        if still > 0 and full and len(sizes) - (i + 1) >= still:
             out.append((start, i + 1))
             start = i + 1
-    out.append((start, len(turns)))
+    out.append((start, len(sizes)))
     return [r for r in out if r[0] < r[1]]
 
 
@@ -62,16 +66,19 @@ def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Dec
     pending: dict[int, int] = {}  # forked and not reaped yet: pid -> read end
     try:
         for span in spans[1:]:
-            pid, fd = _fork(decide, turns, span, starts)
-            children.append((pid, fd, span))
-            pending[pid] = fd
+
+            def keep(pid: int, fd: int, span: tuple[int, int] = span) -> None:
+                children.append((pid, fd, span))
+                pending[pid] = fd
+
+            _fork(decide, turns, span, starts, keep)
         first = spans[0]
         mine: list[Turn | None] = [None] * len(turns)
         for i in range(*first):
             mine[i], turns[i] = turns[i], None  # let each go once decided
         decided = [decide(mine, turn_starts=starts)]
         for pid, fd, span in children:
-            got = _collect(pid, fd)
+            got = collect_part(pid, fd)
             del pending[pid]  # reaped
             if got is None:  # the process failed: its part is decided here
                 part: list[Turn | None] = [None] * len(turns)
@@ -82,36 +89,71 @@ def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Dec
             decided.append(got)
     finally:
         for pid, fd in pending.items():
-            _end(pid, fd)
-    return _joined(decided)
+            end_part(pid, fd)
+    return joined(decided)
 
 
 def _fork(
-    decide: Decide, turns: list[Turn | None], span: tuple[int, int], starts: list[int]
-) -> tuple[int, int]:
-    """A process deciding the turns of ``span``: its pid and the read end of its pipe."""
+    decide: Decide,
+    turns: list[Turn | None],
+    span: tuple[int, int],
+    starts: list[int],
+    keep: Callable[[int, int], None],
+) -> None:
+    """A process deciding the turns of ``span``: its pid and the read end of its pipe go
+    to ``keep``."""
+
+    def work() -> Decided:
+        part: list[Turn | None] = [None] * len(turns)
+        part[span[0] : span[1]] = turns[span[0] : span[1]]
+        return decide(part, turn_starts=starts)
+
+    fork_part(work, keep)
+
+
+def fork_part(work: Callable[[], Decided | None], keep: Callable[[int, int], None]) -> None:
+    """A process sending back what ``work`` returns (None: nothing, decide its part here):
+    its pid and the read end of its pipe go to ``keep`` (for ``collect_part`` or
+    ``end_part``) before Ctrl-C can stop this one again."""
     read, write = os.pipe()
+    # Ctrl-C reaches the whole process group: the forked process leaves the answer to its
+    # parent, which ends it. Held back across the fork, so that it is never raised in the
+    # new process before it ignores it (it would run on in its parent's code) nor in this
+    # one before it knows the new process's pid (which would be left behind)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked process (its records are what tests check)
         code = 1
         try:
-            os.close(read)
-            # Ctrl-C reaches the whole process group: this process leaves the answer to
-            # its parent, which ends it
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            os.close(read)
             _name(PART_NAME)
-            part: list[Turn | None] = [None] * len(turns)
-            part[span[0] : span[1]] = turns[span[0] : span[1]]
-            data = pickle.dumps(decide(part, turn_starts=starts), pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(write, "wb") as out:
-                out.write(len(data).to_bytes(8, "big"))
-                out.write(data)
+            _new_ids()
+            got = work()
+            # pickled straight into the pipe: never a second copy of the records
+            with os.fdopen(write, "wb", buffering=1 << 16) as out:
+                pickle.dump(got, out, pickle.HIGHEST_PROTOCOL)
             code = 0
         finally:
             # never back into the parent's code (its finally blocks, atexit, buffers)
             os._exit(code)
-    os.close(write)
-    return pid, read
+    try:
+        os.close(write)
+        keep(pid, read)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _new_ids() -> None:
+    """Execution ids of this process's own: a forked copy of the parent's id generator
+    would give the parent's ids again."""
+    import sys
+    import uuid
+
+    executor = sys.modules.get("toolrun.execution.executor")
+    if executor is not None:
+        executor._ids.seed(uuid.uuid4().int)
 
 
 def _name(name: str) -> None:
@@ -123,23 +165,23 @@ def _name(name: str) -> None:
         pass
 
 
-def _collect(pid: int, fd: int) -> Decided | None:
-    """The records a forked process sent, or None when it did not send them whole."""
-    chunks: list[bytes] = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    os.close(fd)
+def collect_part(pid: int, fd: int) -> Decided | None:
+    """The records a forked process sent, or None when it did not send them whole (a
+    pickle cut short does not load) or did not exit as done."""
+    got: Any = None
+    with os.fdopen(fd, "rb", buffering=1 << 16) as source:
+        try:
+            got = pickle.load(source)  # as it comes: never the whole pickle in memory
+            whole = source.read(1) == b""
+        except Exception:  # noqa: BLE001 - a process that died while writing
+            whole = False
     _, status = os.waitpid(pid, 0)
-    data = b"".join(chunks)
-    if os.waitstatus_to_exitcode(status) != 0 or len(data) < 8:
+    if not whole or os.waitstatus_to_exitcode(status) != 0:
         return None
-    if int.from_bytes(data[:8], "big") != len(data) - 8:
-        return None
-    got: Any = pickle.loads(data[8:])
     return got  # type: ignore[no-any-return]
 
 
-def _end(pid: int, fd: int) -> None:
+def end_part(pid: int, fd: int) -> None:
     """A forked process that is not done when this one stops: ended, reaped."""
     try:
         os.close(fd)
@@ -152,7 +194,7 @@ def _end(pid: int, fd: int) -> None:
         pass
 
 
-def _joined(decided: Sequence[Decided]) -> Decided:
+def joined(decided: Sequence[Decided]) -> Decided:
     """The parts' records as one process would have made them: run numbers run on."""
     runs: list[tuple[int, str, int]] = []
     calls: list[CallCheck] = []
