@@ -388,7 +388,11 @@ def _problems(plan: PlanCheck) -> None:
 
 
 def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
-    from toolrun.render.terminal import one_line
+    from toolrun.render.terminal import one_line as escaped
+
+    def one_line(text: str) -> str:
+        # printable text is its own one line (a C check, where the escaping is a regex)
+        return text if text.isprintable() else escaped(text)
 
     _problems(plan)
     paint = status_painter(sys.stdout.isatty())

@@ -190,6 +190,8 @@ def _sniff_lines(path: Path, text: str) -> str | None:
         return "jsonl"  # refined by _JsonLines.detect
     if path.suffix.lower() in (".yaml", ".yml"):
         return None
+    if "\n" not in text.strip():
+        return None  # one line (a plan written by a program): one document, not records
     first = _first_object_lines(text, 2)
     if first is not None and len(first) == 2:
         return "jsonl"
