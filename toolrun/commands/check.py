@@ -391,7 +391,8 @@ def _state(options: _Options) -> _State:
         from toolrun.hooks import HookRunner
 
         hooks = HookRunner(config, run_id=options.run_id, registry=registry)
-    decider = _CheckDecider(EngineDecider(PermissionEngine(config, registry)))
+    # the check remembers its decisions itself (nothing runs: no read can change)
+    decider = _CheckDecider(EngineDecider(PermissionEngine(config, registry, memo=False)))
     state = _State(config, registry, decider, hooks)
     _STATES.clear()  # one configuration at a time
     _STATES[options] = state
