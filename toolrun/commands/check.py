@@ -773,22 +773,27 @@ def _decide(
         for call in run.calls:
             run_of[call.index] = (len(runs), run.kind)
 
+    # one string for each tool name and status, not one a record (the names come from
+    # the input, each its own copy; str() of a status makes a new one)
+    shared: dict[str, str] = {}
+
     def on_result(r: Result) -> None:
         run, run_kind = run_of.pop(r.index, (0, ""))
         loc = r.location
         by = r.decided_by
+        tool, status = r.tool, r.status
         calls.append(
             CallCheck(
                 r.index,
                 r.id,
-                r.tool,
+                shared.setdefault(tool, tool),
                 r.input,
                 r.decision,
                 by.kind,
                 by.rule,
                 by.source,
                 reasons.pop(r.index, "") or r.error or "",
-                str(r.status),
+                shared.get(status) or shared.setdefault(status, str(status)),
                 r.error,
                 loc.line if loc else 0,
                 loc.column if loc else 0,
