@@ -343,3 +343,16 @@ def test_jobs_auto_forks_a_part_process_for_a_big_plan_and_reaps_it(
     assert len(forks) == 1 and not Path(f"/proc/{forks[0]}").exists()  # reaped
     rows = [[c._replace(execution_id="") for c in p.calls] for p in one.plans]
     assert rows == [[c._replace(execution_id="") for c in p.calls] for p in two.plans]
+
+
+@pytest.mark.parametrize("name", ["calls.jsonl", "calls.json"])
+def test_a_call_stream_split_reports_what_one_process_reports(ws: Path, name: str) -> None:
+    # not a toolrun plan: split once loaded (a .json one after its part processes found so)
+    make_plan(ws, 1)
+    lines = [json.dumps(call(i)) for i in range(300)]
+    write(ws / name, "\n".join(lines) + "\n")
+    one = toolrun(ws, name, "--format", "jsonl", "--jobs", "1")
+    two, code, forked = toolrun_forking(ws, name, "--format", "jsonl", "--jobs", "2")
+    assert code == one.returncode == 4
+    assert forked >= 1
+    assert stable(two) == stable(one.stdout) and two.count("\n") == 300

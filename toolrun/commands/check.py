@@ -646,6 +646,8 @@ def _fork_early(
         parts = 2 if big and _cores() >= 2 else 1
     if parts <= 1 or state.hooks is not None or options.source_format not in (None, "toolrun"):
         return None
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return None  # a call stream or session log: split once loaded, if at all
     from toolrun.commands.split_check import fork_part
 
     _import_for_parts()
