@@ -356,3 +356,25 @@ def test_a_call_stream_split_reports_what_one_process_reports(ws: Path, name: st
     assert code == one.returncode == 4
     assert forked >= 1
     assert stable(two) == stable(one.stdout) and two.count("\n") == 300
+
+
+def test_a_part_s_records_come_back_whole_or_not_at_all() -> None:
+    import io
+
+    from toolrun.commands import split_check
+    from toolrun.commands.check import CallCheck
+
+    record = CallCheck(0, "call-1", "Read", {"file_path": "a"}, "allow", "mode", None, None,
+                       "allowed", "skipped", None, 1, 1, 1, 1, "concurrent", "exec_1")
+    calls = tuple(record._replace(position=i, id=f"call-{i + 1}") for i in range(5000))
+    sent = io.BytesIO()
+    split_check._send((((1, "concurrent", 5000),), calls), sent)
+    data = sent.getvalue()
+    assert split_check._receive(io.BytesIO(data)) == (((1, "concurrent", 5000),), calls)
+    # cut anywhere (a process that died while writing): never taken for its part
+    for cut in (1, len(data) // 3, len(data) // 2, len(data) - 1):
+        with pytest.raises(Exception):  # noqa: B017 - whatever pickle raises
+            split_check._receive(io.BytesIO(data[:cut]))
+    nothing = io.BytesIO()
+    split_check._send(None, nothing)
+    assert split_check._receive(io.BytesIO(nothing.getvalue())) is None

@@ -18,7 +18,8 @@ import os
 import pickle
 import signal
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck
@@ -131,9 +132,8 @@ def fork_part(work: Callable[[], Decided | None], keep: Callable[[int, int], Non
             _name(PART_NAME)
             _new_ids()
             got = work()
-            # pickled straight into the pipe: never a second copy of the records
             with os.fdopen(write, "wb", buffering=1 << 16) as out:
-                pickle.dump(got, out, pickle.HIGHEST_PROTOCOL)
+                _send(got, out)
             code = 0
         finally:
             # never back into the parent's code (its finally blocks, atexit, buffers)
@@ -165,20 +165,53 @@ def _name(name: str) -> None:
         pass
 
 
+#: records pickled at a time: a pickle remembers every object it wrote (to write it again
+#: as a reference), which for a whole part was a third of the process's memory
+BATCH = 2048
+_END = "end"
+
+
+def _send(got: Decided | None, out: BinaryIO) -> None:
+    """``got`` as a few pickles straight into the pipe: (its runs, or None), batches of
+    records, the end mark."""
+    dump = partial(pickle.dump, file=out, protocol=pickle.HIGHEST_PROTOCOL)
+    if got is None:
+        dump(None)
+    else:
+        runs, calls = got
+        dump(runs)
+        for start in range(0, len(calls), BATCH):
+            dump(calls[start : start + BATCH])
+    dump(_END)
+
+
+def _receive(source: BinaryIO) -> Decided | None:
+    """What ``_send`` sent (EOFError, UnpicklingError...: not all of it)."""
+    runs: Any = pickle.load(source)
+    if runs is None:
+        if pickle.load(source) != _END:
+            raise ValueError("no end mark")
+        return None
+    calls: list[CallCheck] = []
+    while (batch := pickle.load(source)) != _END:
+        calls.extend(batch)
+    return runs, tuple(calls)
+
+
 def collect_part(pid: int, fd: int) -> Decided | None:
     """The records a forked process sent, or None when it did not send them whole (a
-    pickle cut short does not load) or did not exit as done."""
-    got: Any = None
+    pickle cut short does not load, the end mark is missing) or did not exit as done."""
+    got: Decided | None = None
     with os.fdopen(fd, "rb", buffering=1 << 16) as source:
         try:
-            got = pickle.load(source)  # as it comes: never the whole pickle in memory
+            got = _receive(source)  # as it comes: never the whole of it as bytes
             whole = source.read(1) == b""
         except Exception:  # noqa: BLE001 - a process that died while writing
             whole = False
     _, status = os.waitpid(pid, 0)
     if not whole or os.waitstatus_to_exitcode(status) != 0:
         return None
-    return got  # type: ignore[no-any-return]
+    return got
 
 
 def end_part(pid: int, fd: int) -> None:
