@@ -367,6 +367,8 @@ def test_every_call_of_a_big_plan_keeps_its_exact_place(syntax: str) -> None:
     doc = parse_text("\n".join(lines) + "\n", "p", json_syntax=syntax == "json")
     for (t, c), location in where.items():
         assert doc.value_location(("turns", t, "calls", c)) == location
+    for t in range(30):  # a list's items all at once, as the plan loader asks
+        assert doc.item_locations(("turns", t, "calls")) == [where[(t, c)] for c in range(t + 1)]
     # deeper than the kept places: through the node tree, on the call's own line
     assert doc.locate(("turns", 3, "calls", 2, "input")).line == where[(3, 2)].line
 
@@ -378,3 +380,13 @@ def test_json_calls_share_their_key_strings() -> None:
     calls = [turn["calls"][0] for turn in parse_text(text, "p.json", json_syntax=True).data["turns"]]
     first, *others = [next(iter(call["input"])) for call in calls]
     assert all(key is first for key in others)
+
+
+def test_items_of_a_list_not_recorded_are_asked_one_by_one() -> None:
+    # an alias's list, and a document the node builder read (merge keys): no positions kept
+    doc = parse_text("a: &x [1, 2]\nb: *x\n", "f.yaml")
+    assert doc.item_locations(("a",)) == [Location("f.yaml", 1, 8), Location("f.yaml", 1, 11)]
+    assert doc.item_locations(("b",)) is None
+    merged = parse_text("base: &b {k: 1}\nc:\n  <<: *b\n  l: [5]\n", "m.yaml")
+    assert merged.item_locations(("c", "l")) is None
+    assert merged.value_location(("c", "l", 0)) == Location("m.yaml", 4, 7)

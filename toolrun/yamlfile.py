@@ -111,6 +111,18 @@ class Document:
                 break
         return Location(self.file, mark.line + 1, mark.column + 1)
 
+    def item_locations(self, path: Sequence[PathPart]) -> list[Location] | None:
+        """Where each item of the list at ``path`` starts (``value_location`` of each), all
+        at once; None when they are not recorded (ask ``value_location``)."""
+        marks = self.json_marks
+        if marks is None:
+            return None
+        starts = marks.items.get(tuple(path))
+        if starts is None:
+            return None
+        place = marks._location
+        return [place(start) for start in starts]
+
     def value_location(self, path: Sequence[PathPart]) -> Location:
         """Where the *value* at ``path`` starts (not its key)."""
         marks = self.json_marks

@@ -388,6 +388,7 @@ def _problems(plan: PlanCheck) -> None:
 
 
 def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+    from toolrun.render.results import target_of
     from toolrun.render.terminal import one_line as escaped
 
     def one_line(text: str) -> str:
@@ -405,9 +406,11 @@ def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         decision = f"{c.decision:<5}"
         lines.append(
             f"{where}: {paint(decision, c.decision) if paint else decision} {one_line(c.id)} "
-            f"{c.tool}({one_line(c.target)}) · turn {c.turn} · {run} — {one_line(c.why())}"
+            f"{c.tool}({one_line(target_of(c.tool, c.input, 60))}) · turn {c.turn} · {run} — "
+            f"{one_line(c.why())}"
         )
-        lines.extend(_rebased_lines(c))
+        if c.rebased:
+            lines.extend(_rebased_lines(c))
         if verbose:
             lines += _verbose_lines(c)
         if len(lines) >= 1000:  # a few big writes rather than one per call

@@ -141,6 +141,9 @@ def plan_from_document(
                 )
             )
         calls: list[Call] = []
+        places = doc.item_locations(prefix)
+        if places is not None and len(places) != len(raw_calls):  # pragma: no cover
+            places = None
         for c, raw_call in enumerate(raw_calls):
             path: list[PathPart] = [*prefix, c]
             try:
@@ -148,7 +151,10 @@ def plan_from_document(
             except ValidationError as exc:
                 problems.extend(problems_from_validation(exc, doc, prefix=path, model=CallSpec))
             else:
-                call = _build_call(doc, registry, call_spec, path, index, t, seen_ids, problems)
+                call = _build_call(
+                    doc, registry, call_spec, path, index, t, seen_ids, problems,
+                    places[c] if places is not None else None,
+                )
                 if call is not None and t in kept:
                     calls.append(call)
             index += 1
@@ -198,8 +204,10 @@ def _build_call(
     turn: int,
     seen_ids: dict[str, Location],
     problems: list[Problem],
+    location: Location | None = None,  # where the call is, when the caller knows
 ) -> Call | None:
-    location = doc.value_location(path)
+    if location is None:
+        location = doc.value_location(path)
     call_id = spec.id if spec.id is not None else f"call-{index + 1}"
     if call_id in seen_ids:
         where = doc.locate([*path, "id"]) if spec.id is not None else location
