@@ -390,3 +390,46 @@ def test_items_of_a_list_not_recorded_are_asked_one_by_one() -> None:
     merged = parse_text("base: &b {k: 1}\nc:\n  <<: *b\n  l: [5]\n", "m.yaml")
     assert merged.item_locations(("c", "l")) is None
     assert merged.value_location(("c", "l", 0)) == Location("m.yaml", 4, 7)
+
+
+def test_a_lean_json_plan_leaves_each_turn_s_calls_in_the_text_until_asked() -> None:
+    text = json.dumps(
+        {"name": "p", "turns": [{"calls": [{"tool": "Read", "input": {"file_path": f"f{t}"}}]
+                                 * (t + 1)} for t in range(3)]},
+        indent=1,
+    )
+    doc = parse_text(text, "p.json", json_syntax=True, lean=True)
+    assert doc.lean
+    assert doc.data == {"name": "p", "turns": [{"calls": [None] * (t + 1)} for t in range(3)]}
+    whole = json.loads(text)
+    assert [doc.calls_of(t) for t in range(3)] == [turn["calls"] for turn in whole["turns"]]
+    full = parse_text(text, "p.json", json_syntax=True)
+    assert doc.value_location(("turns", 2, "calls", 1)) == full.value_location(
+        ("turns", 2, "calls", 1)
+    )
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"calls": [{"tool": "Read", "input": {}}]},  # the one-turn shorthand
+        {"turns": [{"calls": []}, {"calls": [], "note": 1}]},  # a turn with another key
+        {"turns": [{"calls": {}}]},  # calls that are not a list
+        {"turns": [[]]},  # a turn that is not a mapping
+        {"messages": []},  # another format
+        [1, 2],
+    ],
+)
+def test_json_that_is_not_plain_turns_of_calls_is_decoded_whole(doc: object) -> None:
+    text = json.dumps(doc)
+    lean = parse_text(text, "p.json", json_syntax=True, lean=True)
+    assert not lean.lean and lean.data == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ['{"turns": [{"calls": []}]', '{"turns": [1,]}', "[1] x"])
+def test_lean_json_is_checked_as_strictly(text: str) -> None:
+    with pytest.raises(DocumentError) as lean:
+        parse_text(text, "p.json", json_syntax=True, lean=True)
+    with pytest.raises(DocumentError) as whole:
+        parse_text(text, "p.json", json_syntax=True)
+    assert str(lean.value.problem) == str(whole.value.problem)

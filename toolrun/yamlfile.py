@@ -65,6 +65,16 @@ class Document:
     json_marks: _JsonMarks | None = None
     # False when no string can hold a NUL (no escape writes one): callers skip looking
     nul_possible: bool = True
+    # A plan's turns left in the text (``data`` holds each as {"calls": [None, ...]}):
+    # ``calls_of`` decodes one turn's calls when they are needed (parse_json's ``lean``)
+    lean: bool = False
+
+    def calls_of(self, turn: int) -> list[Any]:
+        """The calls of turn ``turn`` of a lean document, decoded now (not kept)."""
+        assert self.lean and self.json_marks is not None
+        marks = self.json_marks
+        value = _json_scan(marks.text, marks.values[("turns", turn, "calls")])[0]
+        return value  # type: ignore[no-any-return]
 
     def _nodes(self) -> yaml.Node | None:
         if self.root is None and self.json_marks is not None:
@@ -549,11 +559,24 @@ def _check_json_strings(text: str, file: str) -> None:
             ) from None
 
 
-def parse_json(text: str, file: str) -> Document:
-    """Parse JSON strictly, fast, with positions for its shallow levels."""
+def _nothing(pairs: object) -> None:
+    return None
+
+
+# checks JSON as json.loads does (the same scanner, messages and positions) without
+# keeping what it decodes: every object is dropped as soon as it is read
+_check_only = json.JSONDecoder(object_pairs_hook=_nothing).decode
+
+
+def parse_json(text: str, file: str, *, lean: bool = False) -> Document:
+    """Parse JSON strictly, fast, with positions for its shallow levels.
+
+    ``lean``: a plan of ``turns`` of ``calls`` is left in the text, each turn's calls
+    decoded only when asked for (``Document.calls_of``): a process deciding a part of a
+    big plan never holds the whole of it. Anything else is decoded as usual."""
     try:
         # the C decoder: the data, and its own messages and positions for bad input
-        data = json.loads(text)
+        data = _check_only(text) if lean else json.loads(text)
     except json.JSONDecodeError as exc:
         raise DocumentError(
             Problem(Location(file, exc.lineno, exc.colno), "", f"invalid JSON: {exc.msg}")
@@ -569,7 +592,42 @@ def parse_json(text: str, file: str) -> Document:
     _check_json_strings(text, file)
     marks = _JsonMarks(text, file)
     marks.walk(0, ())
-    return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
+    if lean:
+        data = _skeleton(marks)
+        if data is None:
+            data, lean = json.loads(text), False
+    return Document(
+        file, data, None, tuple(marks.problems), marks, _may_hold_nul(text), lean=lean
+    )
+
+
+def _skeleton(marks: _JsonMarks) -> dict[str, Any] | None:
+    """A plan's data with each turn's calls left out (as Nones), or None when the document
+    is not a mapping whose ``turns`` are each ``{"calls": [...]}`` and nothing else."""
+    text = marks.text
+    if marks.values.get(()) is None or text[marks.values[()]] != "{":
+        return None
+    turns = marks.items.get(("turns",))
+    if turns is None:
+        return None
+    shapes: dict[int, list[str]] = {}
+    for path in marks.keys:  # (each key's path, in the order written)
+        if len(path) == 3 and path[0] == "turns" and isinstance(path[1], int):
+            shapes.setdefault(path[1], []).append(str(path[2]))
+    skeleton_turns: list[Any] = []
+    for t in range(len(turns)):
+        calls = marks.items.get(("turns", t, "calls"))
+        if shapes.get(t) != ["calls"] or calls is None:
+            return None
+        skeleton_turns.append({"calls": [None] * len(calls)})
+    data: dict[str, Any] = {}
+    for path in marks.keys:
+        if len(path) == 1:
+            key = str(path[0])
+            data[key] = (
+                skeleton_turns if key == "turns" else _json_scan(text, marks.values[path])[0]
+            )
+    return data
 
 
 class _YamlMarks(_JsonMarks):
@@ -735,10 +793,13 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
     return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
 
 
-def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
-    """Parse YAML, or JSON (strictly) when ``json_syntax``, into a located Document."""
+def parse_text(
+    text: str, file: str, *, json_syntax: bool = False, lean: bool = False
+) -> Document:
+    """Parse YAML, or JSON (strictly) when ``json_syntax``, into a located Document
+    (``lean``: see ``parse_json``; YAML is always decoded whole)."""
     if json_syntax:
-        return parse_json(text, file)
+        return parse_json(text, file, lean=lean)
     fast = _parse_yaml_events(text, file)
     if fast is not None:
         return fast

@@ -371,6 +371,10 @@ def test_a_part_s_records_come_back_whole_or_not_at_all() -> None:
     split_check._send((((1, "concurrent", 5000),), calls), sent)
     data = sent.getvalue()
     assert split_check._receive(io.BytesIO(data)) == (((1, "concurrent", 5000),), calls)
+    # run numbers go on from the earlier parts' (0: not admitted, in no run, stays 0)
+    later = split_check._receive(io.BytesIO(data), 7)
+    assert later is not None and {c.run for c in later[1]} == {8}
+    assert split_check.shifted((((1, "x", 1),), (record._replace(run=0),)), 7)[1][0].run == 0
     # cut anywhere (a process that died while writing): never taken for its part
     for cut in (1, len(data) // 3, len(data) // 2, len(data) - 1):
         with pytest.raises(Exception):  # noqa: B017 - whatever pickle raises

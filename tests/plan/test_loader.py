@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -284,3 +285,26 @@ def test_select_still_finds_every_problem_when_asked(registry: ToolRegistry) -> 
     # a process that leaves the problems to another one does not look at the others
     plan = plan_from_document(doc, registry, select=lambda sizes: (range(1), False))
     assert [c.id for c in plan.calls] == ["call-1", "call-2"]
+
+
+def test_a_lean_document_gives_the_plan_a_whole_one_gives(
+    tmp_path: Path, registry: ToolRegistry
+) -> None:
+    from toolrun.plan.loader import plan_from_document
+    from toolrun.yamlfile import parse_text
+
+    turns = [{"calls": [{"tool": "Read", "input": {"file_path": f"f{t}{c}"}} for c in range(t)]}
+             for t in range(5)]
+    text = json.dumps({"name": "n", "turns": turns}, indent=2)
+    lean = parse_text(text, "p.json", json_syntax=True, lean=True)
+    assert lean.lean
+    whole = plan_from_document(parse_text(text, "p.json", json_syntax=True), registry)
+    assert plan_from_document(lean, registry) == whole
+    # with a problem: the same problems, located the same
+    turns[3]["calls"][1]["tool"] = "Nope"
+    text = json.dumps({"turns": turns}, indent=2)
+    with pytest.raises(PlanError) as one:
+        plan_from_document(parse_text(text, "p.json", json_syntax=True, lean=True), registry)
+    with pytest.raises(PlanError) as two:
+        plan_from_document(parse_text(text, "p.json", json_syntax=True), registry)
+    assert [str(p) for p in one.value.problems] == [str(p) for p in two.value.problems]

@@ -709,17 +709,18 @@ def _decided_parts(
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
     """This process's part decided here, the others as their processes send them (a part
     whose process failed is loaded and decided here); every record in plan order."""
-    from toolrun.commands.split_check import collect_part, joined
+    from toolrun.commands.split_check import collect_part, joined, runs_in, shifted
 
     decided = [decide(turns, turn_starts=part.starts)]
     spans = part.spans or []
     for index, (pid, fd) in enumerate(list(children), start=1):
-        got = collect_part(pid, fd)
+        got = collect_part(pid, fd, runs_in(decided))
         children.remove((pid, fd))  # reaped
         if got is None and index < len(spans):
             got = _decide_part(options, state, shown, path, index)
             if got is None:  # pragma: no cover - the plan loaded here a moment ago
                 raise RuntimeError(f"part {index + 1} of {shown} could not be decided")
+            got = shifted(got, runs_in(decided))
         if got is not None:
             decided.append(got)
     return joined(decided)

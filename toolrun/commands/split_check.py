@@ -79,12 +79,12 @@ def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Dec
             mine[i], turns[i] = turns[i], None  # let each go once decided
         decided = [decide(mine, turn_starts=starts)]
         for pid, fd, span in children:
-            got = collect_part(pid, fd)
+            got = collect_part(pid, fd, runs_in(decided))
             del pending[pid]  # reaped
             if got is None:  # the process failed: its part is decided here
                 part: list[Turn | None] = [None] * len(turns)
                 part[span[0] : span[1]] = turns[span[0] : span[1]]
-                got = decide(part, turn_starts=starts)
+                got = shifted(decide(part, turn_starts=starts), runs_in(decided))
             for i in range(*span):
                 turns[i] = None
             decided.append(got)
@@ -185,8 +185,9 @@ def _send(got: Decided | None, out: BinaryIO) -> None:
     dump(_END)
 
 
-def _receive(source: BinaryIO) -> Decided | None:
-    """What ``_send`` sent (EOFError, UnpicklingError...: not all of it)."""
+def _receive(source: BinaryIO, shift: int = 0) -> Decided | None:
+    """What ``_send`` sent (EOFError, UnpicklingError...: not all of it), its run numbers
+    moved on by ``shift`` batch by batch (never two copies of the records at once)."""
     runs: Any = pickle.load(source)
     if runs is None:
         if pickle.load(source) != _END:
@@ -194,17 +195,30 @@ def _receive(source: BinaryIO) -> Decided | None:
         return None
     calls: list[CallCheck] = []
     while (batch := pickle.load(source)) != _END:
-        calls.extend(batch)
+        calls.extend(_moved(batch, shift))
     return runs, tuple(calls)
 
 
-def collect_part(pid: int, fd: int) -> Decided | None:
-    """The records a forked process sent, or None when it did not send them whole (a
-    pickle cut short does not load, the end mark is missing) or did not exit as done."""
+def _moved(calls: Sequence[CallCheck], shift: int) -> Sequence[CallCheck]:
+    """Records with their run numbers moved on by ``shift`` (the runs of earlier parts)."""
+    if not shift:
+        return calls
+    return [c._replace(run=c.run + shift) if c.run else c for c in calls]
+
+
+def shifted(got: Decided, shift: int) -> Decided:
+    """A part decided here, its run numbers moved on as ``collect_part`` moves them."""
+    return got[0], tuple(_moved(got[1], shift))
+
+
+def collect_part(pid: int, fd: int, shift: int = 0) -> Decided | None:
+    """The records a forked process sent (run numbers moved on by ``shift``), or None
+    when it did not send them whole (a pickle cut short does not load, the end mark is
+    missing) or did not exit as done."""
     got: Decided | None = None
     with os.fdopen(fd, "rb", buffering=1 << 16) as source:
         try:
-            got = _receive(source)  # as it comes: never the whole of it as bytes
+            got = _receive(source, shift)  # as it comes: never the whole of it as bytes
             whole = source.read(1) == b""
         except Exception:  # noqa: BLE001 - a process that died while writing
             whole = False
@@ -228,14 +242,16 @@ def end_part(pid: int, fd: int) -> None:
 
 
 def joined(decided: Sequence[Decided]) -> Decided:
-    """The parts' records as one process would have made them: run numbers run on."""
+    """The parts' records, their run numbers already moved on (``collect_part``,
+    ``shifted``), as one process would have made them."""
     runs: list[tuple[int, str, int]] = []
     calls: list[CallCheck] = []
     for part_runs, part_calls in decided:
-        shift = len(runs)
         runs.extend(part_runs)
-        if shift:
-            calls.extend(c._replace(run=c.run + shift) if c.run else c for c in part_calls)
-        else:
-            calls.extend(part_calls)
+        calls.extend(part_calls)
     return tuple(runs), tuple(calls)
+
+
+def runs_in(decided: Sequence[Decided]) -> int:
+    """How many runs the parts decided so far hold: what the next part's numbers move by."""
+    return sum(len(part[0]) for part in decided)

@@ -120,7 +120,9 @@ def load_input(
             _call_stream(lines.text, builder, max_calls_per_turn)
         return builder.imported(kind)
     try:
-        doc = parse_text(text, file, json_syntax=path.suffix.lower() == ".json")
+        # a part of a big plan is decoded turn by turn, as it is built (see parse_json)
+        lean = select is not None and kind in (None, "toolrun")
+        doc = parse_text(text, file, json_syntax=path.suffix.lower() == ".json", lean=lean)
     except DocumentError as exc:
         raise PlanError([exc.problem]) from None
     if kind is None:

@@ -140,6 +140,8 @@ def plan_from_document(
                     turn_limit_message(len(raw_calls), max_calls_per_turn),
                 )
             )
+        if doc.lean:  # the turn's calls were left in the text: decoded now, let go after
+            raw_calls = doc.calls_of(int(prefix[1]))
         calls: list[Call] = []
         places = doc.item_locations(prefix)
         if places is not None and len(places) != len(raw_calls):  # pragma: no cover
