@@ -29,6 +29,7 @@ from toolrun.paths import display_path
 
 if TYPE_CHECKING:
     from toolrun.commands.shards import Shard
+    from toolrun.commands.split_check import Sink
     from toolrun.config.models import Config
     from toolrun.execution.decide import EngineDecider
     from toolrun.execution.executor import Executor
@@ -673,10 +674,16 @@ def _import_for_parts() -> None:
 
 
 def _decide_part(
-    options: _Options, state: _State, shown: str, path: Path, index: int
+    options: _Options,
+    state: _State,
+    shown: str,
+    path: Path,
+    index: int,
+    sink: Sink | None = None,
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]] | None:
     """Load the plan, building only the turns of part ``index``, and decide them (in a
-    forked process, or here when that process failed); None when there is no such plan."""
+    forked process, whose records go to ``sink`` as they are made, or here when that
+    process failed); None when there is no such plan."""
     from toolrun.plan.recorded import rebase_plan
 
     part = _Part(index, options.split, validate=False)
@@ -692,7 +699,9 @@ def _decide_part(
     state.decider.cwds = rebased.cwds
     del imported, rebased
     try:
-        return _decide(state, options.run_id, file, turns, changes, marks, turn_starts=part.starts)
+        return _decide(
+            state, options.run_id, file, turns, changes, marks, turn_starts=part.starts, sink=sink
+        )
     finally:
         state.decider.cwds = {}
 
@@ -754,17 +763,22 @@ def _decide(
     rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
     marks: Mapping[int, str],
     turn_starts: Sequence[int] | None = None,
+    sink: Sink | None = None,
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
     """Every call of the plan ``file`` through the executor in dry-run mode (as ``exec
     --dry-run`` decides a plan, turn after turn), recorded compactly; ``turns`` is
     emptied as they are decided. ``turns`` may hold only a part of the plan (None in
-    place of the others) when ``turn_starts`` is the whole plan's."""
+    place of the others) when ``turn_starts`` is the whole plan's. ``sink``: where the
+    records go as they are made, a batch at a time (those left over are returned)."""
     import anyio
 
     from toolrun.execution.executor import ExecSettings
 
     config = state.config
     reasons = state.decider.reasons
+    batch = 0
+    if sink is not None:
+        from toolrun.commands.split_check import BATCH as batch
     runs: list[tuple[int, str, int]] = []
     run_of: dict[int, tuple[int, str]] = {}
     calls: list[CallCheck] = []
@@ -810,6 +824,9 @@ def _decide(
                 loc.file if loc and loc.file != file else "",
             )
         )
+        if sink is not None and len(calls) >= batch:
+            sink(calls[:])
+            calls.clear()
 
     executor = _recording_executor()(
         workspace=config.workspace,

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import stat
+import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -101,22 +103,36 @@ def _fork(
     starts: list[int],
     keep: Callable[[int, int], None],
 ) -> None:
-    """A process deciding the turns of ``span``: its pid and the read end of its pipe go
-    to ``keep``."""
+    """A process deciding the turns of ``span``: its pid and the file it writes its
+    records to go to ``keep``."""
 
-    def work() -> Decided:
+    def work(sink: Sink) -> Decided:
         part: list[Turn | None] = [None] * len(turns)
         part[span[0] : span[1]] = turns[span[0] : span[1]]
-        return decide(part, turn_starts=starts)
+        return decide(part, turn_starts=starts, sink=sink)
 
     fork_part(work, keep)
 
 
-def fork_part(work: Callable[[], Decided | None], keep: Callable[[int, int], None]) -> None:
-    """A process sending back what ``work`` returns (None: nothing, decide its part here):
-    its pid and the read end of its pipe go to ``keep`` (for ``collect_part`` or
-    ``end_part``) before Ctrl-C can stop this one again."""
-    read, write = os.pipe()
+#: where a part process puts its records as it decides them (batches of BATCH or more)
+Sink = Callable[[list["CallCheck"]], None]
+
+
+def fork_part(work: Callable[[Sink], Decided | None], keep: Callable[[int, int], None]) -> None:
+    """A process sending back what ``work`` decides: the records it gives its sink as it
+    goes, then what it returns (None: nothing, decide its part here). Its pid and the
+    file descriptor it writes to go to ``keep`` (for ``collect_part`` or ``end_part``)
+    before Ctrl-C can stop this one again.
+
+    The records go to an unnamed file, not a pipe: the process writes them as it makes
+    them (never holding them all) without waiting for this one to read, which it does
+    once its own part is decided. Where no file can be made, a pipe does (the process
+    then waits for this one to read)."""
+    try:
+        with tempfile.TemporaryFile(prefix="toolrun-part-") as made:
+            out, into = os.dup(made.fileno()), -1  # (the file goes once both have closed it)
+    except OSError:
+        out, into = os.pipe()
     # Ctrl-C reaches the whole process group: the forked process leaves the answer to its
     # parent, which ends it. Held back across the fork, so that it is never raised in the
     # new process before it ignores it (it would run on in its parent's code) nor in this
@@ -128,19 +144,21 @@ def fork_part(work: Callable[[], Decided | None], keep: Callable[[int, int], Non
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            os.close(read)
             _name(PART_NAME)
             _new_ids()
-            got = work()
-            with os.fdopen(write, "wb", buffering=1 << 16) as out:
-                _send(got, out)
+            if into >= 0:  # a pipe: its read end is the parent's
+                os.close(out)
+                out = into
+            with os.fdopen(out, "wb", buffering=1 << 16) as sent:
+                _send(work(partial(_dump, file=sent)), sent)
             code = 0
         finally:
             # never back into the parent's code (its finally blocks, atexit, buffers)
             os._exit(code)
     try:
-        os.close(write)
-        keep(pid, read)
+        if into >= 0:
+            os.close(into)
+        keep(pid, out)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
@@ -168,35 +186,38 @@ def _name(name: str) -> None:
 #: records pickled at a time: a pickle remembers every object it wrote (to write it again
 #: as a reference), which for a whole part was a third of the process's memory
 BATCH = 2048
-_END = "end"
+
+
+def _dump(records: list[CallCheck], file: BinaryIO) -> None:
+    pickle.dump(records, file, pickle.HIGHEST_PROTOCOL)
 
 
 def _send(got: Decided | None, out: BinaryIO) -> None:
-    """``got`` as a few pickles straight into the pipe: (its runs, or None), batches of
-    records, the end mark."""
-    dump = partial(pickle.dump, file=out, protocol=pickle.HIGHEST_PROTOCOL)
+    """After the batches a part gave its sink: the rest of ``got``'s records, then the
+    end mark with its runs (or the mark of nothing: decide the part here)."""
     if got is None:
-        dump(None)
-    else:
-        runs, calls = got
-        dump(runs)
-        for start in range(0, len(calls), BATCH):
-            dump(calls[start : start + BATCH])
-    dump(_END)
+        pickle.dump(("none",), out, pickle.HIGHEST_PROTOCOL)
+        return
+    runs, calls = got
+    for start in range(0, len(calls), BATCH):
+        _dump(list(calls[start : start + BATCH]), out)
+    pickle.dump(("end", runs), out, pickle.HIGHEST_PROTOCOL)
 
 
 def _receive(source: BinaryIO, shift: int = 0) -> Decided | None:
-    """What ``_send`` sent (EOFError, UnpicklingError...: not all of it), its run numbers
+    """What a part sent (EOFError, UnpicklingError...: not all of it), its run numbers
     moved on by ``shift`` batch by batch (never two copies of the records at once)."""
-    runs: Any = pickle.load(source)
-    if runs is None:
-        if pickle.load(source) != _END:
-            raise ValueError("no end mark")
-        return None
     calls: list[CallCheck] = []
-    while (batch := pickle.load(source)) != _END:
-        calls.extend(_moved(batch, shift))
-    return runs, tuple(calls)
+    while True:
+        got: Any = pickle.load(source)
+        if type(got) is list:
+            calls.extend(_moved(got, shift))
+        elif got == ("none",):
+            return None
+        elif type(got) is tuple and len(got) == 2 and got[0] == "end":
+            return got[1], tuple(calls)
+        else:
+            raise ValueError("not a part's records")
 
 
 def _moved(calls: Sequence[CallCheck], shift: int) -> Sequence[CallCheck]:
@@ -216,13 +237,19 @@ def collect_part(pid: int, fd: int, shift: int = 0) -> Decided | None:
     when it did not send them whole (a pickle cut short does not load, the end mark is
     missing) or did not exit as done."""
     got: Decided | None = None
+    whole = False
+    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    status = os.waitpid(pid, 0)[1] if regular else None  # a file: read once it is written
     with os.fdopen(fd, "rb", buffering=1 << 16) as source:
+        if regular:
+            source.seek(0)
         try:
             got = _receive(source, shift)  # as it comes: never the whole of it as bytes
             whole = source.read(1) == b""
         except Exception:  # noqa: BLE001 - a process that died while writing
             whole = False
-    _, status = os.waitpid(pid, 0)
+    if status is None:
+        status = os.waitpid(pid, 0)[1]
     if not whole or os.waitstatus_to_exitcode(status) != 0:
         return None
     return got
