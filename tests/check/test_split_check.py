@@ -382,3 +382,25 @@ def test_a_part_s_records_come_back_whole_or_not_at_all() -> None:
     nothing = io.BytesIO()
     split_check._send(None, nothing)
     assert split_check._receive(io.BytesIO(nothing.getvalue())) is None
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="splits only on 2 cores or more")
+def test_by_default_a_big_json_plan_is_split_and_a_yaml_one_is_not(ws: Path) -> None:
+    from toolrun.commands.check import EARLY_MIN_BYTES, SPLIT_MIN_CALLS
+
+    plan = make_plan(ws, 2500)
+    doc = json.loads(plan.read_text())
+    assert plan.stat().st_size >= EARLY_MIN_BYTES
+    assert sum(len(t["calls"]) for t in doc["turns"]) >= SPLIT_MIN_CALLS
+    one = toolrun(ws, plan.name, "--format", "jsonl", "--jobs", "1")
+    out, code, forked = toolrun_forking(ws, plan.name, "--format", "jsonl")
+    assert forked == 1 and code == one.returncode == 4
+    assert stable(out) == stable(one.stdout)
+    # a YAML plan is decoded whole by each process: not split unless asked (--jobs N)
+    lines = ["turns:"]
+    for turn in doc["turns"]:
+        lines.append("  - calls:" if turn["calls"] else "  - calls: []")
+        lines.extend(f"      - {json.dumps(c)}" for c in turn["calls"])
+    write(ws / "plan.yaml", "\n".join(lines) + "\n")
+    _, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl")
+    assert forked == 0 and code == 4

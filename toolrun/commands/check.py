@@ -7,7 +7,8 @@ records what it decided, compactly, so that 100,000 calls fit in a small budget.
 With ``jobs > 1`` inputs are checked in worker processes (spawned: the functions they run
 are top-level, and what they return is plain JSON-able data); reports keep input order.
 One big input is split by turns between forked processes instead (``toolrun.commands.
-split_check``): automatically when it has many calls and the machine more than one core.
+split_check``), forked before it is loaded so that each holds only its own turns:
+automatically for a JSON plan of many calls on a machine of more than one core.
 """
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ class CheckRequest:
     # workspace); None: the cwd a transcript records, if any
     transcript_cwd: str | None = None
     hooks: bool = True
-    # processes; None: automatic (one input of SPLIT_MIN_CALLS calls or more is split
+    # processes; None: automatic (one JSON plan of SPLIT_MIN_CALLS calls or more is split
     # between two processes when the machine has two cores or more)
     jobs: int | None = 1
     fail_on: str = "deny"
@@ -551,7 +552,8 @@ def _check_loaded(
     # once decided (the calls and their validated inputs are most of a big plan's memory)
     del imported, rebased
     try:
-        parts = _parts(options.split, turns) if state.hooks is None else 1
+        # (--jobs N splits what was loaded whole; automatic splits only before loading)
+        parts = _parts(options.split, turns) if state.hooks is None and options.split else 1
         if part is not None:
             decide = partial(_decide, state, options.run_id, file, rebased=changes, marks=marks)
             runs, calls = _decided_parts(options, state, shown, path, part, children, decide, turns)
@@ -640,8 +642,10 @@ def _fork_early(
     whole plan: twice the memory); this process's part, or None when it is not split so."""
     parts = options.split
     if parts == 0:
+        # automatic: only a JSON plan, which each process decodes turn by turn (a YAML
+        # one, or a transcript, is decoded whole by every process: not worth the memory)
         try:
-            big = path.stat().st_size >= EARLY_MIN_BYTES
+            big = path.stat().st_size >= EARLY_MIN_BYTES and path.suffix.lower() == ".json"
         except OSError:
             return None
         parts = 2 if big and _cores() >= 2 else 1
