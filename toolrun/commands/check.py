@@ -777,6 +777,7 @@ def _decide(
     import anyio
 
     from toolrun.execution.executor import ExecSettings
+    from toolrun.permissions.paths import frozen_tree
 
     config = state.config
     reasons = state.decider.reasons
@@ -850,7 +851,9 @@ def _decide(
     )
     reasons.clear()
     first = next((t.calls[0].index for t in turns if t is not None and t.calls), 0)
-    with _ctrl_c_raises():
+    # nothing runs during a check (without hooks): a path found missing stays missing
+    frozen = frozen_tree() if state.hooks is None else contextlib.nullcontext()
+    with _ctrl_c_raises(), frozen:
         anyio.run(executor.run_stream, file, _released(turns), first)
     return tuple(runs), tuple(calls)
 
