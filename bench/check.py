@@ -281,7 +281,11 @@ def main() -> None:
     parser.add_argument("--format", default="text", help="output format (stdout is discarded)")
     parser.add_argument("--junit", action="store_true", help="also write -o report.xml")
     parser.add_argument("--compare", action="store_true", help="also time --compare-config")
-    parser.add_argument("--jobs", help="passed to check (auto: a big plan split between processes)")
+    parser.add_argument(
+        "--jobs",
+        help="passed to check (by default check splits a big JSON plan between two "
+        "processes; --jobs 1 times one process, as checkouts before that did by default)",
+    )
     parser.add_argument("--against", type=Path, help="another checkout, timed interleaved (A/B)")
     args = parser.parse_args()
     compile_package(args.against)  # time toolrun as installed: from bytecode
