@@ -16,8 +16,10 @@ every Bash command's words, programs included, every path and every pattern uniq
 parse, path or rule lookup can be reused either). The default mix repeats commands and
 paths the way an agent's plans do.
 
-A/B against another checkout: run this script with that checkout's interpreter (its
-`python -m toolrun` is what is timed), e.g. /work/main/.venv/bin/python bench/check.py.
+A/B against another checkout: --against DIR times DIR's toolrun (with DIR/.venv's
+interpreter) as well, each run of it right after the same run of this one (interleaved:
+on a shared machine both see the same load), and prints both. Or run this script with
+that checkout's interpreter (its `python -m toolrun` is what is timed).
 
 --compare also times a policy diff (`--compare-config` against a config that moves a few
 rules) on the same plan and prints its ratio to the single check (budget: <= 2x).
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from _bytecode import compile_package
@@ -226,7 +229,9 @@ def _peak_kb(pid: int) -> int:
     return 0
 
 
-def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float, int, float]:
+def run_check(
+    ws: Path, plan: Path, fmt: str, *extra: str, toolrun: Sequence[str] = ()
+) -> tuple[float, float, int, float]:
     """Wall seconds, peak MB, exit code and CPU seconds (user + system, of every process:
     steadier than the wall time on a shared machine) of one check.
 
@@ -237,7 +242,8 @@ def run_check(ws: Path, plan: Path, fmt: str, *extra: str) -> tuple[float, float
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [*TOOLRUN, "check", str(plan), "--workspace", str(ws), "--format", fmt, *extra],
+            [*(toolrun or TOOLRUN), "check", str(plan), "--workspace", str(ws), "--format", fmt,
+             *extra],
             cwd=ws,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -275,9 +281,18 @@ def main() -> None:
     parser.add_argument("--format", default="text", help="output format (stdout is discarded)")
     parser.add_argument("--junit", action="store_true", help="also write -o report.xml")
     parser.add_argument("--compare", action="store_true", help="also time --compare-config")
-    parser.add_argument("--jobs", help="passed to check (auto: a big plan split between processes)")
+    parser.add_argument(
+        "--jobs",
+        help="passed to check (by default check splits a big JSON plan between two "
+        "processes; --jobs 1 times one process, as checkouts before that did by default)",
+    )
+    parser.add_argument("--against", type=Path, help="another checkout, timed interleaved (A/B)")
     args = parser.parse_args()
-    compile_package()  # time toolrun as installed: from bytecode
+    compile_package(args.against)  # time toolrun as installed: from bytecode
+    sides = [("", TOOLRUN)]
+    if args.against is not None:
+        other = args.against / ".venv" / "bin" / "python"
+        sides.append((f"{args.against}: ", [str(other), "-m", "toolrun"]))
     mix = "distinct" if args.distinct else args.mix
     extra = ["-o", "report.xml"] if args.junit else []
     if args.jobs:
@@ -294,48 +309,71 @@ def main() -> None:
         }
         (ws / "new.yaml").write_text(json.dumps({"permissions": new_rules}) + "\n")
         for syntax in args.syntax:
-            # the fixed cost (interpreter, imports, config) from a 10-call plan
-            small = write_plan(ws / f"plan-10.{syntax}", 10, syntax=syntax, mix="bench")
-            smalls = [run_check(ws, small, args.format, *extra) for _ in range(3)]
-            fixed = statistics.median(r[0] for r in smalls)
-            fixed_cpu = statistics.median(r[3] for r in smalls)
-            print(f"start-up and config ({syntax}, 10 calls): {fixed:.2f} s, cpu {fixed_cpu:.2f} s")
-            per_call: list[float] = []
-            per_call_cpu: list[float] = []
-            for n in args.sizes:
-                plan = write_plan(ws / f"plan-{n}.{syntax}", n, syntax=syntax, mix=mix)
-                runs = [run_check(ws, plan, args.format, *extra) for _ in range(args.repeat)]
-                wall = statistics.median(r[0] for r in runs)
-                cpu = statistics.median(r[3] for r in runs)
-                peak = max(r[1] for r in runs)
-                per_call.append((wall - fixed) / n)
-                per_call_cpu.append((cpu - fixed_cpu) / n)
-                print(
-                    f"{n:>7,} calls ({syntax}, {mix}, "
-                    f"--format {args.format}{' -o report.xml' if args.junit else ''}"
-                    f"{' --jobs ' + args.jobs if args.jobs else ''}): "
-                    f"{wall:6.2f} s (cpu {cpu:6.2f} s), peak {peak:5.0f} MB, "
-                    f"{per_call[-1] * 1e6:5.1f} us/call after start-up"
-                    + ("  (budget 5 s, 300 MB)" if n == 100_000 else "")
+            for label, line in _measure(ws, args, syntax, mix, extra, sides):
+                print(label + line)
+
+
+def _measure(
+    ws: Path,
+    args: argparse.Namespace,
+    syntax: str,
+    mix: str,
+    extra: list[str],
+    sides: list[tuple[str, list[str]]],
+) -> Iterator[tuple[str, str]]:
+    """The lines of one syntax, for every side; each run of a side right after the others'."""
+    # the fixed cost (interpreter, imports, config) from a 10-call plan
+    small = write_plan(ws / f"plan-10.{syntax}", 10, syntax=syntax, mix="bench")
+    smalls = [[run_check(ws, small, args.format, *extra, toolrun=t) for _, t in sides]
+              for _ in range(3)]
+    fixed = [statistics.median(r[i][0] for r in smalls) for i in range(len(sides))]
+    fixed_cpu = [statistics.median(r[i][3] for r in smalls) for i in range(len(sides))]
+    for i, (label, _) in enumerate(sides):
+        yield label, f"start-up and config ({syntax}, 10 calls): {fixed[i]:.2f} s, cpu " + (
+            f"{fixed_cpu[i]:.2f} s"
+        )
+    per_call: list[list[float]] = [[] for _ in sides]
+    per_call_cpu: list[list[float]] = [[] for _ in sides]
+    for n in args.sizes:
+        plan = write_plan(ws / f"plan-{n}.{syntax}", n, syntax=syntax, mix=mix)
+        runs = [[run_check(ws, plan, args.format, *extra, toolrun=t) for _, t in sides]
+                for _ in range(args.repeat)]
+        for i, (label, toolrun) in enumerate(sides):
+            mine = [r[i] for r in runs]
+            wall = statistics.median(r[0] for r in mine)
+            cpu = statistics.median(r[3] for r in mine)
+            peak = max(r[1] for r in mine)
+            per_call[i].append((wall - fixed[i]) / n)
+            per_call_cpu[i].append((cpu - fixed_cpu[i]) / n)
+            yield label, (
+                f"{n:>7,} calls ({syntax}, {mix}, "
+                f"--format {args.format}{' -o report.xml' if args.junit else ''}"
+                f"{' --jobs ' + args.jobs if args.jobs else ''}): "
+                f"{wall:6.2f} s (cpu {cpu:6.2f} s), peak {peak:5.0f} MB, "
+                f"{per_call[i][-1] * 1e6:5.1f} us/call after start-up"
+                + ("  (budget 5 s, 300 MB)" if n == 100_000 else "")
+            )
+            if args.compare:
+                both = [
+                    run_check(ws, plan, args.format, "--compare-config", "new.yaml",
+                              toolrun=toolrun)[:2]
+                    for _ in range(args.repeat)
+                ]
+                diff_wall = statistics.median(w for w, _ in both)
+                yield label, (
+                    f"{n:>7,} calls with --compare-config: {diff_wall:6.2f} s, "
+                    f"peak {max(m for _, m in both):5.0f} MB, "
+                    f"{diff_wall / wall:.2f} x the single check (budget 2 x)"
                 )
-                if args.compare:
-                    both = [
-                        run_check(ws, plan, args.format, "--compare-config", "new.yaml")[:2]
-                        for _ in range(args.repeat)
-                    ]
-                    diff_wall = statistics.median(w for w, _ in both)
-                    print(
-                        f"{n:>7,} calls with --compare-config: {diff_wall:6.2f} s, "
-                        f"peak {max(m for _, m in both):5.0f} MB, "
-                        f"{diff_wall / wall:.2f} x the single check (budget 2 x)"
-                    )
-                os.unlink(plan)
-            if len(per_call) > 1:
-                print(
-                    "  per-call cost, largest / smallest plan: "
-                    f"{per_call[-1] / per_call[0]:.2f} wall, "
-                    f"{per_call_cpu[-1] / per_call_cpu[0]:.2f} cpu (1.00 = linear; budget <= 1.2)"
-                )
+        os.unlink(plan)
+    for i, (label, _) in enumerate(sides):
+        if len(per_call[i]) > 1:
+            yield label, (
+                "  per-call cost, largest / smallest plan: "
+                f"{per_call[i][-1] / per_call[i][0]:.2f} wall, "
+                f"{per_call_cpu[i][-1] / per_call_cpu[i][0]:.2f} cpu "
+                "(1.00 = linear; budget <= 1.2)"
+            )
 
 
 if __name__ == "__main__":

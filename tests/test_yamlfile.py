@@ -346,3 +346,90 @@ def test_the_node_builder_has_the_same_limits(text: str, message: str) -> None:
     found = _problem(text)
     assert found.startswith("t.yaml:")
     assert message in found
+
+
+@pytest.mark.parametrize("syntax", ["json", "yaml"])
+def test_every_call_of_a_big_plan_keeps_its_exact_place(syntax: str) -> None:
+    # turns of 1, 2, 3, ... calls, each call on a line of its own after a comment line
+    lines = ["{", '"turns": ['] if syntax == "json" else ["turns:"]
+    where: dict[tuple[int, int], Location] = {}
+    for t in range(30):
+        lines.append('  {"calls": [' if syntax == "json" else "  - calls:")
+        for c in range(t + 1):
+            call = f'{{"tool": "Read", "input": {{"file_path": "f{t}-{c}.py"}}}}'
+            indent = "    " if syntax == "json" else "      - "
+            where[(t, c)] = Location("p", len(lines) + 1, len(indent) + 1)
+            comma = "," if syntax == "json" and c < t else ""
+            lines.append(indent + call + comma)
+        if syntax == "json":
+            lines.append("  ]}" + ("," if t < 29 else ""))
+    lines += ["]", "}"] if syntax == "json" else []
+    doc = parse_text("\n".join(lines) + "\n", "p", json_syntax=syntax == "json")
+    for (t, c), location in where.items():
+        assert doc.value_location(("turns", t, "calls", c)) == location
+    for t in range(30):  # a list's items all at once, as the plan loader asks
+        assert doc.item_locations(("turns", t, "calls")) == [where[(t, c)] for c in range(t + 1)]
+    # deeper than the kept places: through the node tree, on the call's own line
+    assert doc.locate(("turns", 3, "calls", 2, "input")).line == where[(3, 2)].line
+
+
+def test_json_calls_share_their_key_strings() -> None:
+    # one string per key for the whole document, as the C decoder makes it, not one a call
+    # (a big plan's repeated keys were a quarter of its memory)
+    text = json.dumps({"turns": [{"calls": [{"tool": "Read", "input": {"file_path": "a"}}]}] * 3})
+    calls = [turn["calls"][0] for turn in parse_text(text, "p.json", json_syntax=True).data["turns"]]
+    first, *others = [next(iter(call["input"])) for call in calls]
+    assert all(key is first for key in others)
+
+
+def test_items_of_a_list_not_recorded_are_asked_one_by_one() -> None:
+    # an alias's list, and a document the node builder read (merge keys): no positions kept
+    doc = parse_text("a: &x [1, 2]\nb: *x\n", "f.yaml")
+    assert doc.item_locations(("a",)) == [Location("f.yaml", 1, 8), Location("f.yaml", 1, 11)]
+    assert doc.item_locations(("b",)) is None
+    merged = parse_text("base: &b {k: 1}\nc:\n  <<: *b\n  l: [5]\n", "m.yaml")
+    assert merged.item_locations(("c", "l")) is None
+    assert merged.value_location(("c", "l", 0)) == Location("m.yaml", 4, 7)
+
+
+def test_a_lean_json_plan_leaves_each_turn_s_calls_in_the_text_until_asked() -> None:
+    text = json.dumps(
+        {"name": "p", "turns": [{"calls": [{"tool": "Read", "input": {"file_path": f"f{t}"}}]
+                                 * (t + 1)} for t in range(3)]},
+        indent=1,
+    )
+    doc = parse_text(text, "p.json", json_syntax=True, lean=True)
+    assert doc.lean
+    assert doc.data == {"name": "p", "turns": [{"calls": [None] * (t + 1)} for t in range(3)]}
+    whole = json.loads(text)
+    assert [doc.calls_of(t) for t in range(3)] == [turn["calls"] for turn in whole["turns"]]
+    full = parse_text(text, "p.json", json_syntax=True)
+    assert doc.value_location(("turns", 2, "calls", 1)) == full.value_location(
+        ("turns", 2, "calls", 1)
+    )
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"calls": [{"tool": "Read", "input": {}}]},  # the one-turn shorthand
+        {"turns": [{"calls": []}, {"calls": [], "note": 1}]},  # a turn with another key
+        {"turns": [{"calls": {}}]},  # calls that are not a list
+        {"turns": [[]]},  # a turn that is not a mapping
+        {"messages": []},  # another format
+        [1, 2],
+    ],
+)
+def test_json_that_is_not_plain_turns_of_calls_is_decoded_whole(doc: object) -> None:
+    text = json.dumps(doc)
+    lean = parse_text(text, "p.json", json_syntax=True, lean=True)
+    assert not lean.lean and lean.data == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ['{"turns": [{"calls": []}]', '{"turns": [1,]}', "[1] x"])
+def test_lean_json_is_checked_as_strictly(text: str) -> None:
+    with pytest.raises(DocumentError) as lean:
+        parse_text(text, "p.json", json_syntax=True, lean=True)
+    with pytest.raises(DocumentError) as whole:
+        parse_text(text, "p.json", json_syntax=True)
+    assert str(lean.value.problem) == str(whole.value.problem)

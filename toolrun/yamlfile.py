@@ -13,6 +13,7 @@ import json.decoder
 import os
 import re
 import stat
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,16 @@ class Document:
     json_marks: _JsonMarks | None = None
     # False when no string can hold a NUL (no escape writes one): callers skip looking
     nul_possible: bool = True
+    # A plan's turns left in the text (``data`` holds each as {"calls": [None, ...]}):
+    # ``calls_of`` decodes one turn's calls when they are needed (parse_json's ``lean``)
+    lean: bool = False
+
+    def calls_of(self, turn: int) -> list[Any]:
+        """The calls of turn ``turn`` of a lean document, decoded now (not kept)."""
+        assert self.lean and self.json_marks is not None
+        marks = self.json_marks
+        value = _json_scan(marks.text, marks.values[("turns", turn, "calls")])[0]
+        return value  # type: ignore[no-any-return]
 
     def _nodes(self) -> yaml.Node | None:
         if self.root is None and self.json_marks is not None:
@@ -109,6 +120,18 @@ class Document:
             else:
                 break
         return Location(self.file, mark.line + 1, mark.column + 1)
+
+    def item_locations(self, path: Sequence[PathPart]) -> list[Location] | None:
+        """Where each item of the list at ``path`` starts (``value_location`` of each), all
+        at once; None when they are not recorded (ask ``value_location``)."""
+        marks = self.json_marks
+        if marks is None:
+            return None
+        starts = marks.items.get(tuple(path))
+        if starts is None:
+            return None
+        place = marks._location
+        return [place(start) for start in starts]
 
     def value_location(self, path: Sequence[PathPart]) -> Location:
         """Where the *value* at ``path`` starts (not its key)."""
@@ -359,6 +382,10 @@ class _JsonMarks:
         self.text = text
         self.file = file
         self.values: dict[tuple[PathPart, ...], int] = {}
+        # where each item of a shallow list starts, by the list's path: one compact array
+        # per list rather than a path tuple per item (a big plan's calls were 40 MB of
+        # such tuples, kept only in case an error needed one)
+        self.items: dict[tuple[PathPart, ...], array[int]] = {}
         self.keys: dict[tuple[PathPart, ...], int] = {}
         self.problems: list[Problem] = []
         self._newlines: list[int] | None = None
@@ -371,20 +398,30 @@ class _JsonMarks:
         start = self._newlines[line - 1] + 1 if line else 0
         return Location(self.file, line + 1, index - start + 1)
 
+    def _value_at(self, path: tuple[PathPart, ...]) -> int | None:
+        found = self.values.get(path)
+        if found is None and path:
+            last = path[-1]
+            if isinstance(last, int) and last >= 0:
+                items = self.items.get(path[:-1])
+                if items is not None and last < len(items):
+                    return items[last]
+        return found
+
     def key_location(self, path: tuple[PathPart, ...]) -> Location | None:
         index = self.keys.get(path) if path and isinstance(path[-1], str) else None
         if index is None:
-            index = self.values.get(path)
+            index = self._value_at(path)
         return self._location(index) if index is not None else None
 
     def value_location(self, path: tuple[PathPart, ...]) -> Location | None:
-        index = self.values.get(path)
+        index = self._value_at(path)
         return self._location(index) if index is not None else None
 
     def nearest(self, path: tuple[PathPart, ...]) -> Location:
         """The recorded value nearest to ``path``: itself or its closest parent."""
         for end in range(len(path), -1, -1):
-            index = self.values.get(path[:end])
+            index = self._value_at(path[:end])
             if index is not None:
                 return self._location(index)
         return Location(self.file, 1, 1)
@@ -402,16 +439,24 @@ class _JsonMarks:
                 loader.dispose()
         return self._yaml[0]
 
-    def walk(self, index: int, path: tuple[PathPart, ...]) -> tuple[Any, int]:
-        """Decode the value at ``index`` (valid JSON), noting where things are."""
+    def walk(self, index: int, path: tuple[PathPart, ...], into: array[int] | None = None) -> int:
+        """Note where the value at ``index`` (valid JSON) and its shallow parts are (where
+        it starts goes to ``into``, its list's items, when given); the index after it.
+
+        The values are not kept: ``json.loads`` builds the document's data, whose
+        repeated keys share one string, where values decoded a call at a time would each
+        have their own copies (a quarter of a big plan's memory)."""
         text = self.text
         index = _skip_ws(text, index)
-        self.values[path] = index
+        if into is None:
+            self.values[path] = index
+        else:
+            into.append(index)
         ch = text[index]
         if ch not in "[{":
-            return _json_scan(text, index)
+            return _json_scan(text, index)[1]
         if len(path) >= MARK_DEPTH:
-            value, end = _json_scan(text, index)
+            end = _json_scan(text, index)[1]
             # only a value that long, with that many brackets in it, can be too deep
             room = MAX_DEPTH - len(path)
             if (
@@ -419,37 +464,37 @@ class _JsonMarks:
                 and text.count("[", index, end) + text.count("{", index, end) > room
             ):
                 _check_json_depth(text, self.file, index, end, len(path))
-            return value, end
+            return end
         index = _skip_ws(text, index + 1)
         if ch == "[":
-            items: list[Any] = []
+            starts = self.items[path] = array("q")
             if text[index] == "]":
-                return items, index + 1
+                return index + 1
             while True:
-                value, index = self.walk(index, (*path, len(items)))
-                items.append(value)
+                index = self.walk(index, (*path, len(starts)), starts)
                 index = _skip_ws(text, index)
                 if text[index] == "]":
-                    return items, index + 1
+                    return index + 1
                 index += 1  # ","
-        out: dict[str, Any] = {}
+        seen: set[str] = set()
         if text[index] == "}":
-            return out, index + 1
+            return index + 1
         while True:
             key_at = index
             key, index = _scanstring(text, index + 1)
-            if key in out:
+            if key in seen:
                 self.problems.append(
                     Problem(
                         self._location(key_at), format_path((*path, key)), f"duplicate key {key!r}"
                     )
                 )
+            seen.add(key)
             self.keys[(*path, key)] = key_at
             index = _skip_ws(text, index) + 1  # ":"
-            out[key], index = self.walk(index, (*path, key))
+            index = self.walk(index, (*path, key))
             index = _skip_ws(text, index)
             if text[index] == "}":
-                return out, index + 1
+                return index + 1
             index = _skip_ws(text, index + 1)  # ","
 
 
@@ -514,10 +559,24 @@ def _check_json_strings(text: str, file: str) -> None:
             ) from None
 
 
-def parse_json(text: str, file: str) -> Document:
-    """Parse JSON strictly, fast, with positions for its shallow levels."""
+def _nothing(pairs: object) -> None:
+    return None
+
+
+# checks JSON as json.loads does (the same scanner, messages and positions) without
+# keeping what it decodes: every object is dropped as soon as it is read
+_check_only = json.JSONDecoder(object_pairs_hook=_nothing).decode
+
+
+def parse_json(text: str, file: str, *, lean: bool = False) -> Document:
+    """Parse JSON strictly, fast, with positions for its shallow levels.
+
+    ``lean``: a plan of ``turns`` of ``calls`` is left in the text, each turn's calls
+    decoded only when asked for (``Document.calls_of``): a process deciding a part of a
+    big plan never holds the whole of it. Anything else is decoded as usual."""
     try:
-        json.loads(text)  # the C decoder's own messages and positions for bad input
+        # the C decoder: the data, and its own messages and positions for bad input
+        data = _check_only(text) if lean else json.loads(text)
     except json.JSONDecodeError as exc:
         raise DocumentError(
             Problem(Location(file, exc.lineno, exc.colno), "", f"invalid JSON: {exc.msg}")
@@ -532,8 +591,43 @@ def parse_json(text: str, file: str) -> Document:
         ) from None
     _check_json_strings(text, file)
     marks = _JsonMarks(text, file)
-    data, _ = marks.walk(0, ())
-    return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
+    marks.walk(0, ())
+    if lean:
+        data = _skeleton(marks)
+        if data is None:
+            data, lean = json.loads(text), False
+    return Document(
+        file, data, None, tuple(marks.problems), marks, _may_hold_nul(text), lean=lean
+    )
+
+
+def _skeleton(marks: _JsonMarks) -> dict[str, Any] | None:
+    """A plan's data with each turn's calls left out (as Nones), or None when the document
+    is not a mapping whose ``turns`` are each ``{"calls": [...]}`` and nothing else."""
+    text = marks.text
+    if marks.values.get(()) is None or text[marks.values[()]] != "{":
+        return None
+    turns = marks.items.get(("turns",))
+    if turns is None:
+        return None
+    shapes: dict[int, list[str]] = {}
+    for path in marks.keys:  # (each key's path, in the order written)
+        if len(path) == 3 and path[0] == "turns" and isinstance(path[1], int):
+            shapes.setdefault(path[1], []).append(str(path[2]))
+    skeleton_turns: list[Any] = []
+    for t in range(len(turns)):
+        calls = marks.items.get(("turns", t, "calls"))
+        if shapes.get(t) != ["calls"] or calls is None:
+            return None
+        skeleton_turns.append({"calls": [None] * len(calls)})
+    data: dict[str, Any] = {}
+    for path in marks.keys:
+        if len(path) == 1:
+            key = str(path[0])
+            data[key] = (
+                skeleton_turns if key == "turns" else _json_scan(text, marks.values[path])[0]
+            )
+    return data
 
 
 class _YamlMarks(_JsonMarks):
@@ -583,12 +677,15 @@ class _EventBuilder:
         self.nodes = 0
         self.aliased = 0
 
-    def build(self, path: tuple[PathPart, ...]) -> Any:
+    def build(self, path: tuple[PathPart, ...], into: array[int] | None = None) -> Any:
         loader = self.loader
         event = loader.get_event()
         depth = len(path)
         if depth <= MARK_DEPTH:
-            self.marks.values[path] = _pos(event.start_mark)
+            if into is None:
+                self.marks.values[path] = _pos(event.start_mark)
+            else:
+                into.append(_pos(event.start_mark))
         self.nodes += 1
         if isinstance(event, yaml.AliasEvent):
             found = self.anchors.get(event.anchor or "")
@@ -610,8 +707,11 @@ class _EventBuilder:
             if depth >= self.deepest:
                 self._reach(event, depth + 1)
             items: list[Any] = []
+            starts: array[int] | None = None
+            if depth < MARK_DEPTH:
+                starts = self.marks.items[path] = array("q")
             while not loader.check_event(yaml.SequenceEndEvent):
-                items.append(self.build((*path, len(items))))
+                items.append(self.build((*path, len(items)), starts))
             loader.get_event()
             value = items
         elif isinstance(event, yaml.MappingStartEvent):
@@ -693,10 +793,13 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
     return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
 
 
-def parse_text(text: str, file: str, *, json_syntax: bool = False) -> Document:
-    """Parse YAML, or JSON (strictly) when ``json_syntax``, into a located Document."""
+def parse_text(
+    text: str, file: str, *, json_syntax: bool = False, lean: bool = False
+) -> Document:
+    """Parse YAML, or JSON (strictly) when ``json_syntax``, into a located Document
+    (``lean``: see ``parse_json``; YAML is always decoded whole)."""
     if json_syntax:
-        return parse_json(text, file)
+        return parse_json(text, file, lean=lean)
     fast = _parse_yaml_events(text, file)
     if fast is not None:
         return fast

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,37 @@ def test_reports_of_a_plan_of_many_turns_keep_every_call_in_order(
     assert [r["index"] for r in records] == list(range(2500))
     assert [r["turn"] for r in records] == [i // 10 + 1 for i in range(2500)]
     assert {r["decision"] for r in records} == {"allow"}
+
+
+LINKING_HOOK = """
+import json, os, sys
+call = json.load(sys.stdin)
+if call["tool_input"].get("file_path") == "make-link":
+    os.symlink(sys.argv[1], "later")
+"""
+
+
+def test_a_hook_that_changes_the_files_is_seen_by_the_calls_after_it(
+    ws: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # Without hooks nothing runs during a check, and a name found missing is remembered;
+    # a hook runs code, so every lookup then reads the files as they are.
+    outside = tmp_path_factory.mktemp("outside")  # not in the workspace
+    write(ws / "hook.py", LINKING_HOOK)
+    hook = {"type": "command", "command": f"{sys.executable} hook.py {outside}"}
+    write(ws / "toolrun.yaml", json.dumps({"hooks": {"PreToolUse": [{"matcher": "Read",
+                                                                     "hooks": [hook]}]}}))
+    plan = {"turns": [
+        {"calls": [{"tool": "Read", "input": {"file_path": "later/a.txt"}}]},
+        {"calls": [{"tool": "Read", "input": {"file_path": "make-link"}}]},
+        {"calls": [{"tool": "Read", "input": {"file_path": "later/b.txt"}}]},
+    ]}  # fmt: skip
+    write(ws / "plan.json", json.dumps(plan))
+    out = subprocess.run(
+        [sys.executable, "-m", "toolrun", "check", "plan.json", "--format", "json",
+         "--fail-on", "never"],
+        cwd=ws, capture_output=True, text=True, check=False,
+    )
+    results = json.loads(out.stdout)["results"]
+    assert [r["decision"] for r in results] == ["allow", "allow", "ask"], out.stderr
+    assert "outside the workspace" in results[2]["reason"]  # where the link now leads

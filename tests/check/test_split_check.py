@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -282,3 +283,124 @@ def test_a_plan_with_pre_tool_use_hooks_is_never_split(ws: Path) -> None:
     out, code, forked = toolrun_forking(ws, plan.name, "--format", "jsonl", "--jobs", "2")
     assert code == 4 and forked == 0
     assert stable(out) == stable(toolrun(ws, plan.name, "--format", "jsonl", "--jobs", "1").stdout)
+
+
+def test_a_yaml_plan_split_reports_what_one_process_reports(ws: Path) -> None:
+    plan = make_plan(ws, 50)
+    turns = json.loads(plan.read_text())["turns"]
+    lines = ["name: split", "turns:"]
+    for turn in turns:
+        lines.append("  - calls:" if turn["calls"] else "  - calls: []")
+        lines.extend(f"      - {json.dumps(c)}" for c in turn["calls"])
+    write(ws / "plan.yaml", "\n".join(lines) + "\n")
+    one = toolrun(ws, "plan.yaml", "--format", "jsonl", "--jobs", "1")
+    two, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl", "--jobs", "2")
+    assert forked == 1 and code == one.returncode == 4
+    assert stable(two) == stable(one.stdout)
+    # every call where the YAML file has it
+    assert '"location": {"file": "plan.yaml", "line": 4, "column": 9}' in two
+
+
+def test_a_split_plan_with_problems_reports_each_once_and_decides_nothing(ws: Path) -> None:
+    plan = make_plan(ws, 60)
+    doc = json.loads(plan.read_text())
+    doc["turns"][50]["calls"][1]["tool"] = "Nope"  # in the part another process decides
+    doc["turns"][2]["calls"][0]["input"] = {}  # in the first part
+    doc["turns"][51]["calls"][0]["id"] = doc["turns"][1]["calls"][0]["id"] = "twice"
+    write(plan, json.dumps(doc, indent=1))
+    one = toolrun(ws, plan.name, "--jobs", "1")
+    two = toolrun(ws, plan.name, "--jobs", "2")
+    assert one.returncode == two.returncode == 3
+    assert stable(two.stdout) == stable(one.stdout) and two.stderr == one.stderr
+    problems = [line for line in two.stderr.splitlines() if "plan.json:" in line]
+    assert len(problems) == 3, two.stderr
+    assert "unknown tool 'Nope'" in two.stderr and "duplicate id 'twice'" in two.stderr
+
+
+def test_jobs_auto_forks_a_part_process_for_a_big_plan_and_reaps_it(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrun.commands import check as check_module
+
+    plan = make_plan(ws, 40)
+    monkeypatch.setattr(check_module, "EARLY_MIN_BYTES", 1)
+    monkeypatch.setattr(check_module, "SPLIT_MIN_CALLS", 100)
+    monkeypatch.setattr(check_module, "_cores", lambda: 2)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    request = check_module.CheckRequest(inputs=[plan.name], workspace=ws)
+    one = check_module.check(request)
+    assert forks == []
+    two = check_module.check(replace(request, jobs=None))  # --jobs auto
+    assert len(forks) == 1 and not Path(f"/proc/{forks[0]}").exists()  # reaped
+    rows = [[c._replace(execution_id="") for c in p.calls] for p in one.plans]
+    assert rows == [[c._replace(execution_id="") for c in p.calls] for p in two.plans]
+
+
+@pytest.mark.parametrize("name", ["calls.jsonl", "calls.json"])
+def test_a_call_stream_split_reports_what_one_process_reports(ws: Path, name: str) -> None:
+    # not a toolrun plan: split once loaded (a .json one after its part processes found so)
+    make_plan(ws, 1)
+    lines = [json.dumps(call(i)) for i in range(300)]
+    write(ws / name, "\n".join(lines) + "\n")
+    one = toolrun(ws, name, "--format", "jsonl", "--jobs", "1")
+    two, code, forked = toolrun_forking(ws, name, "--format", "jsonl", "--jobs", "2")
+    assert code == one.returncode == 4
+    assert forked >= 1
+    assert stable(two) == stable(one.stdout) and two.count("\n") == 300
+
+
+def test_a_part_s_records_come_back_whole_or_not_at_all() -> None:
+    import io
+
+    from toolrun.commands import split_check
+    from toolrun.commands.check import CallCheck
+
+    record = CallCheck(0, "call-1", "Read", {"file_path": "a"}, "allow", "mode", None, None,
+                       "allowed", "skipped", None, 1, 1, 1, 1, "concurrent", "exec_1")
+    calls = tuple(record._replace(position=i, id=f"call-{i + 1}") for i in range(5000))
+    sent = io.BytesIO()
+    split_check._send((((1, "concurrent", 5000),), calls), sent)
+    data = sent.getvalue()
+    assert split_check._receive(io.BytesIO(data)) == (((1, "concurrent", 5000),), calls)
+    # run numbers go on from the earlier parts' (0: not admitted, in no run, stays 0)
+    later = split_check._receive(io.BytesIO(data), 7)
+    assert later is not None and {c.run for c in later[1]} == {8}
+    assert split_check.shifted((((1, "x", 1),), (record._replace(run=0),)), 7)[1][0].run == 0
+    # cut anywhere (a process that died while writing): never taken for its part
+    for cut in (1, len(data) // 3, len(data) // 2, len(data) - 1):
+        with pytest.raises(Exception):  # noqa: B017 - whatever pickle raises
+            split_check._receive(io.BytesIO(data[:cut]))
+    nothing = io.BytesIO()
+    split_check._send(None, nothing)
+    assert split_check._receive(io.BytesIO(nothing.getvalue())) is None
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="splits only on 2 cores or more")
+def test_by_default_a_big_json_plan_is_split_and_a_yaml_one_is_not(ws: Path) -> None:
+    from toolrun.commands.check import EARLY_MIN_BYTES, SPLIT_MIN_CALLS
+
+    plan = make_plan(ws, 2500)
+    doc = json.loads(plan.read_text())
+    assert plan.stat().st_size >= EARLY_MIN_BYTES
+    assert sum(len(t["calls"]) for t in doc["turns"]) >= SPLIT_MIN_CALLS
+    one = toolrun(ws, plan.name, "--format", "jsonl", "--jobs", "1")
+    out, code, forked = toolrun_forking(ws, plan.name, "--format", "jsonl")
+    assert forked == 1 and code == one.returncode == 4
+    assert stable(out) == stable(one.stdout)
+    # a YAML plan is decoded whole by each process: not split unless asked (--jobs N)
+    lines = ["turns:"]
+    for turn in doc["turns"]:
+        lines.append("  - calls:" if turn["calls"] else "  - calls: []")
+        lines.extend(f"      - {json.dumps(c)}" for c in turn["calls"])
+    write(ws / "plan.yaml", "\n".join(lines) + "\n")
+    _, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl")
+    assert forked == 0 and code == 4

@@ -135,3 +135,17 @@ def test_substitutions_in_unquoted_heredocs_are_seen(tree: Tree, command: str) -
 def test_quoted_heredocs_are_text(tree: Tree) -> None:
     for command in ("cat <<'EOF'\n`rm y` $(rm y)\nEOF", 'cat <<"EOF"\n`x`\nEOF'):
         assert decide(tree, "Bash", {"command": command}).decision == "allow"
+
+
+@pytest.mark.parametrize("command", ["echo $(ls", "echo `ls", "(cd x && ls", "ls | { wc"])
+def test_a_token_the_parser_made_up_is_not_bash_s_parse(command: str) -> None:
+    # a MISSING token (the parser closes `$(` for bash) is an anonymous leaf: the
+    # fidelity walk still looks at it, whatever else it skips of such leaves
+    from toolrun.permissions import fidelity
+    from toolrun.permissions.bash import _parser
+
+    source = command.encode()
+    assert "the command does not parse as shell" in fidelity.problems(
+        _parser().parse(source).root_node, source
+    )
+    assert not analyse(command).analysable

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolrun.permissions.paths import normalise, realpath, variants
+from toolrun.permissions.paths import frozen_tree, normalise, realpath, variants
 
 NAMES = ["a", "d", "f", "ln", "lnd", "lnx", "loop", "up", "missing", "abs"]
 
@@ -40,3 +40,32 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_realpath_agrees_with_os_realpath(root: Path, parts: list[str]) -> None:
     link = normalise(str(root) + "/" + "/".join(parts))
     assert realpath(link) == normalise(os.path.realpath(link))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(NAMES), min_size=1, max_size=5), max_size=6))
+def test_a_frozen_tree_says_what_os_realpath_says_too(root: Path, paths: list[list[str]]) -> None:
+    # the same tree looked up many times (missing names remembered): the same answers
+    with frozen_tree():
+        for parts in paths:
+            link = normalise(str(root) + "/" + "/".join(parts))
+            assert realpath(link) == normalise(os.path.realpath(link))
+
+
+def test_a_frozen_tree_remembers_a_missing_name_until_it_thaws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrun.permissions import paths
+
+    ws = tmp_path.resolve() / "ws"
+    (ws / "elsewhere").mkdir(parents=True)
+    monkeypatch.setattr(paths, "_KNOWN", {})  # (other tests may have filled it)
+    variants(str(ws))  # the workspace: a known root
+    with frozen_tree():  # (a check: nothing runs that could make the name)
+        assert realpath(f"{ws}/later/x") == f"{ws}/later/x"
+        (ws / "later").symlink_to(ws / "elsewhere")
+        assert realpath(f"{ws}/later/x") == f"{ws}/later/x"
+    # exec runs things: every lookup reads the tree as it is now
+    assert realpath(f"{ws}/later/x") == f"{ws}/elsewhere/x"
+    with frozen_tree():
+        assert realpath(f"{ws}/later/x") == f"{ws}/elsewhere/x"

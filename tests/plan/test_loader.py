@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -237,3 +239,72 @@ def test_a_call_line_has_the_limits_of_a_plan(
     (problem,) = info.value.problems
     assert str(problem).startswith("-:7:")
     assert message in str(problem)
+
+
+def _turns_of(sizes: list[int], bad: tuple[int, int] | None = None) -> str:
+    turns = []
+    for t, size in enumerate(sizes):
+        calls = [
+            f"      - {{tool: {'Nope' if (t, c) == bad else 'Read'}, input: {{file_path: f{t}{c}}}}}"
+            for c in range(size)
+        ]
+        turns.append("  - calls:\n" + "\n".join(calls) if calls else "  - calls: []")
+    return "turns:\n" + "\n".join(turns) + "\n"
+
+
+def test_select_builds_only_the_turns_it_names(registry: ToolRegistry) -> None:
+    from toolrun.plan.loader import plan_from_document
+    from toolrun.yamlfile import parse_text
+
+    seen: list[list[int]] = []
+
+    def second_half(sizes: Sequence[int]) -> tuple[range, bool]:
+        seen.append(list(sizes))
+        return range(2, 4), False
+
+    doc = parse_text(_turns_of([2, 0, 3, 1]), "p.yaml")
+    plan = plan_from_document(doc, registry, select=second_half)
+    assert seen == [[2, 0, 3, 1]]
+    assert [len(t.calls) for t in plan.turns] == [0, 0, 3, 1]
+    # the calls keep their place in the whole plan: indexes, ids and lines
+    assert [(c.index, c.id, c.location.line) for c in plan.calls] == [
+        (2, "call-3", 7), (3, "call-4", 8), (4, "call-5", 9), (5, "call-6", 11),
+    ]  # fmt: skip
+
+
+def test_select_still_finds_every_problem_when_asked(registry: ToolRegistry) -> None:
+    from toolrun.plan.loader import plan_from_document
+    from toolrun.yamlfile import parse_text
+
+    doc = parse_text(_turns_of([2, 2], bad=(1, 0)), "p.yaml")
+    with pytest.raises(PlanError) as info:
+        plan_from_document(doc, registry, select=lambda sizes: (range(1), True))
+    assert [str(p) for p in info.value.problems] == [
+        "p.yaml:6:10: turns[1].calls[0].tool: unknown tool 'Nope'"
+    ]
+    # a process that leaves the problems to another one does not look at the others
+    plan = plan_from_document(doc, registry, select=lambda sizes: (range(1), False))
+    assert [c.id for c in plan.calls] == ["call-1", "call-2"]
+
+
+def test_a_lean_document_gives_the_plan_a_whole_one_gives(
+    tmp_path: Path, registry: ToolRegistry
+) -> None:
+    from toolrun.plan.loader import plan_from_document
+    from toolrun.yamlfile import parse_text
+
+    turns = [{"calls": [{"tool": "Read", "input": {"file_path": f"f{t}{c}"}} for c in range(t)]}
+             for t in range(5)]
+    text = json.dumps({"name": "n", "turns": turns}, indent=2)
+    lean = parse_text(text, "p.json", json_syntax=True, lean=True)
+    assert lean.lean
+    whole = plan_from_document(parse_text(text, "p.json", json_syntax=True), registry)
+    assert plan_from_document(lean, registry) == whole
+    # with a problem: the same problems, located the same
+    turns[3]["calls"][1]["tool"] = "Nope"
+    text = json.dumps({"turns": turns}, indent=2)
+    with pytest.raises(PlanError) as one:
+        plan_from_document(parse_text(text, "p.json", json_syntax=True, lean=True), registry)
+    with pytest.raises(PlanError) as two:
+        plan_from_document(parse_text(text, "p.json", json_syntax=True), registry)
+    assert [str(p) for p in one.value.problems] == [str(p) for p in two.value.problems]

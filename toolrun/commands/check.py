@@ -7,7 +7,8 @@ records what it decided, compactly, so that 100,000 calls fit in a small budget.
 With ``jobs > 1`` inputs are checked in worker processes (spawned: the functions they run
 are top-level, and what they return is plain JSON-able data); reports keep input order.
 One big input is split by turns between forked processes instead (``toolrun.commands.
-split_check``): automatically when it has many calls and the machine more than one core.
+split_check``), forked before it is loaded so that each holds only its own turns:
+automatically for a JSON plan of many calls on a machine of more than one core.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from toolrun.paths import display_path
 
 if TYPE_CHECKING:
     from toolrun.commands.shards import Shard
+    from toolrun.commands.split_check import Sink
     from toolrun.config.models import Config
     from toolrun.execution.decide import EngineDecider
     from toolrun.execution.executor import Executor
     from toolrun.execution.partition import Run
     from toolrun.execution.results import CallDecision, Result
     from toolrun.hooks import HookRunner, PreToolUseResult
+    from toolrun.plan.importers import Imported
     from toolrun.plan.models import Call, Plan, Turn
     from toolrun.policy.diff import PolicyDiff
     from toolrun.tools.base import ToolContext
@@ -170,7 +173,7 @@ class CheckRequest:
     # workspace); None: the cwd a transcript records, if any
     transcript_cwd: str | None = None
     hooks: bool = True
-    # processes; None: automatic (one input of SPLIT_MIN_CALLS calls or more is split
+    # processes; None: automatic (one JSON plan of SPLIT_MIN_CALLS calls or more is split
     # between two processes when the machine has two cores or more)
     jobs: int | None = 1
     fail_on: str = "deny"
@@ -390,7 +393,8 @@ def _state(options: _Options) -> _State:
         from toolrun.hooks import HookRunner
 
         hooks = HookRunner(config, run_id=options.run_id, registry=registry)
-    decider = _CheckDecider(EngineDecider(PermissionEngine(config, registry)))
+    # the check remembers its decisions itself (nothing runs: no read can change)
+    decider = _CheckDecider(EngineDecider(PermissionEngine(config, registry, memo=False)))
     state = _State(config, registry, decider, hooks)
     _STATES.clear()  # one configuration at a time
     _STATES[options] = state
@@ -494,22 +498,49 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     if path is None:
         message = f"{shown}: no file matches this pattern"
         return PlanCheck(shown, problems=(Problem(None, "", message),))
+    state = _state(options)
+    children: list[tuple[int, int]] = []  # the part processes: (pid, read end)
+    try:
+        part = _fork_early(options, state, shown, path, children)
+        return _check_loaded(options, state, shown, path, started, part, children)
+    finally:
+        _end_parts(children)
+
+
+def _load(
+    options: _Options, state: _State, shown: str, path: Path, select: _Part | None = None
+) -> Imported:
     from toolrun.plan.importers import load_input
 
-    state = _state(options)
+    return load_input(
+        path,
+        state.registry,
+        display=shown,
+        source_format=options.source_format,
+        max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
+        strict=options.strict,
+        select=select,
+    )
+
+
+def _check_loaded(
+    options: _Options,
+    state: _State,
+    shown: str,
+    path: Path,
+    started: float,
+    part: _Part | None,
+    children: list[tuple[int, int]],
+) -> PlanCheck:
     try:
-        imported = load_input(
-            path,
-            state.registry,
-            display=shown,
-            source_format=options.source_format,
-            max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
-            strict=options.strict,
-        )
+        imported = _load(options, state, shown, path, part)
     except PlanError as exc:
         return PlanCheck(
             shown, problems=exc.problems, wall_ms=(time.perf_counter() - started) * 1000
         )
+    if part is not None and part.spans is None:
+        _end_parts(children)  # not a toolrun plan: its parts were never chosen
+        part = None
     from toolrun.plan.recorded import rebase_plan
 
     rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
@@ -521,8 +552,12 @@ def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     # once decided (the calls and their validated inputs are most of a big plan's memory)
     del imported, rebased
     try:
-        parts = _parts(options.split, turns) if state.hooks is None else 1
-        if parts > 1:
+        # (--jobs N splits what was loaded whole; automatic splits only before loading)
+        parts = _parts(options.split, turns) if state.hooks is None and options.split else 1
+        if part is not None:
+            decide = partial(_decide, state, options.run_id, file, rebased=changes, marks=marks)
+            runs, calls = _decided_parts(options, state, shown, path, part, children, decide, turns)
+        elif parts > 1:
             from toolrun.commands.split_check import decide_in_parts
 
             runs, calls = decide_in_parts(
@@ -556,14 +591,159 @@ async def _released(turns: list[Turn | None]) -> AsyncIterator[tuple[Turn, Seque
 
 #: an input of this many calls is split between processes when --jobs is automatic
 SPLIT_MIN_CALLS = 20_000
+#: a file this big may hold that many calls: its part processes are forked before it is
+#: loaded (fewer bytes than this a call are rare; a plan that has them is split once loaded)
+EARLY_MIN_BYTES = 1 << 20
 
 
 def _parts(split: int, turns: Sequence[Turn | None]) -> int:
     """How many processes decide the input: ``split`` (0: automatic), at most one per turn."""
+    return _size_parts(split, [len(t.calls) if t is not None else 0 for t in turns])
+
+
+def _size_parts(split: int, sizes: Sequence[int]) -> int:
+    """``_parts`` of turns of ``sizes`` calls each."""
     if split == 0:
-        calls = sum(len(t.calls) for t in turns if t is not None)
-        split = 2 if calls >= SPLIT_MIN_CALLS and _cores() >= 2 else 1
-    return max(1, min(split, len(turns)))
+        split = 2 if sum(sizes) >= SPLIT_MIN_CALLS and _cores() >= 2 else 1
+    return max(1, min(split, len(sizes)))
+
+
+class _Part:
+    """The turns one process builds and decides when a plan is split before it is loaded:
+    part ``index`` of the parts its calls make (``select`` for the plan loader). Every
+    process loads the file and works the same parts out, from each turn's number of calls.
+    """
+
+    def __init__(self, index: int, split: int, *, validate: bool) -> None:
+        self.index = index
+        self.split = split
+        self.validate = validate  # the process that reports the plan's problems
+        self.spans: list[tuple[int, int]] | None = None  # None: never asked (not a plan)
+        self.starts: list[int] = []
+
+    def __call__(self, sizes: Sequence[int]) -> tuple[range, bool]:
+        from toolrun.commands.split_check import size_ranges
+
+        self.spans = size_ranges(sizes, _size_parts(self.split, sizes))
+        self.starts = []
+        first = 0
+        for size in sizes:
+            self.starts.append(first if size else -1)
+            first += size
+        mine = self.spans[self.index] if self.index < len(self.spans) else (0, 0)
+        return range(*mine), self.validate
+
+
+def _fork_early(
+    options: _Options, state: _State, shown: str, path: Path, children: list[tuple[int, int]]
+) -> _Part | None:
+    """The processes deciding parts 1, 2, ... of a big plan (into ``children``), forked
+    before it is loaded so that each holds only its own part (forked after, each held the
+    whole plan: twice the memory); this process's part, or None when it is not split so."""
+    parts = options.split
+    if parts == 0:
+        # automatic: only a JSON plan, which each process decodes turn by turn (a YAML
+        # one, or a transcript, is decoded whole by every process: not worth the memory)
+        try:
+            big = path.stat().st_size >= EARLY_MIN_BYTES and path.suffix.lower() == ".json"
+        except OSError:
+            return None
+        parts = 2 if big and _cores() >= 2 else 1
+    if parts <= 1 or state.hooks is not None or options.source_format not in (None, "toolrun"):
+        return None
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return None  # a call stream or session log: split once loaded, if at all
+    from toolrun.commands.split_check import fork_part
+
+    _import_for_parts()
+    for index in range(1, parts):
+        work = partial(_decide_part, options, state, shown, path, index)
+        fork_part(work, lambda pid, fd: children.append((pid, fd)))
+    return _Part(0, options.split, validate=True)
+
+
+def _import_for_parts() -> None:
+    """What loading and deciding import, imported once before the parts are forked rather
+    than by each of them. (It also keeps Ctrl-C out of imports, which create dataclasses
+    with exec: one interrupted there ends Python by SIGINT even once it is handled.)"""
+    import anyio._backends._asyncio  # noqa: F401 - what anyio.run imports
+
+    import toolrun.execution.executor
+    import toolrun.plan.importers
+    import toolrun.plan.recorded  # noqa: F401
+    from toolrun.permissions import bash, programs
+
+    bash.analyse("true")  # the parser
+    programs.program("true")  # every program's module
+
+
+def _decide_part(
+    options: _Options,
+    state: _State,
+    shown: str,
+    path: Path,
+    index: int,
+    sink: Sink | None = None,
+) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]] | None:
+    """Load the plan, building only the turns of part ``index``, and decide them (in a
+    forked process, whose records go to ``sink`` as they are made, or here when that
+    process failed); None when there is no such plan."""
+    from toolrun.plan.recorded import rebase_plan
+
+    part = _Part(index, options.split, validate=False)
+    try:
+        imported = _load(options, state, shown, path, part)
+    except PlanError:
+        return None  # this process reports the plan's problems
+    if part.spans is None:
+        return None
+    rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
+    turns: list[Turn | None] = list(rebased.plan.turns)
+    file, changes, marks = rebased.plan.file, rebased.changes, imported.marks
+    state.decider.cwds = rebased.cwds
+    del imported, rebased
+    try:
+        return _decide(
+            state, options.run_id, file, turns, changes, marks, turn_starts=part.starts, sink=sink
+        )
+    finally:
+        state.decider.cwds = {}
+
+
+def _decided_parts(
+    options: _Options,
+    state: _State,
+    shown: str,
+    path: Path,
+    part: _Part,
+    children: list[tuple[int, int]],
+    decide: Callable[..., tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]],
+    turns: list[Turn | None],
+) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
+    """This process's part decided here, the others as their processes send them (a part
+    whose process failed is loaded and decided here); every record in plan order."""
+    from toolrun.commands.split_check import collect_part, joined, runs_in, shifted
+
+    decided = [decide(turns, turn_starts=part.starts)]
+    spans = part.spans or []
+    for index, (pid, fd) in enumerate(list(children), start=1):
+        got = collect_part(pid, fd, runs_in(decided))
+        children.remove((pid, fd))  # reaped
+        if got is None and index < len(spans):
+            got = _decide_part(options, state, shown, path, index)
+            if got is None:  # pragma: no cover - the plan loaded here a moment ago
+                raise RuntimeError(f"part {index + 1} of {shown} could not be decided")
+            got = shifted(got, runs_in(decided))
+        if got is not None:
+            decided.append(got)
+    return joined(decided)
+
+
+def _end_parts(children: list[tuple[int, int]]) -> None:
+    from toolrun.commands.split_check import end_part
+
+    while children:
+        end_part(*children.pop())
 
 
 def _cores() -> int:
@@ -587,17 +767,23 @@ def _decide(
     rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
     marks: Mapping[int, str],
     turn_starts: Sequence[int] | None = None,
+    sink: Sink | None = None,
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
     """Every call of the plan ``file`` through the executor in dry-run mode (as ``exec
     --dry-run`` decides a plan, turn after turn), recorded compactly; ``turns`` is
     emptied as they are decided. ``turns`` may hold only a part of the plan (None in
-    place of the others) when ``turn_starts`` is the whole plan's."""
+    place of the others) when ``turn_starts`` is the whole plan's. ``sink``: where the
+    records go as they are made, a batch at a time (those left over are returned)."""
     import anyio
 
     from toolrun.execution.executor import ExecSettings
+    from toolrun.permissions.paths import frozen_tree
 
     config = state.config
     reasons = state.decider.reasons
+    batch = 0
+    if sink is not None:
+        from toolrun.commands.split_check import BATCH as batch
     runs: list[tuple[int, str, int]] = []
     run_of: dict[int, tuple[int, str]] = {}
     calls: list[CallCheck] = []
@@ -609,22 +795,27 @@ def _decide(
         for call in run.calls:
             run_of[call.index] = (len(runs), run.kind)
 
+    # one string for each tool name and status, not one a record (the names come from
+    # the input, each its own copy; str() of a status makes a new one)
+    shared: dict[str, str] = {}
+
     def on_result(r: Result) -> None:
         run, run_kind = run_of.pop(r.index, (0, ""))
         loc = r.location
         by = r.decided_by
+        tool, status = r.tool, r.status
         calls.append(
             CallCheck(
                 r.index,
                 r.id,
-                r.tool,
+                shared.setdefault(tool, tool),
                 r.input,
                 r.decision,
                 by.kind,
                 by.rule,
                 by.source,
                 reasons.pop(r.index, "") or r.error or "",
-                str(r.status),
+                shared.get(status) or shared.setdefault(status, str(status)),
                 r.error,
                 loc.line if loc else 0,
                 loc.column if loc else 0,
@@ -638,6 +829,9 @@ def _decide(
                 loc.file if loc and loc.file != file else "",
             )
         )
+        if sink is not None and len(calls) >= batch:
+            sink(calls[:])
+            calls.clear()
 
     executor = _recording_executor()(
         workspace=config.workspace,
@@ -657,7 +851,9 @@ def _decide(
     )
     reasons.clear()
     first = next((t.calls[0].index for t in turns if t is not None and t.calls), 0)
-    with _ctrl_c_raises():
+    # nothing runs during a check (without hooks): a path found missing stays missing
+    frozen = frozen_tree() if state.hooks is None else contextlib.nullcontext()
+    with _ctrl_c_raises(), frozen:
         anyio.run(executor.run_stream, file, _released(turns), first)
     return tuple(runs), tuple(calls)
 

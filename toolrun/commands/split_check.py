@@ -17,8 +17,11 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import stat
+import tempfile
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck
@@ -35,8 +38,12 @@ Decide = Callable[..., Decided]
 
 def ranges(turns: Sequence[Turn | None], parts: int) -> list[tuple[int, int]]:
     """``parts`` contiguous ranges of turn indexes holding about as many calls each."""
-    parts = max(1, min(parts, len(turns)))
-    sizes = [len(t.calls) if t is not None else 0 for t in turns]
+    return size_ranges([len(t.calls) if t is not None else 0 for t in turns], parts)
+
+
+def size_ranges(sizes: Sequence[int], parts: int) -> list[tuple[int, int]]:
+    """``ranges`` of turns of ``sizes`` calls each."""
+    parts = max(1, min(parts, len(sizes)))
     total = sum(sizes)
     out: list[tuple[int, int]] = []
     start, seen = 0, 0
@@ -45,10 +52,10 @@ def ranges(turns: Sequence[Turn | None], parts: int) -> list[tuple[int, int]]:
         # close a part once it holds its share (and leave a turn for every part still to come)
         still = parts - 1 - len(out)  # parts to close after this one
         full = seen * parts >= total * (len(out) + 1)
-        if still > 0 and full and len(turns) - (i + 1) >= still:
+        if still > 0 and full and len(sizes) - (i + 1) >= still:
             out.append((start, i + 1))
             start = i + 1
-    out.append((start, len(turns)))
+    out.append((start, len(sizes)))
     return [r for r in out if r[0] < r[1]]
 
 
@@ -62,56 +69,109 @@ def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Dec
     pending: dict[int, int] = {}  # forked and not reaped yet: pid -> read end
     try:
         for span in spans[1:]:
-            pid, fd = _fork(decide, turns, span, starts)
-            children.append((pid, fd, span))
-            pending[pid] = fd
+
+            def keep(pid: int, fd: int, span: tuple[int, int] = span) -> None:
+                children.append((pid, fd, span))
+                pending[pid] = fd
+
+            _fork(decide, turns, span, starts, keep)
         first = spans[0]
         mine: list[Turn | None] = [None] * len(turns)
         for i in range(*first):
             mine[i], turns[i] = turns[i], None  # let each go once decided
         decided = [decide(mine, turn_starts=starts)]
         for pid, fd, span in children:
-            got = _collect(pid, fd)
+            got = collect_part(pid, fd, runs_in(decided))
             del pending[pid]  # reaped
             if got is None:  # the process failed: its part is decided here
                 part: list[Turn | None] = [None] * len(turns)
                 part[span[0] : span[1]] = turns[span[0] : span[1]]
-                got = decide(part, turn_starts=starts)
+                got = shifted(decide(part, turn_starts=starts), runs_in(decided))
             for i in range(*span):
                 turns[i] = None
             decided.append(got)
     finally:
         for pid, fd in pending.items():
-            _end(pid, fd)
-    return _joined(decided)
+            end_part(pid, fd)
+    return joined(decided)
 
 
 def _fork(
-    decide: Decide, turns: list[Turn | None], span: tuple[int, int], starts: list[int]
-) -> tuple[int, int]:
-    """A process deciding the turns of ``span``: its pid and the read end of its pipe."""
-    read, write = os.pipe()
+    decide: Decide,
+    turns: list[Turn | None],
+    span: tuple[int, int],
+    starts: list[int],
+    keep: Callable[[int, int], None],
+) -> None:
+    """A process deciding the turns of ``span``: its pid and the file it writes its
+    records to go to ``keep``."""
+
+    def work(sink: Sink) -> Decided:
+        part: list[Turn | None] = [None] * len(turns)
+        part[span[0] : span[1]] = turns[span[0] : span[1]]
+        return decide(part, turn_starts=starts, sink=sink)
+
+    fork_part(work, keep)
+
+
+#: where a part process puts its records as it decides them (batches of BATCH or more)
+Sink = Callable[[list["CallCheck"]], None]
+
+
+def fork_part(work: Callable[[Sink], Decided | None], keep: Callable[[int, int], None]) -> None:
+    """A process sending back what ``work`` decides: the records it gives its sink as it
+    goes, then what it returns (None: nothing, decide its part here). Its pid and the
+    file descriptor it writes to go to ``keep`` (for ``collect_part`` or ``end_part``)
+    before Ctrl-C can stop this one again.
+
+    The records go to an unnamed file, not a pipe: the process writes them as it makes
+    them (never holding them all) without waiting for this one to read, which it does
+    once its own part is decided. Where no file can be made, a pipe does (the process
+    then waits for this one to read)."""
+    try:
+        with tempfile.TemporaryFile(prefix="toolrun-part-") as made:
+            out, into = os.dup(made.fileno()), -1  # (the file goes once both have closed it)
+    except OSError:
+        out, into = os.pipe()
+    # Ctrl-C reaches the whole process group: the forked process leaves the answer to its
+    # parent, which ends it. Held back across the fork, so that it is never raised in the
+    # new process before it ignores it (it would run on in its parent's code) nor in this
+    # one before it knows the new process's pid (which would be left behind)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked process (its records are what tests check)
         code = 1
         try:
-            os.close(read)
-            # Ctrl-C reaches the whole process group: this process leaves the answer to
-            # its parent, which ends it
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             _name(PART_NAME)
-            part: list[Turn | None] = [None] * len(turns)
-            part[span[0] : span[1]] = turns[span[0] : span[1]]
-            data = pickle.dumps(decide(part, turn_starts=starts), pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(write, "wb") as out:
-                out.write(len(data).to_bytes(8, "big"))
-                out.write(data)
+            _new_ids()
+            if into >= 0:  # a pipe: its read end is the parent's
+                os.close(out)
+                out = into
+            with os.fdopen(out, "wb", buffering=1 << 16) as sent:
+                _send(work(partial(_dump, file=sent)), sent)
             code = 0
         finally:
             # never back into the parent's code (its finally blocks, atexit, buffers)
             os._exit(code)
-    os.close(write)
-    return pid, read
+    try:
+        if into >= 0:
+            os.close(into)
+        keep(pid, out)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _new_ids() -> None:
+    """Execution ids of this process's own: a forked copy of the parent's id generator
+    would give the parent's ids again."""
+    import sys
+    import uuid
+
+    executor = sys.modules.get("toolrun.execution.executor")
+    if executor is not None:
+        executor._ids.seed(uuid.uuid4().int)
 
 
 def _name(name: str) -> None:
@@ -123,23 +183,79 @@ def _name(name: str) -> None:
         pass
 
 
-def _collect(pid: int, fd: int) -> Decided | None:
-    """The records a forked process sent, or None when it did not send them whole."""
-    chunks: list[bytes] = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    os.close(fd)
-    _, status = os.waitpid(pid, 0)
-    data = b"".join(chunks)
-    if os.waitstatus_to_exitcode(status) != 0 or len(data) < 8:
-        return None
-    if int.from_bytes(data[:8], "big") != len(data) - 8:
-        return None
-    got: Any = pickle.loads(data[8:])
-    return got  # type: ignore[no-any-return]
+#: records pickled at a time: a pickle remembers every object it wrote (to write it again
+#: as a reference), which for a whole part was a third of the process's memory
+BATCH = 2048
 
 
-def _end(pid: int, fd: int) -> None:
+def _dump(records: list[CallCheck], file: BinaryIO) -> None:
+    pickle.dump(records, file, pickle.HIGHEST_PROTOCOL)
+
+
+def _send(got: Decided | None, out: BinaryIO) -> None:
+    """After the batches a part gave its sink: the rest of ``got``'s records, then the
+    end mark with its runs (or the mark of nothing: decide the part here)."""
+    if got is None:
+        pickle.dump(("none",), out, pickle.HIGHEST_PROTOCOL)
+        return
+    runs, calls = got
+    for start in range(0, len(calls), BATCH):
+        _dump(list(calls[start : start + BATCH]), out)
+    pickle.dump(("end", runs), out, pickle.HIGHEST_PROTOCOL)
+
+
+def _receive(source: BinaryIO, shift: int = 0) -> Decided | None:
+    """What a part sent (EOFError, UnpicklingError...: not all of it), its run numbers
+    moved on by ``shift`` batch by batch (never two copies of the records at once)."""
+    calls: list[CallCheck] = []
+    while True:
+        got: Any = pickle.load(source)
+        if type(got) is list:
+            calls.extend(_moved(got, shift))
+        elif got == ("none",):
+            return None
+        elif type(got) is tuple and len(got) == 2 and got[0] == "end":
+            return got[1], tuple(calls)
+        else:
+            raise ValueError("not a part's records")
+
+
+def _moved(calls: Sequence[CallCheck], shift: int) -> Sequence[CallCheck]:
+    """Records with their run numbers moved on by ``shift`` (the runs of earlier parts)."""
+    if not shift:
+        return calls
+    return [c._replace(run=c.run + shift) if c.run else c for c in calls]
+
+
+def shifted(got: Decided, shift: int) -> Decided:
+    """A part decided here, its run numbers moved on as ``collect_part`` moves them."""
+    return got[0], tuple(_moved(got[1], shift))
+
+
+def collect_part(pid: int, fd: int, shift: int = 0) -> Decided | None:
+    """The records a forked process sent (run numbers moved on by ``shift``), or None
+    when it did not send them whole (a pickle cut short does not load, the end mark is
+    missing) or did not exit as done."""
+    got: Decided | None = None
+    whole = False
+    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    status = os.waitpid(pid, 0)[1] if regular else None  # a file: read once it is written
+    with os.fdopen(fd, "rb", buffering=1 << 16) as source:
+        if regular:
+            source.seek(0)
+        try:
+            got = _receive(source, shift)  # as it comes: never the whole of it as bytes
+            whole = source.read(1) == b""
+        except Exception:  # noqa: BLE001 - a process that died while writing
+            whole = False
+    if status is None:
+        status = os.waitpid(pid, 0)[1]
+    if not whole or os.waitstatus_to_exitcode(status) != 0:
+        return None
+    return got
+
+
+def end_part(pid: int, fd: int) -> None:
     """A forked process that is not done when this one stops: ended, reaped."""
     try:
         os.close(fd)
@@ -152,15 +268,17 @@ def _end(pid: int, fd: int) -> None:
         pass
 
 
-def _joined(decided: Sequence[Decided]) -> Decided:
-    """The parts' records as one process would have made them: run numbers run on."""
+def joined(decided: Sequence[Decided]) -> Decided:
+    """The parts' records, their run numbers already moved on (``collect_part``,
+    ``shifted``), as one process would have made them."""
     runs: list[tuple[int, str, int]] = []
     calls: list[CallCheck] = []
     for part_runs, part_calls in decided:
-        shift = len(runs)
         runs.extend(part_runs)
-        if shift:
-            calls.extend(c._replace(run=c.run + shift) if c.run else c for c in part_calls)
-        else:
-            calls.extend(part_calls)
+        calls.extend(part_calls)
     return tuple(runs), tuple(calls)
+
+
+def runs_in(decided: Sequence[Decided]) -> int:
+    """How many runs the parts decided so far hold: what the next part's numbers move by."""
+    return sum(len(part[0]) for part in decided)

@@ -173,23 +173,26 @@ def problems(root: Node, source: bytes) -> list[str]:
             say("the command does not parse as shell")
             continue
         children = node.children
-        if not children and node.is_named and kind not in _LITERAL_LEAVES:
-            text = source[node.start_byte : node.end_byte]
-            if _unescaped(text, _BACKTICK) or _unescaped_dollar_paren(text):
-                say("a command substitution the parser read as text: bash runs it")
         if not children:
-            parent = node.parent
-            if (
-                kind == "word"
-                and not in_expansion
-                and parent is not None
-                and parent.type in _WORD_PARENTS
-                and _unescaped(source[node.start_byte : node.end_byte], _METACHARS)
+            if not node.is_named or kind in _LITERAL_LEAVES:
+                continue
+            text = source[node.start_byte : node.end_byte]
+            # (a cheap look for the characters first: most words have neither)
+            if (b"`" in text or b"$(" in text) and (
+                _unescaped(text, _BACKTICK) or _unescaped_dollar_paren(text)
             ):
-                say(
-                    "a word holds an unquoted blank, newline or operator: "
-                    "bash splits it where the parser did not"
-                )
+                say("a command substitution the parser read as text: bash runs it")
+            if kind == "word" and not in_expansion:
+                parent = node.parent
+                if (
+                    parent is not None
+                    and parent.type in _WORD_PARENTS
+                    and _unescaped(text, _METACHARS)
+                ):
+                    say(
+                        "a word holds an unquoted blank, newline or operator: "
+                        "bash splits it where the parser did not"
+                    )
             continue
         if kind in _CONTENT:
             # Literal text, but `$(...)` inside a string or heredoc is a command again.
@@ -198,31 +201,41 @@ def problems(root: Node, source: bytes) -> list[str]:
             )
             continue
         one_line = kind in _ONE_LINE
+        one_word = kind in _ONE_WORD
+        word_list = kind in _WORD_LISTS
+        inner = (in_expansion or kind in _EXPANSIONS) and kind not in _SUBSTITUTIONS
         previous_end = node.start_byte
-        previous: Node | None = None
+        previous_named = False
+        previous_start = -1
         for child in children:
-            gap = source[previous_end : child.start_byte]
-            if gap and (kind in _ONE_WORD or not _gap_ok(gap, newline=not one_line)):
-                if b"\n" in gap and one_line:
-                    say("a command spans an unescaped newline, which ends it for bash")
-                else:
-                    say("part of the command is not covered by the parse")
+            start = child.start_byte
+            if start > previous_end:
+                gap = source[previous_end:start]
+                if one_word or not _gap_ok(gap, newline=not one_line):
+                    if one_line and b"\n" in gap:
+                        say("a command spans an unescaped newline, which ends it for bash")
+                    else:
+                        say("part of the command is not covered by the parse")
+            named = child.is_named
+            end = child.end_byte
             if (
-                previous is not None
-                and kind in _WORD_LISTS
-                and not gap
-                and child.is_named
-                and previous.is_named
-                and child.end_byte > child.start_byte > previous.start_byte
-                and source[child.start_byte - 1] not in _METACHARS
-                and source[child.start_byte] not in _METACHARS
+                word_list
+                and start <= previous_end
+                and named
+                and previous_named
+                and end > start > previous_start
+                and source[start - 1] not in _METACHARS
+                and source[start] not in _METACHARS
             ):
                 say("two words the parser split touch: bash reads them as one word")
-            previous_end = max(previous_end, child.end_byte)
-            previous = child
-            inner = (in_expansion or kind in _EXPANSIONS) and kind not in _SUBSTITUTIONS
-            stack.append((child, inner))
-        tail = source[previous_end : node.end_byte]
-        if tail and (kind in _ONE_WORD or not _gap_ok(tail, newline=not one_line)):
-            say("part of the command is not covered by the parse")
+            previous_end = max(previous_end, end)
+            previous_named, previous_start = named, start
+            if named or child.child_count or child.is_missing:
+                stack.append((child, inner))
+            # (an anonymous token, an operator or a keyword, has nothing to say: but a
+            # MISSING one, which is looked at like any node)
+        if node.end_byte > previous_end:
+            tail = source[previous_end : node.end_byte]
+            if one_word or not _gap_ok(tail, newline=not one_line):
+                say("part of the command is not covered by the parse")
     return found

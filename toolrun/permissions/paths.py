@@ -8,10 +8,11 @@ target while a deny rule needs only one of them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -171,6 +172,24 @@ def realpath(link: str) -> str:
     return observe(_realpath, link)
 
 
+#: While set: paths found missing, below a known root. Only while nothing can create
+#: them (``frozen_tree``: a check, which runs nothing), so that a path below one need
+#: not be looked up again (a plan of new paths made most of its lookups fail the same way).
+_missing: set[str] | None = None
+MAX_MISSING = 1 << 14
+
+
+@contextlib.contextmanager
+def frozen_tree() -> Iterator[None]:
+    """Remember the paths found missing while the files cannot change (nothing runs)."""
+    global _missing
+    outer, _missing = _missing, set()
+    try:
+        yield
+    finally:
+        _missing = outer
+
+
 def _realpath(link: str) -> str:
     best = ""
     for root in _KNOWN:
@@ -180,12 +199,19 @@ def _realpath(link: str) -> str:
         return normalise(os.path.realpath(link))
     current = _KNOWN[best]
     rest = [p for p in link[len(best) :].split("/") if p]
+    missing = _missing
     for i, part in enumerate(rest):
         candidate = f"{current}/{part}" if current != "/" else f"/{part}"
+        if missing is not None and candidate in missing:
+            return "/".join([candidate, *rest[i + 1 :]])  # (as below, without looking)
         try:
             os.readlink(candidate)
-        except (FileNotFoundError, NotADirectoryError):
+        except (FileNotFoundError, NotADirectoryError) as exc:
             # Missing: nothing below it exists either, and realpath keeps it all as it is.
+            if missing is not None and isinstance(exc, FileNotFoundError):
+                if len(missing) >= MAX_MISSING:
+                    missing.clear()
+                missing.add(candidate)
             return "/".join([candidate, *rest[i + 1 :]])
         except OSError:  # not a symlink: realpath keeps it as it is
             current = candidate

@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -42,6 +42,9 @@ from toolrun.yamlfile import (
     parse_text,
     read_text,
 )
+
+if TYPE_CHECKING:
+    from toolrun.plan.loader import Select
 
 FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "codex", "gemini", "jsonl")
 _LINE_FORMATS: Final = ("jsonl", "claude-code", "codex")
@@ -75,8 +78,11 @@ def load_input(
     source_format: str | None = None,
     max_calls_per_turn: int = MAX_CALLS_PER_TURN,
     strict: bool = False,
+    select: Select | None = None,
 ) -> Imported:
     """Load a plan, transcript or call stream (``source_format``: one of FORMATS, or detect).
+    ``select``: the turns of a toolrun plan to build (see ``plan_from_document``); the other
+    formats never call it.
 
     A JSONL call stream is cut into turns of ``max_calls_per_turn`` calls. A session log's
     records that cannot be read are skipped with a warning (problems when ``strict``).
@@ -114,7 +120,9 @@ def load_input(
             _call_stream(lines.text, builder, max_calls_per_turn)
         return builder.imported(kind)
     try:
-        doc = parse_text(text, file, json_syntax=path.suffix.lower() == ".json")
+        # a part of a big plan is decoded turn by turn, as it is built (see parse_json)
+        lean = select is not None and kind in (None, "toolrun")
+        doc = parse_text(text, file, json_syntax=path.suffix.lower() == ".json", lean=lean)
     except DocumentError as exc:
         raise PlanError([exc.problem]) from None
     if kind is None:
@@ -129,7 +137,9 @@ def load_input(
             strict=strict,
         )
     if kind == "toolrun":
-        plan = plan_from_document(doc, registry, max_calls_per_turn=max_calls_per_turn)
+        plan = plan_from_document(
+            doc, registry, max_calls_per_turn=max_calls_per_turn, select=select
+        )
         return Imported(plan, "toolrun")
     builder = _Builder(file, registry, foreign_tools=True, per_turn=max_calls_per_turn)
     if kind == "gemini":
@@ -182,6 +192,8 @@ def _sniff_lines(path: Path, text: str) -> str | None:
         return "jsonl"  # refined by _JsonLines.detect
     if path.suffix.lower() in (".yaml", ".yml"):
         return None
+    if "\n" not in text.strip():
+        return None  # one line (a plan written by a program): one document, not records
     first = _first_object_lines(text, 2)
     if first is not None and len(first) == 2:
         return "jsonl"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -65,9 +65,22 @@ def load_plans(
     return plans
 
 
+#: Which turns to build, given each turn's number of calls: (those turns' indexes, whether
+#: the calls of the others are still validated). A process deciding a part of a big plan
+#: builds only its own turns (their calls and validated inputs are most of its memory).
+Select = Callable[[Sequence[int]], tuple[range, bool]]
+
+
 def plan_from_document(
-    doc: Document, registry: ToolRegistry, *, max_calls_per_turn: int = MAX_CALLS_PER_TURN
+    doc: Document,
+    registry: ToolRegistry,
+    *,
+    max_calls_per_turn: int = MAX_CALLS_PER_TURN,
+    select: Select | None = None,
 ) -> Plan:
+    """The plan of ``doc``, or PlanError listing every problem. With ``select``, the turns
+    it leaves out are there without their calls, which are validated only if it says so
+    (a process that reports the plan's problems does; the others need not)."""
     problems: list[Problem] = list(doc.problems)
     data = doc.data
     if not isinstance(data, dict):
@@ -110,7 +123,14 @@ def plan_from_document(
     turns: list[Turn] = []
     seen_ids: dict[str, Location] = {}
     index = 0
+    kept, check_rest = range(len(batches)), True
+    if select is not None:
+        kept, check_rest = select([len(raw) for _, raw in batches])
     for t, (prefix, raw_calls) in enumerate(batches):
+        if t not in kept and not check_rest:
+            index += len(raw_calls)
+            turns.append(Turn(t, (), doc.value_location(prefix[:-1] or prefix)))
+            continue
         if len(raw_calls) > max_calls_per_turn:
             over = [*prefix, max_calls_per_turn]
             problems.append(
@@ -120,7 +140,12 @@ def plan_from_document(
                     turn_limit_message(len(raw_calls), max_calls_per_turn),
                 )
             )
+        if doc.lean:  # the turn's calls were left in the text: decoded now, let go after
+            raw_calls = doc.calls_of(int(prefix[1]))
         calls: list[Call] = []
+        places = doc.item_locations(prefix)
+        if places is not None and len(places) != len(raw_calls):  # pragma: no cover
+            places = None
         for c, raw_call in enumerate(raw_calls):
             path: list[PathPart] = [*prefix, c]
             try:
@@ -128,8 +153,11 @@ def plan_from_document(
             except ValidationError as exc:
                 problems.extend(problems_from_validation(exc, doc, prefix=path, model=CallSpec))
             else:
-                call = _build_call(doc, registry, call_spec, path, index, t, seen_ids, problems)
-                if call is not None:
+                call = _build_call(
+                    doc, registry, call_spec, path, index, t, seen_ids, problems,
+                    places[c] if places is not None else None,
+                )
+                if call is not None and t in kept:
                     calls.append(call)
             index += 1
         turns.append(Turn(t, tuple(calls), doc.value_location(prefix[:-1] or prefix)))
@@ -178,8 +206,10 @@ def _build_call(
     turn: int,
     seen_ids: dict[str, Location],
     problems: list[Problem],
+    location: Location | None = None,  # where the call is, when the caller knows
 ) -> Call | None:
-    location = doc.value_location(path)
+    if location is None:
+        location = doc.value_location(path)
     call_id = spec.id if spec.id is not None else f"call-{index + 1}"
     if call_id in seen_ids:
         where = doc.locate([*path, "id"]) if spec.id is not None else location
