@@ -48,3 +48,21 @@ def test_timestamps_datetime_refuses_are_refused_alike() -> None:
         else:
             with pytest.raises(expected):
                 utc_iso(ts)
+
+
+def test_a_forked_process_makes_ids_of_its_own() -> None:
+    # check's part processes are forks: a copy of the parent's generator would give the
+    # parent's next ids again
+    import os
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(write, executor.new_execution_id().encode())
+        os._exit(0)
+    os.close(write)
+    mine = executor.new_execution_id()
+    with os.fdopen(read, "rb") as child:
+        theirs = child.read().decode()
+    os.waitpid(pid, 0)
+    assert theirs.startswith("exec_") and theirs != mine

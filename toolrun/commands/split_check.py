@@ -145,7 +145,6 @@ def fork_part(work: Callable[[Sink], Decided | None], keep: Callable[[int, int],
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
             _name(PART_NAME)
-            _new_ids()
             if into >= 0:  # a pipe: its read end is the parent's
                 os.close(out)
                 out = into
@@ -161,17 +160,6 @@ def fork_part(work: Callable[[Sink], Decided | None], keep: Callable[[int, int],
         keep(pid, out)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def _new_ids() -> None:
-    """Execution ids of this process's own: a forked copy of the parent's id generator
-    would give the parent's ids again."""
-    import sys
-    import uuid
-
-    executor = sys.modules.get("toolrun.execution.executor")
-    if executor is not None:
-        executor._ids.seed(uuid.uuid4().int)
 
 
 def _name(name: str) -> None:

@@ -1108,6 +1108,8 @@ YIELD_EVERY_S = 0.005
 # uuid4() reads the OS entropy pool on every call (~30 us here); execution ids need
 # uniqueness, not secrecy, so a generator seeded once from it does.
 _ids = random.Random(uuid.uuid4().int)
+# a forked copy (check's part processes) would give the parent's ids again
+os.register_at_fork(after_in_child=lambda: _ids.seed(uuid.uuid4().int))
 
 
 # the bits uuid.UUID(int=..., version=4) sets and clears: version 4, RFC 4122 variant
