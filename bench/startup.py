@@ -4,7 +4,8 @@ against `python -c pass`.
 Run:  .venv/bin/python bench/startup.py [--runs 31] [--against DIR]
 Prints the median wall time (and the children's CPU time, steadier on a busy machine)
 of each and the ratio to the bare interpreter (design budget: --help and TAB at most 5x;
-issue 17: a one-call exec or check at most 0.15 s). The one-call runs are a plan of one
+and, as an aim of our own rather than a budget, a one-call exec or check in 0.15 s: it is
+a fixed part of every exec and check figure of issue 17). The one-call runs are a plan of one
 Bash `true` in a workspace without a config file, journal on, output as JSONL / JSON.
 
 --against DIR: each row also run with the toolrun source in DIR (e.g. a checkout of
@@ -125,8 +126,8 @@ def main() -> None:
         t for name, (t, _) in rows if name.startswith(("exec", "check")) and "against" not in name
     )
     print(
-        f"slowest one-call exec/check {one * 1000:.0f} ms (budget 150 ms): "
-        + ("ok" if one <= 0.15 else "OVER BUDGET")
+        f"slowest one-call exec/check {one * 1000:.0f} ms (aim 150 ms): "
+        + ("met" if one <= 0.15 else "not met")
     )
 
 
