@@ -61,7 +61,7 @@ from toolrun.permissions.paths import (
     resolve_tool_path,
     variants,
 )
-from toolrun.permissions.readonly import ReadOnly, check_command, files_settled, option_words
+from toolrun.permissions.readonly import ReadOnly, bash_verdicts, option_words
 from toolrun.permissions.rules import (
     CompiledRule,
     Family,
@@ -75,7 +75,6 @@ from toolrun.permissions.shellpaths import (
     glob_directory,
     glob_matches,
     path_arguments,
-    track_cwds,
     word_path,
 )
 from toolrun.permissions.words import Word
@@ -745,15 +744,15 @@ class _Call:
             )
             return (), ("command is missing or not a string",), verdict
         analysis = analyse(command)
-        commands = analysis.commands
-        home = self.engine.home
-        cwds = track_cwds(commands, self.cwd, home)
-        with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
-        settled = files_settled(commands)
+        # (the same verdicts the grouping of calls into runs worked out, if it did)
+        checked = bash_verdicts(command, self.cwd, self.engine.home, self.engine.boundary)
+        settled = checked.settled
         subcommands: list[SubcommandVerdict] = []
         verdicts: list[Verdict] = []
-        for index, (cmd, cwd) in enumerate(zip(commands, cwds, strict=True)):
-            sub = self._subcommand(index, cmd, cwd, with_cd, settled)
+        for index, (cmd, cwd, readonly) in enumerate(
+            zip(checked.commands, checked.cwds, checked.verdicts, strict=True)
+        ):
+            sub = self._subcommand(index, cmd, cwd, readonly, settled)
             subcommands.append(sub[0])
             verdicts.append(sub[1])
         if analysis.problems:
@@ -763,20 +762,16 @@ class _Call:
         return tuple(subcommands), analysis.problems, _combine(verdicts)
 
     def _subcommand(
-        self, index: int, cmd: SimpleCommand, cwd: str | None, with_cd: bool, settled: bool
+        self, index: int, cmd: SimpleCommand, cwd: str | None, checked: ReadOnly, settled: bool
     ) -> tuple[SubcommandVerdict, Verdict]:
         engine = self.engine
         home = engine.home
         s = Subject("command", "Bash", cmd.text, "execute", command=cmd, params=self.input)
         args = path_arguments(cmd)
         option_files = programs.option_reads(cmd.effective)
+        readonly = checked
         if cmd.kind == "redirects" and cmd.analysable:
-            readonly: ReadOnly | None = ReadOnly(True, "only redirections, no command runs")
-        else:
-            readonly = check_command(
-                cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True,
-                expand_globs=settled, file_args=args, option_files=option_files,
-            )
+            readonly = ReadOnly(True, "only redirections, no command runs")
         if cmd.name in ("cd", "pushd") and cmd.analysable:
             for word in cmd.effective[1:2]:
                 path = word_path(word, cwd, home)
