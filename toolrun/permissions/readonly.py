@@ -18,6 +18,7 @@ from pathlib import Path
 
 from toolrun.permissions import programs
 from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.observe import Observation, note, start, stop, unchanged
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
@@ -49,6 +50,7 @@ _OPTIONS_BEFORE_OPERANDS = frozenset({"printf"})
 _NOT_OPTION_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ReadOnly:
     """Whether one simple command is in the built-in read-only set, and why (not)."""

@@ -44,6 +44,7 @@ from toolrun.permissions.decision import (
     TargetVerdict,
 )
 from toolrun.permissions.domains import exact_host, url_host
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 from toolrun.permissions.modes import MODES, Behavior, DecidedKind, Effect, Step, apply_mode
 from toolrun.permissions.observe import Observation, observe, opaque, start, stop, unchanged
@@ -109,6 +110,7 @@ DECISION_CACHE = 4096
 MAX_KEY = 2048
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """How one subject was decided."""
