@@ -320,15 +320,19 @@ def _is_read_only(command: str, cwd: str, roots: tuple[str, ...], home: str) -> 
     return bash_verdicts(command, cwd, home, _boundary(roots)).read_only
 
 
+def _home() -> str:
+    """``os.path.expanduser("~")``, read from $HOME directly when it is set (as that does)."""
+    home = os.environ.get("HOME")
+    return (home.rstrip("/") or "/") if home is not None else os.path.expanduser("~")
+
+
 def is_read_only_command(command: str, cwd: Path, workspace: Path) -> bool:
     """True when every part of ``command`` is in the built-in read-only set (cached)."""
-    home = os.path.expanduser("~")
-    return _is_read_only(command, str(cwd), (str(workspace),), home)
+    return _is_read_only(command, str(cwd), (str(workspace),), _home())
 
 
 def is_read_only_in(
     command: str, cwd: Path, roots: Sequence[Path]
 ) -> bool:
     """Like :func:`is_read_only_command` with ``additionalDirectories`` inside the boundary."""
-    home = os.path.expanduser("~")
-    return _is_read_only(command, str(cwd), tuple(str(r) for r in roots), home)
+    return _is_read_only(command, str(cwd), tuple(str(r) for r in roots), _home())

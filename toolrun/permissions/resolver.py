@@ -46,6 +46,7 @@ from toolrun.permissions.decision import (
 from toolrun.permissions.domains import exact_host, url_host
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+from toolrun.permissions.memo import by_identity
 from toolrun.permissions.modes import MODES, Behavior, DecidedKind, Effect, Step, apply_mode
 from toolrun.permissions.observe import Observation, observe, opaque, start, stop, unchanged
 from toolrun.permissions.paths import (
@@ -1077,13 +1078,14 @@ def _mtimes(signature: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ..
     return tuple(out)
 
 
-def _rm_argvs(cmd: SimpleCommand) -> list[tuple[Word, ...]]:
+@by_identity
+def _rm_argvs(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:
     """Every way ``cmd`` may be an ``rm``: the command itself, behind a wrapper, in -exec."""
-    return [
+    return tuple(
         argv
         for argv in (*cmd.argvs, *cmd.nested_argvs)
         if argv and posixpath.basename(argv[0].text) in _RM
-    ]
+    )
 
 
 # ---------------------------------------------------------------------- the trace
