@@ -166,6 +166,7 @@ def compile_rule(
 # --------------------------------------------------------------------------- matching
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RuleMatch:
     """``relevant`` is False when the rule is about something else entirely (another
