@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from toolrun.permissions import expansions, fidelity, programs
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.programs import git
 from toolrun.permissions.words import Word as Word  # noqa: PLC0414 (re-exported for callers)
 
@@ -135,6 +136,7 @@ _CONTINUATION_IN_WORD = re.compile(r"[^\s]\\\n")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Redirect:
     op: str
@@ -171,6 +173,7 @@ class Redirect:
         return value is not None and (value.isdigit() or value == "-")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SimpleCommand:
     """One command that would run, with what rules are matched against.

@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from toolrun.permissions.frozen import fast_init
+
 Behavior = Literal["allow", "ask", "deny"]
 DecidedKind = Literal[
     "rule", "mode", "readonly", "boundary", "protected", "default", "sandbox"
 ]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DecidedBy:
     kind: DecidedKind
@@ -29,6 +32,7 @@ class DecidedBy:
         return {"kind": self.kind, "rule": self.rule, "source": self.source}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TargetVerdict:
     """A file or URL a call (or a Bash sub-command) touches, and its verdict.
@@ -59,6 +63,7 @@ class TargetVerdict:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SubcommandVerdict:
     index: int
@@ -103,6 +108,7 @@ class RuleTrace:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class BoundaryCheck:
     what: str
@@ -121,6 +127,7 @@ class BoundaryCheck:
         }
 
 
+@fast_init
 @dataclass(frozen=True)
 class Decision:
     """Allow, ask or deny for one call, with who decided and why."""

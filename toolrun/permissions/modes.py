@@ -9,8 +9,11 @@ rule, a protected path or a critical-path ``rm``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
+
+from toolrun.permissions.frozen import fast_init
 
 Behavior = Literal["allow", "ask", "deny"]
 DecidedKind = Literal[
@@ -33,6 +36,7 @@ Step = Literal[
 MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     decision: Behavior
@@ -55,6 +59,7 @@ _GUARDED = (
 )
 
 
+@functools.cache  # (a pure function of a few hundred possible arguments, run per subject)
 def apply_mode(step: Step, effect: Effect, mode: str, *, guarded: bool = False) -> Outcome:
     """Allow, ask or deny for the first step that decided a subject, under ``mode``.
 

@@ -86,6 +86,14 @@ def stop(outer: Recording | None) -> None:
     _local.recording = outer
 
 
+def note(log: tuple[Observation, ...], *, opaque: bool = False) -> None:
+    """Reads made (or re-checked) for this thread's decision by someone else: noted in it."""
+    recording = _current()
+    if recording is not None:
+        recording.log.extend(log)
+        recording.opaque = recording.opaque or opaque
+
+
 def unchanged(log: tuple[Observation, ...]) -> bool:
     """Whether every read gives the result it gave when the decision was made."""
     outer = _current()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolrun.errors import ToolError
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import observe
 from toolrun.permissions.tilde import expand_tilde, tilde_prefix
 
@@ -128,6 +129,7 @@ def glob_base(pattern: str, *, root: str, home: str) -> tuple[str, str]:
     return directory, rest
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ResolvedPath:
     """A path as written, absolute (``link``) and with symlinks resolved (``target``)."""

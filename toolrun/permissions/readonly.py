@@ -18,7 +18,9 @@ from pathlib import Path
 
 from toolrun.permissions import programs
 from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.memo import by_identity
+from toolrun.permissions.observe import Observation, note, start, stop, unchanged
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
 from toolrun.permissions.shellpaths import (
     PathArgument,
@@ -48,6 +50,7 @@ _OPTIONS_BEFORE_OPERANDS = frozenset({"printf"})
 _NOT_OPTION_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ReadOnly:
     """Whether one simple command is in the built-in read-only set, and why (not)."""
@@ -233,24 +236,77 @@ def check_command(
     return ReadOnly(True, reason)
 
 
-def check_all(
-    commands: Sequence[SimpleCommand], cwd: str, home: str, boundary: Boundary
-) -> tuple[ReadOnly, ...]:
-    """Read-only verdicts for every command of a call, following ``cd`` through it."""
-    cwds = track_cwds(commands, cwd, home)
-    with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
-    settled = files_settled(commands)
-    return tuple(
-        check_command(c, d, home, boundary, with_cd=with_cd, expand_globs=settled)
-        for c, d in zip(commands, cwds, strict=True)
+class BashVerdicts:
+    """The read-only check of one Bash command in one directory, worked out once for both
+    the step that groups calls into runs and the decision (the same inputs, so the same
+    verdicts: they were computed twice per new command).
+
+    ``verdicts``: one per simple command, with write redirections left to the caller (the
+    decision checks them as file writes). ``read_only``: the whole call is in the set,
+    its redirections included (what makes a call concurrency-safe).
+    """
+
+    __slots__ = ("analysable", "commands", "cwds", "read_only", "settled", "verdicts", "with_cd")
+
+    def __init__(self, command: str, cwd: str, home: str, boundary: Boundary) -> None:
+        analysis = analyse(command)
+        commands = analysis.commands
+        self.analysable = analysis.analysable
+        self.commands = commands
+        self.cwds = track_cwds(commands, cwd, home)
+        self.with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
+        self.settled = files_settled(commands)
+        self.verdicts = tuple(
+            check_command(c, d, home, boundary, with_cd=self.with_cd, redirects_checked=True,
+                          expand_globs=self.settled)
+            for c, d in zip(commands, self.cwds, strict=True)
+        )
+        self.read_only = bool(
+            self.analysable
+            and commands
+            and all(
+                v.read_only and (c.kind == "test" or not _writes_file(c))
+                for c, v in zip(commands, self.verdicts, strict=True)
+            )
+        )
+
+
+def _writes_file(command: SimpleCommand) -> bool:
+    """A redirection that writes a file (what ``check_command`` refuses unless told the
+    caller checks it)."""
+    return any(
+        r.writes and (r.target is None or r.target.value not in EXEMPT_WRITE_TARGETS)
+        for r in command.redirects
     )
 
 
-def _read_only_now(command: str, cwd: str, roots: tuple[str, ...], home: str) -> bool:
-    analysis = analyse(command)
-    if not analysis.analysable or not analysis.commands:
-        return False
-    return all(v.read_only for v in check_all(analysis.commands, cwd, home, _boundary(roots)))
+#: How many (command, directory) verdicts are remembered, with what each read.
+VERDICT_CACHE = 4096
+_verdicts: dict[tuple[str, str, str, tuple[str, ...]], tuple[tuple[Observation, ...], BashVerdicts]] = {}
+
+
+def bash_verdicts(command: str, cwd: str, home: str, boundary: Boundary) -> BashVerdicts:
+    """The read-only verdicts of ``command`` run in ``cwd``, remembered by every input they
+    are computed from; what they read from the system (symlinks, glob matches, git
+    repositories) is read again and must come out the same, or they are worked out afresh.
+    Those reads are noted in the decision being recorded, as if made now."""
+    key = (command, cwd, home, boundary.roots)
+    hit = _verdicts.get(key)
+    if hit is not None and unchanged(hit[0]):
+        note(hit[0])
+        return hit[1]
+    recording, outer = start()
+    try:
+        value = BashVerdicts(command, cwd, home, boundary)
+    finally:
+        stop(outer)
+    log = tuple(recording.log)
+    note(log, opaque=recording.opaque)
+    if not recording.opaque:
+        if len(_verdicts) >= VERDICT_CACHE:
+            _verdicts.clear()
+        _verdicts[key] = (log, value)
+    return value
 
 
 @functools.lru_cache(maxsize=64)
@@ -260,25 +316,23 @@ def _boundary(roots: tuple[str, ...]) -> Boundary:
     return Boundary.of(roots)
 
 
-_read_only_cached = functools.lru_cache(maxsize=4096)(_read_only_now)
-
-
 def _is_read_only(command: str, cwd: str, roots: tuple[str, ...], home: str) -> bool:
-    # A glob's verdict depends on the files that exist now (and git's on the
-    # repositories): those are decided afresh every time.
-    fresh = any(w.glob for c in analyse(command).commands for w in c.words) or "git" in command
-    return (_read_only_now if fresh else _read_only_cached)(command, cwd, roots, home)
+    return bash_verdicts(command, cwd, home, _boundary(roots)).read_only
+
+
+def _home() -> str:
+    """``os.path.expanduser("~")``, read from $HOME directly when it is set (as that does)."""
+    home = os.environ.get("HOME")
+    return (home.rstrip("/") or "/") if home is not None else os.path.expanduser("~")
 
 
 def is_read_only_command(command: str, cwd: Path, workspace: Path) -> bool:
     """True when every part of ``command`` is in the built-in read-only set (cached)."""
-    home = os.path.expanduser("~")
-    return _is_read_only(command, str(cwd), (str(workspace),), home)
+    return _is_read_only(command, str(cwd), (str(workspace),), _home())
 
 
 def is_read_only_in(
     command: str, cwd: Path, roots: Sequence[Path]
 ) -> bool:
     """Like :func:`is_read_only_command` with ``additionalDirectories`` inside the boundary."""
-    home = os.path.expanduser("~")
-    return _is_read_only(command, str(cwd), tuple(str(r) for r in roots), home)
+    return _is_read_only(command, str(cwd), tuple(str(r) for r in roots), _home())

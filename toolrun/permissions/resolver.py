@@ -44,7 +44,9 @@ from toolrun.permissions.decision import (
     TargetVerdict,
 )
 from toolrun.permissions.domains import exact_host, url_host
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+from toolrun.permissions.memo import by_identity
 from toolrun.permissions.modes import MODES, Behavior, DecidedKind, Effect, Step, apply_mode
 from toolrun.permissions.observe import Observation, observe, opaque, start, stop, unchanged
 from toolrun.permissions.paths import (
@@ -61,7 +63,7 @@ from toolrun.permissions.paths import (
     resolve_tool_path,
     variants,
 )
-from toolrun.permissions.readonly import ReadOnly, check_command, files_settled, option_words
+from toolrun.permissions.readonly import ReadOnly, bash_verdicts, option_words
 from toolrun.permissions.rules import (
     CompiledRule,
     Family,
@@ -75,7 +77,6 @@ from toolrun.permissions.shellpaths import (
     glob_directory,
     glob_matches,
     path_arguments,
-    track_cwds,
     word_path,
 )
 from toolrun.permissions.words import Word
@@ -110,6 +111,7 @@ DECISION_CACHE = 4096
 MAX_KEY = 2048
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """How one subject was decided."""
@@ -745,15 +747,15 @@ class _Call:
             )
             return (), ("command is missing or not a string",), verdict
         analysis = analyse(command)
-        commands = analysis.commands
-        home = self.engine.home
-        cwds = track_cwds(commands, self.cwd, home)
-        with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
-        settled = files_settled(commands)
+        # (the same verdicts the grouping of calls into runs worked out, if it did)
+        checked = bash_verdicts(command, self.cwd, self.engine.home, self.engine.boundary)
+        settled = checked.settled
         subcommands: list[SubcommandVerdict] = []
         verdicts: list[Verdict] = []
-        for index, (cmd, cwd) in enumerate(zip(commands, cwds, strict=True)):
-            sub = self._subcommand(index, cmd, cwd, with_cd, settled)
+        for index, (cmd, cwd, readonly) in enumerate(
+            zip(checked.commands, checked.cwds, checked.verdicts, strict=True)
+        ):
+            sub = self._subcommand(index, cmd, cwd, readonly, settled)
             subcommands.append(sub[0])
             verdicts.append(sub[1])
         if analysis.problems:
@@ -763,20 +765,16 @@ class _Call:
         return tuple(subcommands), analysis.problems, _combine(verdicts)
 
     def _subcommand(
-        self, index: int, cmd: SimpleCommand, cwd: str | None, with_cd: bool, settled: bool
+        self, index: int, cmd: SimpleCommand, cwd: str | None, checked: ReadOnly, settled: bool
     ) -> tuple[SubcommandVerdict, Verdict]:
         engine = self.engine
         home = engine.home
         s = Subject("command", "Bash", cmd.text, "execute", command=cmd, params=self.input)
         args = path_arguments(cmd)
         option_files = programs.option_reads(cmd.effective)
+        readonly = checked
         if cmd.kind == "redirects" and cmd.analysable:
-            readonly: ReadOnly | None = ReadOnly(True, "only redirections, no command runs")
-        else:
-            readonly = check_command(
-                cmd, cwd, home, engine.boundary, with_cd=with_cd, redirects_checked=True,
-                expand_globs=settled, file_args=args, option_files=option_files,
-            )
+            readonly = ReadOnly(True, "only redirections, no command runs")
         if cmd.name in ("cd", "pushd") and cmd.analysable:
             for word in cmd.effective[1:2]:
                 path = word_path(word, cwd, home)
@@ -1080,13 +1078,14 @@ def _mtimes(signature: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ..
     return tuple(out)
 
 
-def _rm_argvs(cmd: SimpleCommand) -> list[tuple[Word, ...]]:
+@by_identity
+def _rm_argvs(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:
     """Every way ``cmd`` may be an ``rm``: the command itself, behind a wrapper, in -exec."""
-    return [
+    return tuple(
         argv
         for argv in (*cmd.argvs, *cmd.nested_argvs)
         if argv and posixpath.basename(argv[0].text) in _RM
-    ]
+    )
 
 
 # ---------------------------------------------------------------------- the trace

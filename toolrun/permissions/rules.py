@@ -20,6 +20,7 @@ from typing import Any, Literal
 from toolrun.config.models import PermissionRule
 from toolrun.permissions.bash import SimpleCommand
 from toolrun.permissions.domains import compile_domain
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.grammar import EDIT_FAMILY, READ_FAMILY, ParsedRule
 from toolrun.permissions.paths import ResolvedPath, compile_path_pattern, variants
 
@@ -38,6 +39,7 @@ _ESCAPED_OPERATOR = re.compile(r"\\[;&|]")
 # --------------------------------------------------------------------------- subjects
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Subject:
     """One thing a call does that rules are checked against."""
@@ -164,6 +166,7 @@ def compile_rule(
 # --------------------------------------------------------------------------- matching
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RuleMatch:
     """``relevant`` is False when the rule is about something else entirely (another

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolrun.permissions.bash import SimpleCommand
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.observe import observe
 from toolrun.permissions.paths import ResolvedPath, resolve
@@ -187,6 +188,7 @@ def glob_directory(word: Word, cwd: str | None, home: str) -> ResolvedPath | Non
     return word_path(Word(directory, directory, False, word.tilde), cwd, home)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PathArgument:
     word: Word

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from toolrun.permissions.frozen import fast_init
 
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Word:
     """One shell word: its source text and, when static, its value after quote removal."""

@@ -1,0 +1,113 @@
+"""fast_init: the cheaper constructor of per-call frozen dataclasses builds what the
+dataclass's own would (defaults, factories, __post_init__), and they stay frozen."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import FrozenInstanceError, dataclass, field
+
+import pytest
+
+from toolrun.permissions.bash import Redirect, SimpleCommand, analyse
+from toolrun.permissions.decision import DecidedBy, Decision, TargetVerdict
+from toolrun.permissions.frozen import fast_init
+from toolrun.permissions.paths import ResolvedPath
+from toolrun.permissions.rules import Subject
+from toolrun.permissions.words import Word
+
+
+@dataclass(frozen=True, slots=True)
+class Plain:
+    a: str
+    b: int = 2
+    c: list[int] = field(default_factory=list)
+    d: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "d", self.a * self.b)
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Fast:
+    a: str
+    b: int = 2
+    c: list[int] = field(default_factory=list)
+    d: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "d", self.a * self.b)
+
+
+@fast_init
+@dataclass(frozen=True)
+class FastDict:
+    a: str
+    b: tuple[int, ...] = ()
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [(("x",), {}), (("x", 3), {}), (("x",), {"b": 4, "c": [1]}), ((), {"a": "y", "c": [2]})],
+)
+def test_it_builds_what_the_dataclass_builds(args: tuple[object, ...], kwargs: dict[str, object]
+                                             ) -> None:
+    plain, fast = Plain(*args, **kwargs), Fast(*args, **kwargs)  # type: ignore[arg-type]
+    assert [getattr(fast, f.name) for f in dataclasses.fields(Fast)] == [
+        getattr(plain, f.name) for f in dataclasses.fields(Plain)
+    ]
+    assert repr(fast).replace("Fast", "Plain") == repr(plain)
+
+
+def test_a_default_factory_is_called_for_each_object() -> None:
+    assert Fast("x").c is not Fast("x").c
+
+
+def test_missing_or_extra_arguments_are_refused_as_before() -> None:
+    with pytest.raises(TypeError):
+        Fast()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Fast("x", 1, [], "d")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Fast("x", e=1)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("obj", [Fast("x"), FastDict("x"), Word("a", "a"), DecidedBy("rule")])
+def test_the_objects_stay_frozen(obj: object) -> None:
+    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+        with pytest.raises(FrozenInstanceError):
+            setattr(obj, f.name, "z")
+
+
+def test_equality_hash_and_replace_are_the_dataclasses() -> None:
+    assert FastDict("x", (1,)) == FastDict("x", (1,))
+    assert hash(FastDict("x", (1,))) == hash(FastDict("x", (1,)))
+    assert dataclasses.replace(Fast("x"), b=3).d == "xxx"
+    assert dataclasses.replace(Word("a", "a"), value=None) == Word("a", None)
+
+
+@pytest.mark.parametrize(
+    "cls", [Subject, SimpleCommand, Redirect, Decision, TargetVerdict, ResolvedPath, Word]
+)
+def test_the_signature_is_the_dataclasses(cls: type) -> None:
+    params = inspect.signature(cls).parameters
+    init_fields = [f for f in dataclasses.fields(cls) if f.init]
+    assert list(params) == [f.name for f in init_fields]
+    for f in init_fields:
+        if f.default is not dataclasses.MISSING:
+            assert params[f.name].default is f.default
+
+
+def test_a_parsed_command_has_its_name_worked_out() -> None:
+    (command,) = analyse("FOO=1 git status > out").commands
+    assert command.name == "git"
+    assert command.redirects == (Redirect(">", Word("out", "out")),)
+
+
+def test_a_field_it_cannot_build_is_refused() -> None:
+    with pytest.raises(TypeError, match="KwOnly.a"):
+        @fast_init
+        @dataclass(frozen=True)
+        class KwOnly:
+            a: int = field(kw_only=True)
