@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -294,3 +295,33 @@ def test_listings_and_searches_never_show_what_is_outside(arena: Arena) -> None:
         assert "secret_link" not in output and "inner_link" not in output, r
         assert "authorized_keys" not in output and ".bashrc" not in output, r
     assert arena.before() == before
+
+
+# ---------------------------------------------------------------------------- a retargeted link
+
+
+@pytest.mark.parametrize(
+    "read", ["cat link/secret.txt", "head -n 1 ./link/secret.txt", "wc -c sub/../link/secret.txt"]
+)
+def test_the_same_read_after_a_link_moved_outside_is_decided_again(
+    arena: Arena, read: str
+) -> None:
+    # The read-only verdict of a command is worked out once per run and shared by grouping
+    # and deciding. A hook moves the link outside after the first read: the same words in
+    # the next turn are decided on the link as it is now (only the boundary, no rule,
+    # stands between them and the file). The verdict's own re-reading is tested in
+    # tests/permissions/test_shared_verdicts.py; the decision also resolves the paths anew.
+    (arena.ws / "sub").mkdir()
+    (arena.ws / "sub" / "secret.txt").write_text("inside\n")
+    (arena.ws / "link").symlink_to("sub")
+    move = f"ln -sfn {arena.outside} {arena.ws / 'link'}"
+    arena.config(f"hooks:\n  PostToolUse:\n    - hooks: [{{type: command, command: '{move}'}}]\n")
+    turns = [{"calls": [{"tool": "Bash", "input": {"command": read}}]} for _ in range(2)]
+    (arena.ws / "p.json").write_text(json.dumps({"turns": turns}))
+
+    results = arena.exec("p.json", "--ask", "deny")
+
+    assert os.readlink(arena.ws / "link") == str(arena.outside)
+    assert [r["status"] for r in results] == ["ok", "needs_approval"], results
+    assert "outside the workspace" in results[1]["error"]
+    assert not any("TOP-SECRET" in (r["output"] or "") for r in results)
