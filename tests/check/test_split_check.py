@@ -317,6 +317,71 @@ def test_a_split_plan_with_problems_reports_each_once_and_decides_nothing(ws: Pa
     assert "unknown tool 'Nope'" in two.stderr and "duplicate id 'twice'" in two.stderr
 
 
+def _broken(plan: Path, change: str) -> None:
+    """``plan`` (60 turns, split in two at about turn 30) with one kind of problem."""
+    doc = json.loads(plan.read_text())
+    turns = doc["turns"]
+    if change == "second part":
+        turns[50]["calls"][1]["tool"] = "Nope"
+        turns[52]["calls"][0]["input"] = {"command": 7}
+    elif change == "first part":
+        turns[2]["calls"][0]["input"] = {}
+    elif change == "id across parts":  # an id given in the second part, generated in the first
+        turns[51]["calls"][0]["id"] = "call-3"
+    elif change == "generated id across parts":  # given in the first, generated in the second
+        turns[1]["calls"][0]["id"] = f"call-{sum(len(t['calls']) for t in turns[:50]) + 1}"
+    elif change == "turn over the limit in the second part":
+        turns[55]["calls"] *= 3
+    write(plan, json.dumps(doc, indent=1))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "second part",
+        "first part",
+        "id across parts",
+        "generated id across parts",
+        "turn over the limit in the second part",
+    ],
+)
+def test_a_problem_in_any_one_part_reports_every_problem_of_the_plan_in_order(
+    ws: Path, change: str
+) -> None:
+    # each process validates its own part only: the whole plan's problems, as one
+    # process reports them, come from whichever part holds one
+    plan = make_plan(ws, 60)
+    write(ws / "toolrun.yaml", json.dumps({**CONFIG, "toolrun": {"maxCallsPerTurn": 20}}))
+    _broken(plan, change)
+    one = toolrun(ws, plan.name, "--format", "json", "--jobs", "1")
+    two = toolrun(ws, plan.name, "--format", "json", "--jobs", "2")
+    assert one.returncode == two.returncode == 3
+    assert stable(two.stdout) == stable(one.stdout) and two.stderr == one.stderr
+    assert "plan.json:" in two.stderr and '"results": []' in two.stdout
+
+
+def test_the_check_validates_only_the_turns_it_decides_of_a_split_plan(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrun.commands import check as check_module
+    from toolrun.plan import loader
+
+    plan = make_plan(ws, 40)
+    built: list[int] = []
+    real = loader._build_call
+
+    def counting(*args: object, **kwargs: object) -> object:
+        built.append(os.getpid())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loader, "_build_call", counting)
+    request = check_module.CheckRequest(inputs=[plan.name], workspace=ws, jobs=2)
+    report = check_module.check(request)
+    calls = len(report.plans[0].calls)
+    here = built.count(os.getpid())  # (the part process counts its own, apart)
+    assert calls > 300 and 0 < here <= calls * 0.6, (here, calls)
+
+
 def test_jobs_auto_forks_a_part_process_for_a_big_plan_and_reaps_it(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -535,9 +535,10 @@ def _check_loaded(
     try:
         imported = _load(options, state, shown, path, part)
     except PlanError as exc:
-        return PlanCheck(
-            shown, problems=exc.problems, wall_ms=(time.perf_counter() - started) * 1000
-        )
+        problems = exc.problems
+        if part is not None and not part.validate:  # its own part's: the whole plan's now
+            problems = _plan_problems(options, state, shown, path, children) or problems
+        return PlanCheck(shown, problems=problems, wall_ms=(time.perf_counter() - started) * 1000)
     if part is not None and part.spans is None:
         _end_parts(children)  # not a toolrun plan: its parts were never chosen
         part = None
@@ -556,7 +557,17 @@ def _check_loaded(
         parts = _parts(options.split, turns) if state.hooks is None and options.split else 1
         if part is not None:
             decide = partial(_decide, state, options.run_id, file, rebased=changes, marks=marks)
-            runs, calls = _decided_parts(options, state, shown, path, part, children, decide, turns)
+            try:
+                runs, calls = _decided_parts(
+                    options, state, shown, path, part, children, decide, turns
+                )
+            except _PartInvalid:
+                problems = _plan_problems(options, state, shown, path, children)
+                if not problems:  # pragma: no cover - a part found a problem the whole has not
+                    raise RuntimeError(f"a part of {shown} is invalid, the whole is not") from None
+                return PlanCheck(
+                    shown, problems=problems, wall_ms=(time.perf_counter() - started) * 1000
+                )
         elif parts > 1:
             from toolrun.commands.split_check import decide_in_parts
 
@@ -659,7 +670,27 @@ def _fork_early(
     for index in range(1, parts):
         work = partial(_decide_part, options, state, shown, path, index)
         fork_part(work, lambda pid, fd: children.append((pid, fd)))
-    return _Part(0, options.split, validate=True)
+    # each process validates only the turns it builds: a problem found in any part (or an
+    # id used in two parts) has this process validate the whole plan (``_plan_problems``)
+    return _Part(0, options.split, validate=False)
+
+
+class _PartInvalid(Exception):
+    """A part of a split plan has a problem (or shares an id with another part): the
+    whole plan is validated for the report of all its problems."""
+
+
+def _plan_problems(
+    options: _Options, state: _State, shown: str, path: Path, children: list[tuple[int, int]]
+) -> tuple[Problem, ...]:
+    """Every problem of the whole plan, in order, as one process validating it reports
+    them (none: it is valid); its part processes, which decide nothing now, are ended."""
+    _end_parts(children)
+    try:
+        _load(options, state, shown, path, _Part(0, options.split, validate=True))
+    except PlanError as exc:
+        return tuple(exc.problems)
+    return ()
 
 
 def _import_for_parts() -> None:
@@ -730,13 +761,18 @@ def _decided_parts(
         got = collect_part(pid, fd, runs_in(decided))
         children.remove((pid, fd))  # reaped
         if got is None and index < len(spans):
+            # the process failed, or its part is invalid (which deciding it here shows)
             got = _decide_part(options, state, shown, path, index)
-            if got is None:  # pragma: no cover - the plan loaded here a moment ago
-                raise RuntimeError(f"part {index + 1} of {shown} could not be decided")
+            if got is None:
+                raise _PartInvalid
             got = shifted(got, runs_in(decided))
         if got is not None:
             decided.append(got)
-    return joined(decided)
+    runs, calls = joined(decided)
+    # ids are unique within each part (its process checked): across parts, checked here
+    if len({c.id for c in calls}) != len(calls):
+        raise _PartInvalid
+    return runs, calls
 
 
 def _end_parts(children: list[tuple[int, int]]) -> None:
