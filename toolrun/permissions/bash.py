@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from toolrun.permissions import expansions, fidelity, programs
+from toolrun.permissions.bash_simple import simple_commands
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.programs import git
 from toolrun.permissions.words import Word as Word  # noqa: PLC0414 (re-exported for callers)
@@ -978,6 +979,12 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
         walker.problem("the command contains control characters")
     if _CONTINUATION_IN_WORD.search(command):
         walker.problem("a line continuation joins parts of a word")
+    if not walker.problems:
+        simple = simple_commands(command)  # plain words and operators: no parse needed
+        if simple is not None:
+            for text, top, assignments, words in simple:
+                walker.add(text, "command", assignments, words, (), "", top, True)
+            return BashAnalysis(command, tuple(walker.commands), tuple(walker.problems))
     if "\\\n" in command and depth < MAX_NESTING:
         # Bash drops backslash-newline before splitting words; deny rules see that too.
         joined = _analyse(command.replace("\\\n", ""), depth + 1)

@@ -1,0 +1,126 @@
+"""The commonest Bash commands read without tree-sitter: plain words joined by ``|``,
+``&&``, ``||`` and ``;``.
+
+Most commands an agent runs are a few words of letters, digits and ``-./_:=,``,
+perhaps quoted, perhaps piped. For those the parse tree is known in advance (one
+``command`` node per command, one word node per word, no ERROR and nothing for the
+fidelity check to find), so building it with tree-sitter and walking it again was half
+of a new command's analysis. :func:`simple_commands` reads such a command directly and
+gives the same words the tree walk gives; anything else, however slightly unusual, gives
+None and goes through the parser (``toolrun.permissions.bash``). A property test holds
+the two to the same analysis for every command.
+"""
+
+from __future__ import annotations
+
+import re
+
+from toolrun.permissions.words import Word
+
+#: Characters of an unquoted word: none that bash treats specially (no glob, tilde,
+#: expansion, quoting, comment, brace, redirection or grouping character).
+_PLAIN = r"[A-Za-z0-9_./:=,-]"
+#: Inside single quotes (literal for bash): any printable ASCII but the quote itself.
+_SINGLE = r"'[ !-&(-~]*'"
+#: Inside double quotes: printable ASCII less what bash expands or escapes there.
+_DOUBLE = r'"[ !#%-[\]-_a-~]*"'
+_PART = re.compile(rf"{_PLAIN}+|{_SINGLE}|{_DOUBLE}")
+_WORD = re.compile(rf"(?:{_PLAIN}|{_SINGLE}|{_DOUBLE})+")
+#: a whole command of such words and operators (checked first: most commands fail here)
+# (one character at a time, never a repeat inside a repeat: a command that fails to
+# match fails in linear time)
+_WHOLE = re.compile(rf"(?:[A-Za-z0-9_./:=,| ;-]|&&|{_SINGLE}|{_DOUBLE})*")
+_OPERATOR = re.compile(r" *(\|\||&&|[|;]) *")
+_SPACES = re.compile(r" +")
+_ODD_NAME = re.compile(r"^-|[:=,]")
+_ASSIGNMENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*=[A-Za-z0-9_./-]+")
+
+#: Words that make bash (or tree-sitter) read the command as something other than a
+#: simple command: reserved words, and the builtins tree-sitter gives their own nodes.
+_SPECIAL = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "case", "esac", "for", "select",
+     "while", "until", "do", "done", "in", "function", "time", "coproc", "declare",
+     "typeset", "export", "readonly", "local", "unset", "unsetenv", "[[", "]]"}
+)  # fmt: skip
+
+#: (text, top level, assignments, words) of each simple command
+Simple = tuple[str, bool, tuple[Word, ...], tuple[Word, ...]]
+
+
+def simple_commands(command: str) -> list[Simple] | None:
+    """The simple commands of ``command`` in order when it is only plain words and the
+    operators ``| && || ;`` between commands; None when it is anything else."""
+    if _WHOLE.fullmatch(command) is None:
+        return None
+    out: list[Simple] = []
+    operators = _OPERATOR.findall(command)
+    if operators.count("|") > 1 and ("&&" in operators or "||" in operators):
+        return None  # (tree-sitter nests `a | b | c && d` in ways of its own)
+    pos = 0
+    end = len(command)
+    piped_before = False
+    while True:
+        start = pos
+        while start < end and command[start] == " ":
+            start += 1
+        assignments: list[Word] = []
+        words: list[Word] = []
+        pos = start
+        last = start
+        while pos < end:
+            found = _WORD.match(command, pos)
+            if found is None:
+                break
+            raw = found.group()
+            pos = last = found.end()
+            if not words and not assignments and raw in _SPECIAL:
+                return None
+            if not words and "=" in raw:
+                assignment = _assignment(raw)
+                if assignment is None:
+                    return None
+                assignments.append(assignment)
+            else:
+                word = _word(raw, name=not words)
+                if word is None:
+                    return None
+                words.append(word)
+            spaces = _SPACES.match(command, pos)
+            if spaces is None:
+                break
+            pos = spaces.end()
+        if not words or last == start:
+            return None  # no command name (an operator first, two in a row, an assignment)
+        operator = _OPERATOR.match(command, last)
+        op = operator.group(1) if operator is not None else None
+        piped = op == "|"
+        out.append((command[start:last], not (piped or piped_before), tuple(assignments),
+                    tuple(words)))
+        if operator is None:
+            return out if last == end or command[last:].strip(" ") == "" else None
+        pos = operator.end()
+        if pos >= end:
+            return None  # a trailing operator
+        piped_before = piped
+
+
+def _word(raw: str, *, name: bool) -> Word | None:
+    # (tree-sitter reads `==` as a test's operator, and a name that starts with `-` or
+    # holds `:`, `=` or `,` as something else again)
+    if raw in _SPECIAL or "==" in raw or raw[0] == "=" or (name and _ODD_NAME.search(raw)):
+        return None
+    if "'" not in raw and '"' not in raw:
+        return Word(raw, raw)
+    parts = _PART.findall(raw)
+    if parts[0] in _SPECIAL:  # `if''`: still the reserved word for tree-sitter
+        return None
+    value = "".join(p[1:-1] if p[0] in "'\"" else p for p in parts)
+    return Word(raw, value)
+
+
+def _assignment(raw: str) -> Word | None:
+    """``NAME=value`` before the command name (the value plain and not empty)."""
+    found = _ASSIGNMENT.fullmatch(raw)
+    if found is None:
+        return None
+    return Word(raw, raw)
