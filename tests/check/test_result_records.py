@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from toolrun.commands.check import CallCheck, PlanCheck, result_json
+from toolrun.commands.check import CallCheck, PlanCheck, result_json, result_lines
 from toolrun.errors import Location
 from toolrun.execution.results import DecidedBy, Result, Status
 
@@ -84,3 +86,50 @@ def test_a_check_record_has_exactly_the_keys_and_values_of_an_exec_result(
     expected = as_exec_would("run_1", plan, c)
     assert record == expected
     assert list(record) == list(expected)  # the same order too: reports are read by people
+
+
+# -- the template that writes the records of a JSON report ---------------------------------
+
+_text = st.text(max_size=12)
+_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), _text)
+_input = st.dictionaries(
+    _text, st.recursive(_scalar, lambda v: st.lists(v, max_size=3) | st.dictionaries(
+        _text, v, max_size=3), max_leaves=6), max_size=4
+)
+_maybe = st.one_of(st.none(), _text)
+_int = st.integers(min_value=0, max_value=10**9)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    position=st.one_of(_int, st.booleans()),
+    id=_text, tool=_text, input=_input, decision=_text, kind=_text, rule=_maybe,
+    source=_maybe, reason=_text, status=_text, error=_maybe, line=_int, column=_int,
+    turn=_int, run=_int, run_kind=_text, execution_id=_text,
+    hooks=st.sampled_from([(), ({"event": "PreToolUse", "decision": None},)]),
+    rebased=st.sampled_from([(), (("cwd", "/a", "/b"),)]),
+    origin=st.sampled_from(["", "sidechain"]), file=st.sampled_from(["", "other.yaml", "é\"x"]),
+    plan_file=_text, run_id=_text,
+)  # fmt: skip
+def test_a_record_written_from_the_template_is_the_general_encoding(
+    plan_file: str, run_id: str, **fields: Any
+) -> None:
+    import json
+
+    plan = PlanCheck(plan_file)
+    c = CallCheck(**fields)
+    general = json.dumps(result_json(run_id, plan, c), ensure_ascii=False)
+    assert result_lines(run_id, plan)(c) == general
+
+
+def test_the_template_writes_the_usual_record_and_falls_back_for_a_str_subclass() -> None:
+    import json
+
+    class Name(str):
+        pass
+
+    plan = PlanCheck("plans/a.yaml")
+    line = result_lines("run_1", plan)
+    for c in (call(), call(line=0, rule=None, error=None), call(tool=Name("Edit"))):
+        assert line(c) == json.dumps(result_json("run_1", plan, c), ensure_ascii=False)
+        assert json.loads(line(c)) == result_json("run_1", plan, c)

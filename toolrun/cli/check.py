@@ -349,10 +349,7 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     elif fmt == "json":
         yield from json_report(report)
     elif fmt == "jsonl":
-        from toolrun.commands.check import result_json
-
-        lines = (_ENCODER.encode(result_json(report.run_id, p, c)) for p, c in report.calls)
-        for batch in _batches(lines):
+        for batch in _batches(_result_lines(report)):
             yield "\n".join(batch) + "\n"
     else:
         from toolrun.render.github import annotation_lines
@@ -556,7 +553,6 @@ def recap(report: CheckReport) -> str:
 
 def json_report(report: CheckReport) -> Iterator[str]:
     """``{"run_id", "plans", "inputs", "problems", "summary", "results": [...]}``, streamed."""
-    from toolrun.commands.check import result_json
     from toolrun.errors import problem_json
 
     counts = report.counts()
@@ -601,12 +597,20 @@ def json_report(report: CheckReport) -> Iterator[str]:
         },
     }
     yield json.dumps(head, indent=2, ensure_ascii=False)[:-2] + ',\n  "results": ['
-    records = (_ENCODER.encode(result_json(report.run_id, p, c)) for p, c in report.calls)
+    records = _result_lines(report)
     first = True
     for batch in _batches(records):
         yield ("\n    " if first else ",\n    ") + ",\n    ".join(batch)
         first = False
     yield "\n  ]\n}\n" if not first else "]\n}\n"
+
+
+def _result_lines(report: CheckReport) -> Iterator[str]:
+    """Every call's result record, encoded (``result_json`` as JSON), in report order."""
+    from toolrun.commands.check import result_lines
+
+    for plan in report.plans:
+        yield from map(result_lines(report.run_id, plan), plan.calls)
 
 
 def _batches(items: Iterator[str], size: int = 1000) -> Iterator[list[str]]:

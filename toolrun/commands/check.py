@@ -29,6 +29,8 @@ from toolrun.errors import ExitCode, Location, PlanError, Problem
 from toolrun.paths import display_path
 
 if TYPE_CHECKING:
+    import json
+
     from toolrun.commands.shards import Shard
     from toolrun.commands.split_check import Sink
     from toolrun.config.models import Config
@@ -283,6 +285,102 @@ def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]
     out["run"] = call.run
     out["run_kind"] = call.run_kind
     return out
+
+
+def result_lines(run_id: str, plan: PlanCheck) -> Callable[[CallCheck], str]:
+    """``json.dumps(result_json(run_id, plan, call), ensure_ascii=False)`` for the calls of
+    ``plan``, written from a template: building each record's dict only to encode it was
+    more than half of a big JSON report. A call of an unusual shape (hooks, an origin,
+    rebased values, a value of another type than usual) is encoded the general way; a
+    property test holds the two to the same text."""
+    import json.encoder
+
+    encoder = json.JSONEncoder(ensure_ascii=False)
+    text = json.encoder.encode_basestring  # (the encoder's own, for ensure_ascii=False)
+    general = encoder.encode
+    head = f', "run_id": {text(run_id)}, "plan": {text(plan.file)}, "tool": '
+    here = text(plan.file)
+    fixed = (
+        ', "output": "", "error": %s, "started_at": null, "finished_at": null, "wait_ms": 0.0, '
+        '"duration_ms": 0.0, "attempts": 0, "aborted_before_launch": false, "location": '
+    )
+    shapes: dict[tuple[type, ...], bool] = {}  # the field types of a record: as usual?
+    encode_input = _value_encoder(encoder)
+
+    def line(c: CallCheck) -> str:
+        shape = tuple(map(type, c))
+        usual = shapes.get(shape)
+        if usual is None:
+            usual = shapes[shape] = _usual_shape(shape)
+        if not usual or c.hooks or c.origin or c.rebased:
+            return general(result_json(run_id, plan, c))
+        rule, source, error = c.rule, c.source, c.error
+        if c.line:
+            where = text(c.file) if c.file else here
+            location = f'{{"file": {where}, "line": {c.line}, "column": {c.column}}}'
+        else:
+            location = "null"
+        return (
+            f'{{"index": {c.position}, "id": {text(c.id)}, "execution_id": '
+            f"{text(c.execution_id)}{head}{text(c.tool)}, \"input\": "
+            f"{encode_input(c.input if type(c.input) is dict else dict(c.input))}, "
+            f'"decision": {text(c.decision)}, "decided_by": {{"kind": {text(c.kind)}, '
+            f'"rule": {"null" if rule is None else text(rule)}, '
+            f'"source": {"null" if source is None else text(source)}}}, '
+            f'"status": {text(c.status)}'
+            f'{fixed % ("null" if error is None else text(error))}{location}, '
+            f'"reason": {text(c.reason)}, "turn": {c.turn}, "run": {c.run}, '
+            f'"run_kind": {text(c.run_kind)}}}'
+        )
+
+    return line
+
+
+def _value_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """``encoder.encode`` (an encoder of ``ensure_ascii=False``, the default separators)
+    for a dict or a list, its C encoder made once rather than once a call as ``encode``
+    makes it (two thirds of its time on a small dict)."""
+    import json.encoder
+
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - an interpreter without the C accelerator
+        return encoder.encode
+    markers: dict[int, Any] = {}  # what catches a cycle: empty again once a value is done
+    made = make(markers, encoder.default, json.encoder.encode_basestring, None, ": ", ", ",
+                False, False, True)  # fmt: skip
+
+    def encode(value: Any) -> str:
+        try:
+            return "".join(made(value, 0))
+        except BaseException:
+            markers.clear()
+            raise
+
+    return encode
+
+
+_INT_FIELDS = frozenset(
+    CallCheck._fields.index(f) for f in ("position", "line", "column", "turn", "run")
+)
+_STR_FIELDS = frozenset(
+    CallCheck._fields.index(f)
+    for f in ("id", "tool", "decision", "kind", "reason", "status", "run_kind",
+              "execution_id", "origin", "file")
+)  # fmt: skip
+_OPTIONAL_FIELDS = frozenset(CallCheck._fields.index(f) for f in ("rule", "source", "error"))
+
+
+def _usual_shape(types: tuple[type, ...]) -> bool:
+    """Whether a record of fields of these types is one ``result_lines`` writes from its
+    template: ints, strings and optional strings where check puts them (not a bool or a
+    str subclass, which the general encoder writes its own way)."""
+    return len(types) == len(CallCheck._fields) and all(
+        t is int if i in _INT_FIELDS
+        else t is str if i in _STR_FIELDS
+        else t is str or t is type(None) if i in _OPTIONAL_FIELDS
+        else True
+        for i, t in enumerate(types)
+    )  # fmt: skip
 
 
 # -- inputs ---------------------------------------------------------------------------------
