@@ -25,13 +25,12 @@ _SINGLE = r"'[ !-&(-~]*'"
 #: Inside double quotes: printable ASCII less what bash expands or escapes there.
 _DOUBLE = r'"[ !#%-[\]-_a-~]*"'
 _PART = re.compile(rf"{_PLAIN}+|{_SINGLE}|{_DOUBLE}")
-_WORD = re.compile(rf"(?:{_PLAIN}|{_SINGLE}|{_DOUBLE})+")
 #: a whole command of such words and operators (checked first: most commands fail here)
 # (one character at a time, never a repeat inside a repeat: a command that fails to
 # match fails in linear time)
 _WHOLE = re.compile(rf"(?:[A-Za-z0-9_./:=,| ;-]|&&|{_SINGLE}|{_DOUBLE})*")
-_OPERATOR = re.compile(r" *(\|\||&&|[|;]) *")
-_SPACES = re.compile(r" +")
+#: an operator (group 1) or a word; the blanks between them are skipped
+_TOKEN = re.compile(rf"(\|\||&&|[|;])|(?:{_PLAIN}|{_SINGLE}|{_DOUBLE})+")
 _ODD_NAME = re.compile(r"^-|[:=,]")
 _ASSIGNMENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*=[A-Za-z0-9_./-]+")
 
@@ -53,28 +52,17 @@ def simple_commands(command: str) -> list[Simple] | None:
     if _WHOLE.fullmatch(command) is None:
         return None
     out: list[Simple] = []
-    operators = _OPERATOR.findall(command)
-    if operators.count("|") > 1 and ("&&" in operators or "||" in operators):
-        return None  # (tree-sitter nests `a | b | c && d` in ways of its own)
-    pos = 0
-    end = len(command)
+    operators: list[str] = []
+    assignments: list[Word] = []
+    words: list[Word] = []
+    start = last = 0
     piped_before = False
-    while True:
-        start = pos
-        while start < end and command[start] == " ":
-            start += 1
-        assignments: list[Word] = []
-        words: list[Word] = []
-        pos = start
-        last = start
-        while pos < end:
-            found = _WORD.match(command, pos)
-            if found is None:
-                break
-            raw = found.group()
-            pos = last = found.end()
-            if not words and not assignments and raw in _SPECIAL:
-                return None
+    for token in _TOKEN.finditer(command):
+        op = token.group(1)
+        if op is None:  # a word
+            raw = token.group()
+            if not words and not assignments:
+                start = token.start()
             if not words and "=" in raw:
                 assignment = _assignment(raw)
                 if assignment is None:
@@ -85,23 +73,21 @@ def simple_commands(command: str) -> list[Simple] | None:
                 if word is None:
                     return None
                 words.append(word)
-            spaces = _SPACES.match(command, pos)
-            if spaces is None:
-                break
-            pos = spaces.end()
-        if not words or last == start:
+            last = token.end()
+            continue
+        if not words:
             return None  # no command name (an operator first, two in a row, an assignment)
-        operator = _OPERATOR.match(command, last)
-        op = operator.group(1) if operator is not None else None
         piped = op == "|"
         out.append((command[start:last], not (piped or piped_before), tuple(assignments),
                     tuple(words)))
-        if operator is None:
-            return out if last == end or command[last:].strip(" ") == "" else None
-        pos = operator.end()
-        if pos >= end:
-            return None  # a trailing operator
-        piped_before = piped
+        operators.append(op)
+        assignments, words, piped_before = [], [], piped
+    if not words:
+        return None  # nothing, or a trailing operator
+    out.append((command[start:last], not piped_before, tuple(assignments), tuple(words)))
+    if operators.count("|") > 1 and ("&&" in operators or "||" in operators):
+        return None  # (tree-sitter nests `a | b | c && d` in ways of its own)
+    return out
 
 
 def _word(raw: str, *, name: bool) -> Word | None:
