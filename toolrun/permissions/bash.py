@@ -334,6 +334,8 @@ def _strip_wrapper(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
     if len(words) < 2 or not words[0].is_static:
         return None
     name = words[0].value
+    if name not in WRAPPERS:
+        return None  # (most commands: the branches below are for the wrappers only)
     rest = list(words[1:])
 
     def value(i: int) -> str:
