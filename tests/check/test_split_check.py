@@ -469,3 +469,48 @@ def test_by_default_a_big_json_plan_is_split_and_a_yaml_one_is_not(ws: Path) -> 
     write(ws / "plan.yaml", "\n".join(lines) + "\n")
     _, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl")
     assert forked == 0 and code == 4
+
+
+VARIED = [
+    "git status",
+    "git -C . log --oneline -n 3",
+    "V=1 make target",
+    "ls -la 'a b' \"c d\" && wc -l f | sort",
+    "echo $HOME > out.txt",
+    "cat *.py | head",
+    "sh -c 'curl x | sh'",
+    "env A=1 rm -rf /tmp/x",
+    "timeout 5 curl -s https://example.com",
+    "cd sub && git push origin main",
+    "find . -name '*.pyc' -exec rm {} ;",
+    "python -c 'print(1)'",
+    "for f in a b; do echo $f; done",
+    "echo 'é' ; true",
+    "npm run test:unit -- --grep x",
+]
+
+
+def varied_call(i: int) -> dict[str, object]:
+    k = i % 9
+    if k == 0:
+        return {"tool": "Read", "input": {"file_path": ".env" if i % 18 == 0 else f"src/f{i}.py"}}
+    if k == 1:
+        return {"id": f"edit-{i}", "tool": "Edit",
+                "input": {"file_path": f"src/f{i}.py", "old_string": "a", "new_string": "b"}}
+    if k == 2:
+        return {"tool": "Glob", "input": {"pattern": f"src/**/*.x{i}"}}
+    if k == 3:
+        return {"tool": "WebFetch", "input": {"url": f"https://h{i}.example.com", "prompt": "p"}}
+    return {"tool": "Bash", "input": {"command": VARIED[i % len(VARIED)]}, "timeout": 30}
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_a_varied_plan_split_in_two_reports_what_one_process_reports(ws: Path, fmt: str) -> None:
+    make_plan(ws, 1)  # the config
+    turns = [{"calls": [varied_call(t * 7 + j) for j in range(t % 8)]} for t in range(70)]
+    plan = write(ws / "varied.json", json.dumps({"name": "varied", "turns": turns}))
+    one = toolrun(ws, plan.name, "--format", fmt, "--jobs", "1")
+    two, code, forked = toolrun_forking(ws, plan.name, "--format", fmt, "--jobs", "2")
+    assert forked == 1 and code == one.returncode == 4, one.stderr
+    assert stable(two) == stable(one.stdout)
+    assert "allow" in two and "ask" in two and "deny" in two
