@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from tests.permissions.conftest import Tree, decide
@@ -149,3 +153,46 @@ def test_a_token_the_parser_made_up_is_not_bash_s_parse(command: str) -> None:
         _parser().parse(source).root_node, source
     )
     assert not analyse(command).analysable
+
+
+# tree-sitter leaves a leading `- ` or `\ ` out of the whole parse (the root starts after
+# it) when an assignment follows: it reads `CI=1 git status`, bash runs a program named
+# `-` (or ` CI=1`: `\ CI=1` is one word) with the rest as its arguments
+DROPPED_FIRST_WORD = [
+    "- CI=1 git status",
+    "\\ CI=1 git status",
+    "  -  CI=1 git status",
+    "- A=1 B=2 git status",
+]
+
+
+@pytest.mark.parametrize("command", DROPPED_FIRST_WORD)
+def test_a_first_word_the_parse_leaves_out_is_not_bash_s_parse(
+    tree: Tree, command: str
+) -> None:
+    assert not analyse(command).analysable
+    allowed = ("Bash(git status)", "Bash(git status *)")
+    assert decide(tree, "Bash", {"command": command}, allow=allowed).decision != "allow"
+
+
+@pytest.mark.parametrize("command", [" - CI=1 git status", "\\ CI=1 git status"])
+def test_bash_runs_the_word_the_parse_left_out(tmp_path: Path, command: str) -> None:
+    # a program named `-` (or ` CI=1`) on PATH: bash runs it, not git (as exec runs it:
+    # `bash -c COMMAND`, which takes a string starting with `-` for an option)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    marker = tmp_path / "ran"
+    for name in ("-", " CI=1"):  # (`\\ CI=1` is one word for bash)
+        program = bindir / name
+        program.write_text(f"#!/bin/sh\necho \"$@\" > {marker}\n")
+        program.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    subprocess.run(["bash", "-c", command], env=env, cwd=tmp_path, check=False)
+    assert marker.read_text().endswith("git status\n")
+
+
+@pytest.mark.parametrize(
+    "command", ["  git status  ", "\ngit status\n\n", "# note\ngit status", "git status # c"]
+)
+def test_blank_lines_and_comments_around_a_command_stay_bash_s_parse(command: str) -> None:
+    assert analyse(command).analysable
