@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 #: The largest int taken without pydantic: beyond 64 bits it is pydantic's to judge.
 _INT_LIMIT = 1 << 63
-_MISSING: Any = object()
+_MISSING: Any = object()  # what a check gives for a value only pydantic can judge
+_REQUIRED: Any = object()  # a field without a default; a key not in the input
 _MODELS = "toolrun.tools.builtins._models"
 
 
@@ -125,6 +126,12 @@ class InputSpec:
         for name, spec in self.fields.items():
             for key in (*spec.aliases, name):
                 self.keys[key] = name
+        self._aliased = len(self.keys) > len(self.fields)
+        # per field in order: (name, check, default or _REQUIRED), and its slot's setter
+        self._plan = tuple(
+            (name, spec.check, defaults.get(name, _REQUIRED)) for name, spec in self.fields.items()
+        )
+        self._setters = tuple(getattr(params, name).__set__ for name in self.fields)
         self._model: type[BaseModel] | None = None
         _SPECS[params] = self
 
@@ -142,21 +149,37 @@ class InputSpec:
         if type(data) is not dict:
             return None
         keys = self.keys
-        values: dict[str, object] = {}
-        for key, value in data.items():
-            name = keys.get(key)
-            if name is None or name in values:  # unknown, or one field written twice
+        if not keys.keys() >= data.keys():  # an unknown key
+            return None
+        if self._aliased:
+            named: dict[str, object] = {}
+            for key, value in data.items():
+                name = keys[key]
+                if name in named:  # one field written twice
+                    return None
+                named[name] = value
+            data = named
+        values: list[object] = []
+        for name, check, default in self._plan:
+            value = data.get(name, _REQUIRED)
+            if value is _REQUIRED:
+                if default is _REQUIRED:  # a required key is missing
+                    return None
+                values.append(default)
+                continue
+            value = check(value)
+            if value is _MISSING:
                 return None
-            checked = self.fields[name].check(value)
-            if checked is _MISSING:
-                return None
-            values[name] = checked
-        if len(values) < len(self.fields):
-            for name, default in self.defaults.items():
-                values.setdefault(name, default)
-            if len(values) < len(self.fields):  # a required key is missing
-                return None
-        return self.params(**values)
+            values.append(value)
+        return self._build(values)
+
+    def _build(self, values: list[object]) -> Params:
+        # set slot by slot: a frozen dataclass's __init__ (object.__setattr__ per field)
+        # cost more than the whole validation
+        params = object.__new__(self.params)
+        for setter, value in zip(self._setters, values, strict=True):
+            setter(params, value)
+        return params
 
     def check(self, value: object) -> object:
         """:meth:`fast` as a field check (a nested model's item)."""
