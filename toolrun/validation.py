@@ -26,8 +26,11 @@ class Invalid(ValueError):
     importing pydantic. Its text is the error's own."""
 
     def __init__(self, error: ValidationError) -> None:
-        super().__init__(str(error))
+        super().__init__()
         self.error = error
+
+    def __str__(self) -> str:
+        return str(self.error)
 
 
 def validate(model: type[M], data: object) -> M:
