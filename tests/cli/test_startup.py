@@ -41,7 +41,7 @@ except SystemExit as exc:
     code = exc.code
 pydantic = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core"))
 print(json.dumps({"code": code, "loaded": [m for m in WATCHED if m in sys.modules],
-                  "pydantic": pydantic}), file=sys.stderr)
+                  "pydantic": pydantic, "yaml": "yaml" in sys.modules}), file=sys.stderr)
 """
 
 
@@ -96,6 +96,7 @@ def test_a_one_call_bash_exec_without_config_loads_no_pydantic(one_call: Path) -
     result = json.loads(out)
     assert (result["status"], result["output"]) == ("ok", "hello\n")
     assert report["pydantic"] == []
+    assert report["yaml"] is False  # a JSON plan without problems needs no YAML node
 
 
 def test_a_one_call_read_exec_without_config_loads_no_pydantic(tmp_path: Path) -> None:
@@ -109,6 +110,7 @@ def test_a_one_call_read_exec_without_config_loads_no_pydantic(tmp_path: Path) -
     result = json.loads(out)
     assert (result["id"], result["status"], result["output"]) == ("r", "ok", "     2\tsecond")
     assert report["pydantic"] == []
+    assert report["yaml"] is True
 
 
 def test_a_one_call_check_without_config_loads_no_pydantic(one_call: Path) -> None:
