@@ -89,6 +89,7 @@ SCALARS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([1.0, 0.5, 5.0]),
     st.text(max_size=8),
     st.sampled_from(["", "5", "1000", "true", "content", "count", "files_with_matches", "x"]),
+    st.sampled_from(["\ud800", "a\x00b", "\u00e9", " 5 "]),  # surrogates, NUL, non-ASCII
 )
 EDIT_ITEMS = st.dictionaries(
     st.sampled_from(["old_string", "new_string", "replace_all", "other"]),
