@@ -147,3 +147,55 @@ def test_a_lazy_tool_must_carry_the_name_it_was_registered_under() -> None:
     registry.register_lazy("Grep", ReadTool)
     with pytest.raises(TypeError, match="registered as 'Grep' is named 'Read'"):
         registry.get("Grep")
+
+
+def test_without_a_plugin_distribution_entry_points_are_not_looked_up() -> None:
+    """importlib.metadata (~15 ms to import) is left alone when no distribution on the
+    path declares the group; the lookup above shows the other side."""
+    code = (
+        "import sys\n"
+        "from toolrun.tools import default_registry\n"
+        "registry = default_registry()\n"
+        "print(len(registry), 'importlib.metadata' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out == "10 False\n"
+
+
+def test_a_plugin_declared_anywhere_unusual_takes_the_full_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrun.tools.registry import _may_declare_plugins
+
+    site = tmp_path / "site"
+    (site / "other-1.0.dist-info").mkdir(parents=True)
+    (site / "other-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nx = y\n")
+    (site / "legacy.egg-info").write_text("Name: legacy\n")  # a file: no entry points
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing")])
+    assert _may_declare_plugins() is False
+    # the group in a distribution's entry points, whatever the spelling of the folder
+    (site / "Shout-1.0.DIST-INFO").mkdir()
+    (site / "Shout-1.0.DIST-INFO" / "entry_points.txt").write_text("[ toolrun.tools ]\n")
+    assert _may_declare_plugins() is True
+    (site / "Shout-1.0.DIST-INFO" / "entry_points.txt").unlink()
+    assert _may_declare_plugins() is False
+    # a zip on the path, an egg folder, another distribution finder: not looked into here
+    (tmp_path / "plugins.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "plugins.zip")])
+    assert _may_declare_plugins() is True
+    (tmp_path / "thing-1.0.egg").mkdir()
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "thing-1.0.egg")])
+    assert _may_declare_plugins() is True
+
+    class Finder:
+        def find_spec(self, *args: object) -> None:
+            return None
+
+        def find_distributions(self, *args: object) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "path", [str(site)])
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
+    assert _may_declare_plugins() is True

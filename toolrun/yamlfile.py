@@ -17,16 +17,31 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, cast
-
-import yaml
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from toolrun.errors import Location, Problem
 
-try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _Loader = yaml.SafeLoader
+if TYPE_CHECKING:
+    import yaml
+else:
+
+    class _Yaml:
+        """Stands for the yaml module until it is first used, then puts it in its place:
+        a JSON plan that needs no position of a YAML node never imports it (~5 ms)."""
+
+        def __getattr__(self, name: str) -> Any:
+            import yaml as module
+
+            globals()["yaml"] = module
+            return getattr(module, name)
+
+    yaml = _Yaml()
+
+
+def _Loader(text: str) -> yaml.SafeLoader:  # named as the loader class it stands for
+    """PyYAML's C loader when it was built with libyaml."""
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    return loader(text)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"

@@ -2,8 +2,8 @@
 
 Start-up is most of a short run, so these guard the imports it saves (a test of imports,
 not of time; bench/startup.py has the figures): without a config file the config schema
-(pydantic models) is never built, and of the built-in tools only those the plan calls
-are imported.
+(pydantic models) is never built, of the built-in tools only those the plan calls are
+imported, and a plain plan is validated without importing pydantic at all.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,13 +39,20 @@ try:
     main(sys.argv[1:], prog_name="toolrun")
 except SystemExit as exc:
     code = exc.code
-print(json.dumps({"code": code, "loaded": [m for m in WATCHED if m in sys.modules]}),
-      file=sys.stderr)
+pydantic = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core"))
+print(json.dumps({"code": code, "loaded": [m for m in WATCHED if m in sys.modules],
+                  "pydantic": pydantic, "yaml": "yaml" in sys.modules}), file=sys.stderr)
 """
 
 
 def run_toolrun(ws: Path, *args: str) -> tuple[int, list[str], str]:
     """Run toolrun in a fresh interpreter in ``ws``: (exit code, watched modules, stdout)."""
+    report, stdout = run_report(ws, *args)
+    return report["code"], report["loaded"], stdout
+
+
+def run_report(ws: Path, *args: str) -> tuple[dict[str, Any], str]:
+    """Run toolrun in a fresh interpreter in ``ws``: (what it loaded, stdout)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRUN_")}
     proc = subprocess.run(
         [sys.executable, "-c", f"WATCHED = {WATCHED!r}\n{RUN}", *args],
@@ -54,8 +62,8 @@ def run_toolrun(ws: Path, *args: str) -> tuple[int, list[str], str]:
         text=True,
         check=True,
     )
-    report = json.loads(proc.stderr.strip().splitlines()[-1])
-    return report["code"], report["loaded"], proc.stdout
+    report: dict[str, Any] = json.loads(proc.stderr.strip().splitlines()[-1])
+    return report, proc.stdout
 
 
 @pytest.fixture
@@ -80,6 +88,75 @@ def test_a_one_call_check_without_config_builds_no_config_schema(one_call: Path)
     assert code in (0, None)
     assert json.loads(out)["summary"]["allow"] == 1
     assert not set(loaded) & {*CONFIG_SCHEMA, *OTHER_TOOLS}
+
+
+def test_a_one_call_bash_exec_without_config_loads_no_pydantic(one_call: Path) -> None:
+    report, out = run_report(one_call, "exec", "plan.json", "--format", "jsonl")
+    assert report["code"] in (0, None)
+    result = json.loads(out)
+    assert (result["status"], result["output"]) == ("ok", "hello\n")
+    assert report["pydantic"] == []
+    assert report["yaml"] is False  # a JSON plan without problems needs no YAML node
+
+
+def test_a_one_call_read_exec_without_config_loads_no_pydantic(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("first\nsecond\n")
+    (tmp_path / "plan.yaml").write_text(
+        "name: read one\nturns:\n  - calls:\n"
+        "      - {id: r, tool: Read, input: {file_path: notes.txt, offset: 2, limit: 1}}\n"
+    )
+    report, out = run_report(tmp_path, "exec", "plan.yaml", "--format", "jsonl")
+    assert report["code"] in (0, None)
+    result = json.loads(out)
+    assert (result["id"], result["status"], result["output"]) == ("r", "ok", "     2\tsecond")
+    assert report["pydantic"] == []
+    assert report["yaml"] is True
+
+
+def test_a_one_call_check_without_config_loads_no_pydantic(one_call: Path) -> None:
+    report, out = run_report(one_call, "check", "plan.json", "--format", "json")
+    assert report["code"] in (0, None)
+    assert json.loads(out)["summary"]["allow"] == 1
+    assert report["pydantic"] == []
+
+
+def test_an_invalid_input_still_gets_pydantics_located_messages(tmp_path: Path) -> None:
+    """The guard above is not vacuous: what the fast path cannot take goes to the tool's
+    pydantic model, for the same located messages as ever."""
+    (tmp_path / "plan.json").write_text(
+        '{"calls": [\n'
+        '  {"tool": "Bash", "input": {"command": "true", "timeout": 0}},\n'
+        '  {"tool": "Read", "input": {"file_path": 5, "limt": 3}}\n'
+        "]}\n"
+    )
+    expected = (
+        "plan.json:2:49: calls[0].input.timeout: Input should be greater than or equal to 1\n"
+        "plan.json:3:30: calls[1].input.file_path: Input should be a valid string\n"
+        "plan.json:3:46: calls[1].input.limt: unknown key 'limt' (did you mean 'limit'?)\n"
+    )
+    for command in ("exec", "check"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "toolrun", command, "plan.json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 3
+        assert proc.stderr.endswith(expected), command
+    report, _ = run_report(tmp_path, "exec", "plan.json")
+    assert report["code"] == 3
+    assert "pydantic" in report["pydantic"]
+
+
+def test_a_lax_input_pydantic_would_coerce_runs_as_before(tmp_path: Path) -> None:
+    """A timeout written as a string is pydantic's to take (it coerces it): the call runs."""
+    (tmp_path / "plan.json").write_text(
+        json.dumps({"calls": [{"tool": "Bash", "input": {"command": "echo ok", "timeout": "5000"}}]})
+    )
+    report, out = run_report(tmp_path, "exec", "plan.json", "--format", "jsonl")
+    assert (json.loads(out)["status"], json.loads(out)["output"]) == ("ok", "ok\n")
+    assert "pydantic" in report["pydantic"]
 
 
 def test_a_config_file_is_still_read_with_its_schema_and_located_problems(

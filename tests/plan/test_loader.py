@@ -58,7 +58,7 @@ turns:
     assert calls[2].location == Location("plan.yaml", 7, 9)
     assert calls[0].location == Location("plan.yaml", 4, 9)
     assert calls[2].input == {"file_path": "a.py", "old_string": "x", "new_string": "y"}
-    assert calls[2].params.model_dump()["old_string"] == "x"
+    assert calls[2].params.old_string == "x"
 
 
 def test_calls_shorthand_is_one_turn(tmp_path: Path, registry: ToolRegistry) -> None:

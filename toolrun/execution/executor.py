@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import anyio.lowlevel
-from pydantic import ValidationError
 
 from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 from toolrun.execution.capacity import Capacity
@@ -46,7 +45,9 @@ from toolrun.execution.results import (
 from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, Plan, Turn
 from toolrun.tools.base import Tool, ToolContext, ToolKind
+from toolrun.tools.inputs import validate_input
 from toolrun.tools.registry import ToolRegistry
+from toolrun.validation import Invalid
 from toolrun.verify.files import WRITE_TOOLS
 
 if TYPE_CHECKING:
@@ -630,12 +631,12 @@ class Executor:
             state.originals[call.index] = call.input
             return replace(call, input=new_input), None
         try:
-            params = tool.input_model.model_validate(new_input)
-        except ValidationError as exc:
+            params = validate_input(tool, new_input)
+        except Invalid as exc:
             where = f" by {hooks.decided_by}" if hooks.decided_by else ""
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
-                for e in exc.errors(include_url=False)
+                for e in exc.error.errors(include_url=False)
             )
             decision = CallDecision(
                 "deny", f"a hook's updatedInput is not valid {call.tool} input", DecidedBy("hook")

@@ -7,14 +7,18 @@ import errno
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import BaseModel
 
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.execution.results import Status
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from toolrun.tools.inputs import Params
 
 _NO_LIMIT = contextlib.nullcontext()
 TRANSIENT_ERRNOS = frozenset({errno.EBUSY, errno.EAGAIN, errno.EMFILE, errno.ENFILE})
@@ -37,7 +41,7 @@ Sleep = Callable[[float], Awaitable[None]]
 
 async def invoke(
     tool: Tool[Any],
-    params: BaseModel,
+    params: Params | BaseModel,
     ctx: ToolContext,
     *,
     time_limit: float | None = None,
@@ -80,11 +84,11 @@ async def invoke(
     return Outcome(status, output, error, attempts, started, time.time(), metadata)
 
 
-RunNow = Callable[[BaseModel, ToolContext], ToolOutput | None]
+RunNow = Callable[["Params | BaseModel", ToolContext], ToolOutput | None]
 
 
 def invoke_now(
-    tool: Tool[Any], run_now: RunNow, params: BaseModel, ctx: ToolContext
+    tool: Tool[Any], run_now: RunNow, params: Params | BaseModel, ctx: ToolContext
 ) -> Outcome | None:
     """:func:`invoke` for a call its tool completes at once (``run_now``: a tool's
     synchronous form of ``run``, which returns None when it has to be awaited after all).

@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
 from toolrun.errors import Location, PlanError, Problem
 from toolrun.plan.models import MAX_CALLS_PER_TURN, Call, Plan, Turn, turn_limit_message
+from toolrun.tools.inputs import validate_input
 from toolrun.tools.registry import ToolRegistry
-from toolrun.validation import problems_from_validation
+from toolrun.validation import Invalid, problems_from_validation
 from toolrun.yamlfile import (
     NUL_MESSAGE,
     Document,
@@ -44,6 +43,9 @@ from toolrun.yamlfile import (
 )
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+    from toolrun.plan.foreign import ForeignInput
     from toolrun.plan.loader import Select
 
 FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "codex", "gemini", "jsonl")
@@ -284,10 +286,19 @@ class _Where:
         ]
 
 
-class ForeignInput(BaseModel):
-    """The input of a tool toolrun does not have, kept as it is (it is only decided)."""
+def __getattr__(name: str) -> Any:
+    # a pydantic model, imported with pydantic only when a transcript has such a tool
+    if name == "ForeignInput":
+        from toolrun.plan.foreign import ForeignInput
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+        return ForeignInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _foreign(tool_input: Mapping[str, Any]) -> ForeignInput:
+    from toolrun.plan.foreign import ForeignInput
+
+    return ForeignInput.model_validate(tool_input)
 
 
 @dataclass
@@ -399,7 +410,7 @@ class _Builder:
                     name,
                     tool,
                     dict(tool_input),
-                    ForeignInput.model_validate(tool_input),
+                    _foreign(tool_input),
                     timeout,
                     location,
                 )
@@ -416,9 +427,9 @@ class _Builder:
             )
             return
         try:
-            params = found.input_model.model_validate(tool_input)
-        except ValidationError as exc:
-            self.problems.extend(where.validation(exc, input_path, found.input_model))
+            params = validate_input(found, tool_input)
+        except Invalid as exc:
+            self.problems.extend(where.validation(exc.error, input_path, found.input_model))
             return
         self.add(
             Call(index, len(self.turns), name, tool, dict(tool_input), params, timeout, location)

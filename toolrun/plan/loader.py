@@ -1,19 +1,23 @@
-"""Loading plans: YAML or JSON in, a frozen Plan out, or every problem at once."""
+"""Loading plans: YAML or JSON in, a frozen Plan out, or every problem at once.
+
+A plain plan is taken without pydantic (its import was a quarter of a one-call run):
+the header, each turn and each call have a fast path that takes only what the
+schema's models (:mod:`toolrun.plan.schema`) would take unchanged, and anything else
+goes to those models, for the same result or the same messages.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolrun.errors import Location, PlanError, Problem
 from toolrun.plan.models import MAX_CALLS_PER_TURN, Call, Plan, Turn, turn_limit_message
-from toolrun.plan.schema import CallSpec, PlanFile, PlanHeader, TurnHeader, TurnSpec
+from toolrun.tools.inputs import validate_input
 from toolrun.tools.registry import ToolRegistry
-from toolrun.validation import problems_from_validation
+from toolrun.validation import Invalid, problems_from_validation, validate
 from toolrun.yamlfile import (
     NUL_MESSAGE,
     Document,
@@ -24,6 +28,9 @@ from toolrun.yamlfile import (
     nul_paths,
     parse_json,
 )
+
+if TYPE_CHECKING:
+    from toolrun.plan.schema import CallSpec
 
 
 def load_plan(
@@ -91,14 +98,19 @@ def plan_from_document(
                 Problem(doc.value_location(()), "", f"a plan must be a mapping, not {kind}"),
             ]
         )
-    try:
-        header = PlanHeader.model_validate(data)
-    except ValidationError as exc:
-        problems.extend(problems_from_validation(exc, doc, model=PlanFile))
-        header = PlanHeader.model_construct(
-            turns=data.get("turns") if isinstance(data.get("turns"), list) else None,
-            calls=data.get("calls") if isinstance(data.get("calls"), list) else None,
-        )
+    header = _plain_header(data)
+    if header is None:
+        from toolrun.plan.schema import PlanFile, PlanHeader
+
+        try:
+            header = _Header.of(validate(PlanHeader, data))
+        except Invalid as exc:
+            problems.extend(problems_from_validation(exc.error, doc, model=PlanFile))
+            header = _Header(
+                None,
+                data.get("turns") if isinstance(data.get("turns"), list) else None,
+                data.get("calls") if isinstance(data.get("calls"), list) else None,
+            )
     if header.turns is not None and header.calls is not None:
         problems.append(
             Problem(doc.locate(("calls",)), "calls", "use either 'turns' or 'calls', not both")
@@ -109,14 +121,20 @@ def plan_from_document(
     batches: list[tuple[list[PathPart], list[Any]]] = []
     if header.turns is not None:
         for t, raw_turn in enumerate(header.turns):
-            try:
-                turn_header = TurnHeader.model_validate(raw_turn)
-            except ValidationError as exc:
-                problems.extend(
-                    problems_from_validation(exc, doc, prefix=("turns", t), model=TurnSpec)
-                )
-                continue
-            batches.append((["turns", t, "calls"], turn_header.calls))
+            turn_calls = _plain_turn(raw_turn)
+            if turn_calls is None:
+                from toolrun.plan.schema import TurnHeader, TurnSpec
+
+                try:
+                    turn_calls = validate(TurnHeader, raw_turn).calls
+                except Invalid as exc:
+                    problems.extend(
+                        problems_from_validation(
+                            exc.error, doc, prefix=("turns", t), model=TurnSpec
+                        )
+                    )
+                    continue
+            batches.append((["turns", t, "calls"], turn_calls))
     elif header.calls is not None:
         batches.append((["calls"], header.calls))
 
@@ -149,9 +167,9 @@ def plan_from_document(
         for c, raw_call in enumerate(raw_calls):
             path: list[PathPart] = [*prefix, c]
             try:
-                call_spec = _plain_call(raw_call) or CallSpec.model_validate(raw_call)
-            except ValidationError as exc:
-                problems.extend(problems_from_validation(exc, doc, prefix=path, model=CallSpec))
+                call_spec = _plain_call(raw_call) or _call_spec(raw_call)
+            except Invalid as exc:
+                problems.extend(_call_problems(exc, doc, path))
             else:
                 call = _build_call(
                     doc, registry, call_spec, path, index, t, seen_ids, problems,
@@ -166,7 +184,56 @@ def plan_from_document(
     return Plan(doc.file, header.name, tuple(turns))
 
 
-_CALL_KEYS = frozenset(CallSpec.model_fields)
+class _Header(NamedTuple):
+    """What the loader uses of a plan's header (PlanHeader's fields)."""
+
+    name: str | None
+    turns: list[Any] | None
+    calls: list[Any] | None
+
+    @classmethod
+    def of(cls, header: Any) -> _Header:
+        return cls(header.name, header.turns, header.calls)
+
+
+#: PlanHeader's and CallSpec's keys (a test pins them to the models)
+_HEADER_KEYS = frozenset({"version", "name", "description", "turns", "calls"})
+_CALL_KEYS = frozenset({"id", "tool", "input", "timeout"})
+
+
+def _plain_header(data: dict[Any, Any]) -> _Header | None:
+    """A header PlanHeader would take as it is, or None (then PlanHeader decides)."""
+    if not _HEADER_KEYS.issuperset(data):
+        return None
+    version = data.get("version")
+    if version is not None and (type(version) is not int or version != 1):
+        return None
+    if any(data.get(k) is not None and type(data[k]) is not str for k in ("name", "description")):
+        return None
+    turns, calls = data.get("turns"), data.get("calls")
+    if any(v is not None and type(v) is not list for v in (turns, calls)):
+        return None
+    return _Header(data.get("name"), turns, calls)
+
+
+def _plain_turn(raw: object) -> list[Any] | None:
+    """The calls of a turn TurnHeader would take as it is, or None."""
+    if type(raw) is not dict or len(raw) != 1:
+        return None
+    calls = raw.get("calls")
+    return calls if type(calls) is list else None
+
+
+def _call_spec(raw: object) -> CallSpec:
+    from toolrun.plan.schema import CallSpec
+
+    return validate(CallSpec, raw)
+
+
+def _call_problems(exc: Invalid, doc: Document, path: Sequence[PathPart]) -> list[Problem]:
+    from toolrun.plan.schema import CallSpec
+
+    return problems_from_validation(exc.error, doc, prefix=path, model=CallSpec)
 
 
 class _Spec(NamedTuple):
@@ -243,10 +310,12 @@ def _build_call(
             problems.extend(found)
             return None
     try:
-        params = tool.input_model.model_validate(spec.input)
-    except ValidationError as exc:
+        params = validate_input(tool, spec.input)
+    except Invalid as exc:
         problems.extend(
-            problems_from_validation(exc, doc, prefix=[*path, "input"], model=tool.input_model)
+            problems_from_validation(
+                exc.error, doc, prefix=[*path, "input"], model=tool.input_model
+            )
         )
         return None
     # the parsed dict itself (pydantic's copy, or the document's own): nothing changes a
@@ -278,10 +347,9 @@ def call_from_json_line(
     except DocumentError as exc:
         raise PlanError([shift(exc.problem)]) from None
     try:
-        spec = _plain_call(doc.data) or CallSpec.model_validate(doc.data)
-    except ValidationError as exc:
-        found = problems_from_validation(exc, doc, model=CallSpec)
-        raise PlanError([shift(p) for p in found]) from None
+        spec = _plain_call(doc.data) or _call_spec(doc.data)
+    except Invalid as exc:
+        raise PlanError([shift(p) for p in _call_problems(exc, doc, [])]) from None
     problems: list[Problem] = []
     call_id = spec.id if spec.id is not None else f"call-{index + 1}"
     first = call_id not in seen_ids

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import Location
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from toolrun.tools.inputs import Params
 
 #: Calls one turn may hold (``toolrun.maxCallsPerTurn``); more is a located problem when the
 #: plan is loaded, so validate, check and exec (also --dry-run) give the same answer.
@@ -28,7 +31,8 @@ class Call:
     """One tool call, validated against its tool's input model.
 
     ``input`` is the mapping as written (hooks and rules see it); ``params`` is
-    the validated tool input the tool runs with.
+    the validated tool input the tool runs with (a built-in tool's Params object,
+    another tool's model instance).
     """
 
     index: int  # 0-based position in the plan
@@ -36,7 +40,7 @@ class Call:
     id: str
     tool: str
     input: Mapping[str, Any]
-    params: BaseModel
+    params: Params | BaseModel
     timeout: float | None
     location: Location
 

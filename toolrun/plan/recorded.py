@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from toolrun.plan.importers import ForeignInput, Imported
+from toolrun.plan.importers import Imported
 from toolrun.plan.models import Call, Plan
 from toolrun.plan.rebase import Rebase, usable_root
+from toolrun.tools.inputs import Params, spec_of
+from toolrun.validation import Invalid, validate
 
 Change = tuple[str, str, str]  # (field, as recorded, as decided)
 
@@ -83,14 +83,25 @@ def _rebased_call(call: Call, rebase: Rebase) -> tuple[Call, list[Change]]:
         return call, []
     # Only string fields that validated change, to other strings: the validated input is
     # updated as it is (validating every call again cost more than the rest of the rebase).
-    fields = type(call.params).model_fields
-    if type(call.params) is not ForeignInput and any(c.field not in fields for c in done):
-        try:
-            params = type(call.params).model_validate(data)
-        except ValidationError:
-            return call, []  # kept as recorded: decided as outside the workspace
-    else:
-        params = call.params.model_copy(update={c.field: c.rebased for c in done})
+    update = {c.field: c.rebased for c in done}
+    params = call.params
+    try:
+        if isinstance(params, Params):
+            spec = spec_of(params)
+            if update.keys() <= spec.fields.keys():
+                params = spec.replaced(params, update)
+            else:  # a field written under an alias: validated again
+                params = spec.validate(data)
+        else:  # a model (pydantic is loaded already)
+            from toolrun.plan.foreign import ForeignInput
+
+            model = type(params)
+            if model is not ForeignInput and not update.keys() <= model.model_fields.keys():
+                params = validate(model, data)
+            else:
+                params = params.model_copy(update=update)
+    except Invalid:
+        return call, []  # kept as recorded: decided as outside the workspace
     # built directly: dataclasses.replace was a fifth of the time of a rebase
     changed = Call(
         call.index, call.turn, call.id, call.tool, data, params, call.timeout, call.location

@@ -37,7 +37,9 @@ WARNING_PREFIX = "toolrun: warning: "
 async def run_bash(
     policy: SandboxPolicy, input: Any, ctx: ToolContext, execute: Execute
 ) -> ToolOutput:
-    placement = policy.placement(input.model_dump())
+    from toolrun.tools.inputs import as_dict
+
+    placement = policy.placement(as_dict(input))
     if placement.leaves_on_request and policy.settings.allow_unsandboxed:
         return _noted(await execute(input, ctx, None), placement, warning=None)
     if placement.kind == "error":

@@ -1,7 +1,9 @@
 """The Tool protocol.
 
 A tool is a name, a pydantic input model that uses Claude Code's field names, a
-kind, a few pure predicates over a validated input, and an async ``run``.
+kind, a few pure predicates over a validated input, and an async ``run``. A built-in
+tool's validated input is a :class:`toolrun.tools.inputs.Params` object (validated
+without pydantic when that gives the same answer); another tool's is its model's instance.
 Expected failures are raised as :class:`toolrun.errors.ToolError` (they become
 ``error`` results); an ``OSError`` that escapes ``run`` is left to the executor,
 which may retry it when the tool is retry-safe.
@@ -16,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from toolrun.execution.stored import OutputStore
     from toolrun.sandbox.policy import SandboxPolicy
+    from toolrun.tools.inputs import InputSpec, Params
 
 
 class ToolKind(enum.StrEnum):
@@ -30,10 +33,13 @@ class ToolKind(enum.StrEnum):
     NETWORK = "network"
 
 
-class ToolInput(BaseModel):
-    """Base of every tool's input model: frozen, unknown fields rejected."""
+def __getattr__(name: str) -> Any:
+    # ToolInput is a pydantic model: imported when a tool's model is, not with this module
+    if name == "ToolInput":
+        from toolrun.tools.input_model import ToolInput
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+        return ToolInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,31 +115,32 @@ class ToolOutput:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-InputT = TypeVar("InputT", bound=BaseModel)
-InputT_contra = TypeVar("InputT_contra", bound=BaseModel, contravariant=True)
+InputT = TypeVar("InputT", bound="Params | BaseModel")
+InputT_contra = TypeVar("InputT_contra", bound="Params | BaseModel", contravariant=True)
 
 
 @runtime_checkable
-class Tool(Protocol[InputT]):
+class Tool(Protocol[InputT_contra]):
     """What the registry, the permission engine and the executor rely on."""
 
     name: str
     description: str
-    input_model: type[InputT]
+    #: the authority on the input's schema and messages (a built-in's is imported lazily)
+    input_model: type[BaseModel]
     kind: ToolKind
     is_retry_safe: bool
 
-    def is_concurrency_safe(self, input: InputT, ctx: ToolContext | None = None) -> bool:
+    def is_concurrency_safe(self, input: InputT_contra, ctx: ToolContext | None = None) -> bool:
         """May this call run beside others? ``ctx`` (cwd, workspace) when known."""
         ...
 
-    def is_read_only(self, input: InputT, ctx: ToolContext | None = None) -> bool: ...
+    def is_read_only(self, input: InputT_contra, ctx: ToolContext | None = None) -> bool: ...
 
-    def affected_paths(self, input: InputT, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: InputT_contra, ctx: ToolContext) -> tuple[Path, ...]:
         """Absolute (normalised, not symlink-resolved) paths the call reads or writes."""
         ...
 
-    async def run(self, input: InputT, ctx: ToolContext) -> ToolOutput: ...
+    async def run(self, input: InputT_contra, ctx: ToolContext) -> ToolOutput: ...
 
 
 Concurrency = Literal["always", "never", "read-only input"]
@@ -155,7 +162,18 @@ class BaseTool(Generic[InputT]):
     # Plain (not ClassVar) attributes so that subclasses satisfy the Tool protocol.
     name: str
     description: str = ""
-    input_model: type[InputT]
+    input_model: type[BaseModel]
+    #: a built-in tool's stdlib validator (see :mod:`toolrun.tools.inputs`); its model
+    #: becomes ``input_model``, imported on first use
+    input_spec: InputSpec | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("input_spec")
+        if spec is not None and "input_model" not in cls.__dict__:
+            from toolrun.tools.inputs import LazyModel
+
+            setattr(cls, "input_model", LazyModel(spec))  # noqa: B010 (a descriptor)
     kind: ToolKind
     is_retry_safe: bool = False
     # For display only (`toolrun tools`); is_concurrency_safe() is what decides.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -93,11 +94,58 @@ class ToolRegistry:
         return len(self._tools) + len(self._lazy)
 
 
+def _may_declare_plugins() -> bool:
+    """Whether an installed distribution may declare a ``toolrun.tools`` entry point.
+
+    ``importlib.metadata`` costs a one-call run about 15 ms to import (email, zipfile,
+    csv), for a group that is usually empty. This looks where it would look, as it
+    would (each ``sys.path`` folder's ``*.dist-info``/``*.egg-info`` folders), and says
+    False only when every ``entry_points.txt`` there was read and none names the group;
+    anything else (a zip or egg on the path, another distribution finder, an unreadable
+    file) is True, and the full lookup decides.
+    """
+    import sys
+    from importlib.machinery import PathFinder
+
+    if any(
+        hasattr(finder, "find_distributions") and finder is not PathFinder
+        for finder in sys.meta_path
+    ):
+        return True
+    for entry in sys.path:
+        folder = entry or "."
+        if not os.path.isdir(folder):
+            if os.path.exists(folder):
+                return True  # a zip file
+            continue
+        if folder.lower().endswith(".egg"):
+            return True
+        try:
+            with os.scandir(folder) as found:
+                names = [e.name for e in found if e.name.lower().endswith(_INFO_SUFFIXES)]
+            for name in names:
+                path = os.path.join(folder, name, "entry_points.txt")
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as file:
+                        if ENTRY_POINT_GROUP in file.read():
+                            return True
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+        except OSError:
+            return True
+    return False
+
+
+_INFO_SUFFIXES = (".dist-info", ".egg-info")
+
+
 def _load_entry_points(registry: ToolRegistry) -> None:
     """Third-party tools from the ``toolrun.tools`` entry-point group.
 
     An entry point names a Tool instance, or a class/factory returning one.
     """
+    if not _may_declare_plugins():
+        return
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):

@@ -125,7 +125,7 @@ class AutoVerify:
             return process, ""
         from toolrun.sandbox.run import run_bash
         from toolrun.tools.base import ToolOutput
-        from toolrun.tools.builtins.bash import BashInput
+        from toolrun.tools.builtins.bash import BashParams
 
         async def execute(_: Any, __: ToolContext, launch: Launcher | None) -> ToolOutput:
             wrap: Launcher | None = None
@@ -144,7 +144,7 @@ class AutoVerify:
 
         # placed as a Bash call with this command would be: under bubblewrap unless
         # excludedCommands lets it out; failIfUnavailable and the rest as for Bash
-        output = await run_bash(ctx.sandbox, BashInput(command=command), ctx, execute)
+        output = await run_bash(ctx.sandbox, BashParams(command=command), ctx, execute)
         found: ProcessResult = output.metadata["process"]
         where = output.metadata.get("sandbox") or {}
         warning = where.get("warning")

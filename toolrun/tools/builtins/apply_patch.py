@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import AliasChoices, Field
 
 from toolrun.errors import ToolError
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._diff import MAX_DIFF_BYTES, diff_metadata, previous_text
 from toolrun.tools.builtins._files import Target, delete, read_text, require_file, write_text
 from toolrun.tools.builtins._patch import (
@@ -22,30 +22,31 @@ from toolrun.tools.builtins._patch import (
     apply_hunks,
     parse_patch,
 )
+from toolrun.tools.inputs import FieldSpec, InputSpec, Params, pydantic_models, string
 
-__all__ = ["ApplyPatchInput", "ApplyPatchTool", "Patch", "PatchSyntaxError", "parse_patch"]
-
-
-class ApplyPatchInput(ToolInput):
-    patch: str = Field(
-        validation_alias=AliasChoices("patch", "input"),
-        description=(
-            "The patch, from '*** Begin Patch' to '*** End Patch' (Codex format). "
-            "Also accepted under Codex's field name 'input'."
-        ),
-    )
+__all__ = ["ApplyPatchParams", "ApplyPatchTool", "Patch", "PatchSyntaxError", "parse_patch"]
 
 
-class ApplyPatchTool(BaseTool[ApplyPatchInput]):
+@dataclass(frozen=True, slots=True)
+class ApplyPatchParams(Params):
+    """A validated ApplyPatch input (its schema and messages: :class:`ApplyPatchInput`)."""
+
+    patch: str
+
+
+INPUT = InputSpec(ApplyPatchParams, "ApplyPatchInput", patch=FieldSpec(string, aliases=("input",)))
+
+
+class ApplyPatchTool(BaseTool[ApplyPatchParams]):
     name = "ApplyPatch"
     description = (
         "Apply a Codex-format patch ('*** Begin Patch'): add, delete, update and move "
         "files. Every file is checked before any is written; one failure writes nothing."
     )
     kind = ToolKind.WRITE
-    input_model = ApplyPatchInput
+    input_spec = INPUT
 
-    def affected_paths(self, input: ApplyPatchInput, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: ApplyPatchParams, ctx: ToolContext) -> tuple[Path, ...]:
         """Every file the patch touches, move destinations included.
 
         Raises ``ValueError`` when the patch does not parse: the caller must then treat
@@ -57,7 +58,7 @@ class ApplyPatchTool(BaseTool[ApplyPatchInput]):
             raise ValueError(str(e)) from e
         return tuple(dict.fromkeys(ctx.resolve(p, "patch file") for p in patch.paths()))
 
-    async def run(self, input: ApplyPatchInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: ApplyPatchParams, ctx: ToolContext) -> ToolOutput:
         patch = parse_patch(input.patch)
         return await anyio.to_thread.run_sync(_apply, patch, ctx)
 
@@ -137,3 +138,7 @@ def _update(change: UpdateFile, source: Target, ctx: ToolContext) -> tuple[Targe
     if target.is_dir():
         raise ToolError(f"cannot move to {change.move_to}: it is a directory")
     return target, text, current.newline
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("ApplyPatchInput")

@@ -32,13 +32,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import Field, StrictBool
-
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.reaper.run import run_command
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._capture import Capture
 from toolrun.tools.builtins.bash_env import shell_environment
+from toolrun.tools.inputs import (
+    InputSpec,
+    Params,
+    boolean,
+    integer,
+    optional,
+    pydantic_models,
+    string,
+)
 
 if TYPE_CHECKING:
     from toolrun.execution.stored import OutputStore
@@ -50,25 +57,27 @@ MAX_TIMEOUT_MS = 600_000
 TIMEOUT_OUTPUT_CHARS = 30_000
 
 
-class BashInput(ToolInput):
-    command: str = Field(description="The command to run with `bash -c`.")
-    timeout: int | None = Field(
-        default=None,
-        ge=1,
-        le=MAX_TIMEOUT_MS,
-        description=(
-            f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS})."
-        ),
-    )
-    description: str | None = Field(
-        default=None, description="A few words on what the command does (shown to people)."
-    )
-    dangerouslyDisableSandbox: StrictBool = Field(
-        default=False, description="Run outside the sandbox (when the settings allow it)."
-    )
+@dataclass(frozen=True, slots=True)
+class BashParams(Params):
+    """A validated Bash input (its schema and messages: :class:`BashInput`)."""
+
+    command: str
+    timeout: int | None = None
+    description: str | None = None
+    dangerouslyDisableSandbox: bool = False
 
 
-class BashTool(BaseTool[BashInput]):
+INPUT = InputSpec(
+    BashParams,
+    "BashInput",
+    command=string,
+    timeout=optional(integer(ge=1, le=MAX_TIMEOUT_MS)),
+    description=optional(string),
+    dangerouslyDisableSandbox=boolean,
+)
+
+
+class BashTool(BaseTool[BashParams]):
     name = "Bash"
     description = (
         "Run a bash command in the working directory, which carries from call to call "
@@ -76,12 +85,12 @@ class BashTool(BaseTool[BashInput]):
     )
     kind = ToolKind.EXECUTE
     concurrency = "read-only input"
-    input_model = BashInput
+    input_spec = INPUT
 
-    def is_concurrency_safe(self, input: BashInput, ctx: ToolContext | None = None) -> bool:
+    def is_concurrency_safe(self, input: BashParams, ctx: ToolContext | None = None) -> bool:
         return self.is_read_only(input, ctx)
 
-    def is_read_only(self, input: BashInput, ctx: ToolContext | None = None) -> bool:
+    def is_read_only(self, input: BashParams, ctx: ToolContext | None = None) -> bool:
         """Whether the command is in the read-only set (fail closed: False when unsure).
 
         Without ``ctx`` the process's current directory stands in for both the Bash cwd
@@ -94,7 +103,7 @@ class BashTool(BaseTool[BashInput]):
         workspace = ctx.workspace if ctx is not None else cwd
         return bool(check(input.command, cwd, workspace))
 
-    async def run(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: BashParams, ctx: ToolContext) -> ToolOutput:
         if ctx.sandbox is not None:
             from toolrun.sandbox.run import run_bash
 
@@ -102,7 +111,7 @@ class BashTool(BaseTool[BashInput]):
         return await self._run_shell(input, ctx, None)
 
     async def _run_shell(
-        self, input: BashInput, ctx: ToolContext, launch: Launcher | None
+        self, input: BashParams, ctx: ToolContext, launch: Launcher | None
     ) -> ToolOutput:
         bash = _find_bash()
         if not ctx.cwd.is_dir():
@@ -243,3 +252,7 @@ async def _run(
         message = f"command timed out after {timeout_ms} ms"
         raise ToolTimeoutError(f"{message}; output so far:\n{partial}" if partial else message)
     return output.text(), code if code >= 0 else 128 - code
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("BashInput")

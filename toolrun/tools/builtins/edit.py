@@ -2,48 +2,56 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import Field
 
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._diff import diff_metadata
 from toolrun.tools.builtins._edits import replace
 from toolrun.tools.builtins._files import Target, read_text, write_text
+from toolrun.tools.inputs import InputSpec, Params, boolean, pydantic_models, string
 
 
-class EditInput(ToolInput):
-    file_path: str = Field(
-        description="The file to change (absolute, or relative to the workspace)."
-    )
-    old_string: str = Field(
-        description="The exact text to replace. Empty on a missing file creates the file."
-    )
-    new_string: str = Field(description="The text to put in its place.")
-    replace_all: bool = Field(
-        default=False, description="Replace every occurrence instead of exactly one."
-    )
+@dataclass(frozen=True, slots=True)
+class EditParams(Params):
+    """A validated Edit input (its schema and messages: :class:`EditInput`)."""
+
+    file_path: str
+    old_string: str
+    new_string: str
+    replace_all: bool = False
 
 
-class EditTool(BaseTool[EditInput]):
+INPUT = InputSpec(
+    EditParams,
+    "EditInput",
+    file_path=string,
+    old_string=string,
+    new_string=string,
+    replace_all=boolean,
+)
+
+
+class EditTool(BaseTool[EditParams]):
     name = "Edit"
     description = (
         "Replace an exact string in a file. old_string must occur exactly once unless "
         "replace_all is set; the write is atomic."
     )
     kind = ToolKind.WRITE
-    input_model = EditInput
+    input_spec = INPUT
 
-    def affected_paths(self, input: EditInput, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: EditParams, ctx: ToolContext) -> tuple[Path, ...]:
         return (ctx.resolve(input.file_path, "file_path"),)
 
-    async def run(self, input: EditInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: EditParams, ctx: ToolContext) -> ToolOutput:
         target = Target.of(ctx.resolve(input.file_path, "file_path"), ctx)
         return await anyio.to_thread.run_sync(_edit, target, input)
 
 
-def _edit(target: Target, input: EditInput) -> ToolOutput:
+def _edit(target: Target, input: EditParams) -> ToolOutput:
     # Runs under the file's locks (in-process and cross-process), so the text read here
     # is the text the write replaces: no other writer's edit is lost in between.
     path = target.path
@@ -81,3 +89,7 @@ def _edit(target: Target, input: EditInput) -> ToolOutput:
             **diff_metadata(input.file_path, current.text, new_text),
         },
     )
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("EditInput")

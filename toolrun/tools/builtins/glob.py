@@ -4,30 +4,32 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import Field
 
 from toolrun.errors import ToolError
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._hidden import Hide, hider, with_note
+from toolrun.tools.inputs import InputSpec, Params, optional, pydantic_models, string
 
 MAX_RESULTS = 100
 
 
-class GlobInput(ToolInput):
-    pattern: str = Field(
-        description="A glob such as '**/*.py' or 'src/*.ts'; '**' matches any number of folders."
-    )
-    path: str | None = Field(
-        default=None,
-        description="The folder to search in (default: the workspace).",
-    )
+@dataclass(frozen=True, slots=True)
+class GlobParams(Params):
+    """A validated Glob input (its schema and messages: :class:`GlobInput`)."""
+
+    pattern: str
+    path: str | None = None
 
 
-class GlobTool(BaseTool[GlobInput]):
+INPUT = InputSpec(GlobParams, "GlobInput", pattern=string, path=optional(string))
+
+
+class GlobTool(BaseTool[GlobParams]):
     name = "Glob"
     description = (
         "Find files by name pattern ('**' spans folders). Paths come newest first "
@@ -36,15 +38,15 @@ class GlobTool(BaseTool[GlobInput]):
     kind = ToolKind.READ
     is_retry_safe = True
     concurrency = "always"
-    input_model = GlobInput
+    input_spec = INPUT
 
-    def is_concurrency_safe(self, input: GlobInput, ctx: ToolContext | None = None) -> bool:
+    def is_concurrency_safe(self, input: GlobParams, ctx: ToolContext | None = None) -> bool:
         return True
 
-    def affected_paths(self, input: GlobInput, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: GlobParams, ctx: ToolContext) -> tuple[Path, ...]:
         return (_root(input, ctx),)
 
-    async def run(self, input: GlobInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: GlobParams, ctx: ToolContext) -> ToolOutput:
         root = _root(input, ctx)
         base, relative = _split(root, input.pattern, ctx)
         hide = hider(ctx, root, base)
@@ -53,7 +55,7 @@ class GlobTool(BaseTool[GlobInput]):
         )
 
 
-def _root(input: GlobInput, ctx: ToolContext) -> Path:
+def _root(input: GlobParams, ctx: ToolContext) -> Path:
     return ctx.resolve(input.path) if input.path else ctx.workspace
 
 
@@ -109,3 +111,7 @@ def _glob(
             "hidden": hidden,
         },
     )
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("GlobInput")

@@ -3,61 +3,67 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import Field
 
 from toolrun.errors import ToolError
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins import _grep_py, _grep_rg
 from toolrun.tools.builtins._grep_core import OutputMode, Query, check_pattern, format_hits
 from toolrun.tools.builtins._hidden import hider, with_note
+from toolrun.tools.inputs import (
+    FieldSpec,
+    InputSpec,
+    Params,
+    boolean,
+    choice,
+    integer,
+    optional,
+    pydantic_models,
+    string,
+)
 
 
-class GrepInput(ToolInput):
-    pattern: str = Field(description="The regular expression to search for.")
-    path: str | None = Field(
-        default=None, description="The file or folder to search (default: the workspace)."
-    )
-    glob: str | None = Field(
-        default=None,
-        description="Only files matching this glob, e.g. '*.py' or '*.{ts,tsx}' (rg --glob).",
-    )
-    type: str | None = Field(
-        default=None, description="Only files of this type, e.g. 'py', 'js', 'rust' (rg --type)."
-    )
-    output_mode: OutputMode = Field(
-        default="files_with_matches",
-        description=(
-            "'content': matching lines; 'files_with_matches': paths only; "
-            "'count': matching lines per file."
-        ),
-    )
-    case_insensitive: bool = Field(default=False, alias="-i", description="Ignore case.")
-    line_numbers: bool = Field(
-        default=True, alias="-n", description="Show line numbers (content mode)."
-    )
-    after: int | None = Field(
-        default=None, ge=0, alias="-A", description="Lines of context after each match."
-    )
-    before: int | None = Field(
-        default=None, ge=0, alias="-B", description="Lines of context before each match."
-    )
-    context: int | None = Field(
-        default=None, ge=0, alias="-C", description="Lines of context before and after."
-    )
-    head_limit: int | None = Field(
-        default=None, ge=0, description="Keep only the first N output lines (0: no limit)."
-    )
-    multiline: bool = Field(
-        default=False,
-        description="Let the pattern span lines ('.' also matches a newline).",
-    )
+@dataclass(frozen=True, slots=True)
+class GrepParams(Params):
+    """A validated Grep input (its schema and messages: :class:`GrepInput`)."""
+
+    pattern: str
+    path: str | None = None
+    glob: str | None = None
+    type: str | None = None
+    output_mode: OutputMode = "files_with_matches"
+    case_insensitive: bool = False
+    line_numbers: bool = True
+    after: int | None = None
+    before: int | None = None
+    context: int | None = None
+    head_limit: int | None = None
+    multiline: bool = False
 
 
-class GrepTool(BaseTool[GrepInput]):
+INPUT = InputSpec(
+    GrepParams,
+    "GrepInput",
+    pattern=string,
+    path=optional(string),
+    glob=optional(string),
+    type=optional(string),
+    output_mode=choice("content", "files_with_matches", "count"),
+    case_insensitive=FieldSpec(boolean, aliases=("-i",)),
+    line_numbers=FieldSpec(boolean, aliases=("-n",)),
+    after=FieldSpec(optional(integer(ge=0)), aliases=("-A",)),
+    before=FieldSpec(optional(integer(ge=0)), aliases=("-B",)),
+    context=FieldSpec(optional(integer(ge=0)), aliases=("-C",)),
+    head_limit=optional(integer(ge=0)),
+    multiline=boolean,
+)
+
+
+class GrepTool(BaseTool[GrepParams]):
     name = "Grep"
     description = (
         "Search file contents with a regular expression. Skips hidden and .gitignore'd "
@@ -66,18 +72,18 @@ class GrepTool(BaseTool[GrepInput]):
     kind = ToolKind.READ
     is_retry_safe = True
     concurrency = "always"
-    input_model = GrepInput
+    input_spec = INPUT
 
     def __init__(self, *, use_ripgrep: bool = True) -> None:
         self.use_ripgrep = use_ripgrep
 
-    def is_concurrency_safe(self, input: GrepInput, ctx: ToolContext | None = None) -> bool:
+    def is_concurrency_safe(self, input: GrepParams, ctx: ToolContext | None = None) -> bool:
         return True
 
-    def affected_paths(self, input: GrepInput, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: GrepParams, ctx: ToolContext) -> tuple[Path, ...]:
         return (_root(input, ctx),)
 
-    async def run(self, input: GrepInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: GrepParams, ctx: ToolContext) -> ToolOutput:
         root = _root(input, ctx)
         root_is_dir = _check_root(root)
         check_pattern(input.pattern, input.multiline)
@@ -124,7 +130,7 @@ class GrepTool(BaseTool[GrepInput]):
         )
 
 
-def _root(input: GrepInput, ctx: ToolContext) -> Path:
+def _root(input: GrepParams, ctx: ToolContext) -> Path:
     return ctx.resolve(input.path) if input.path else ctx.workspace
 
 
@@ -139,3 +145,7 @@ def _pick(specific: int | None, both: int | None) -> int:
     if specific is not None:
         return specific
     return both or 0
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("GrepInput")

@@ -3,28 +3,32 @@
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import Field
 
 from toolrun.errors import ToolError
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._hidden import Hide, hider, note
+from toolrun.tools.inputs import InputSpec, Params, items, pydantic_models, string
 
 MAX_ENTRIES = 1000
 
 
-class LSInput(ToolInput):
-    path: str = Field(description="The directory to list (absolute, or relative to the workspace).")
-    ignore: list[str] = Field(
-        default_factory=list,
-        description="Glob patterns of entry names to leave out, e.g. ['*.pyc', 'node_modules'].",
-    )
+@dataclass(frozen=True, slots=True)
+class LSParams(Params):
+    """A validated LS input (its schema and messages: :class:`LSInput`)."""
+
+    path: str
+    ignore: tuple[str, ...] = ()
 
 
-class LSTool(BaseTool[LSInput]):
+INPUT = InputSpec(LSParams, "LSInput", path=string, ignore=items(string))
+
+
+class LSTool(BaseTool[LSParams]):
     name = "LS"
     description = (
         "List a directory: one entry per line, sorted, directories with a trailing slash. "
@@ -33,15 +37,15 @@ class LSTool(BaseTool[LSInput]):
     kind = ToolKind.READ
     is_retry_safe = True
     concurrency = "always"
-    input_model = LSInput
+    input_spec = INPUT
 
-    def is_concurrency_safe(self, input: LSInput, ctx: ToolContext | None = None) -> bool:
+    def is_concurrency_safe(self, input: LSParams, ctx: ToolContext | None = None) -> bool:
         return True
 
-    def affected_paths(self, input: LSInput, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: LSParams, ctx: ToolContext) -> tuple[Path, ...]:
         return (ctx.resolve(input.path),)
 
-    async def run(self, input: LSInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: LSParams, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(input.path)
         hide = hider(ctx, path)
         return await anyio.to_thread.run_sync(partial(_list, path, tuple(input.ignore), hide))
@@ -76,3 +80,7 @@ def _list(path: Path, ignore: tuple[str, ...], hide: Hide | None = None) -> Tool
             "hidden": hidden,
         },
     )
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("LSInput")

@@ -2,57 +2,79 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import Field
 
 from toolrun.errors import ToolError
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._diff import diff_metadata
 from toolrun.tools.builtins._edits import replace
 from toolrun.tools.builtins._files import Target, TextFile, read_text, write_text
+from toolrun.tools.inputs import (
+    FieldSpec,
+    InputSpec,
+    Params,
+    boolean,
+    items,
+    pydantic_models,
+    string,
+)
 
 
-class EditSpec(ToolInput):
-    old_string: str = Field(description="The exact text to replace.")
-    new_string: str = Field(description="The text to put in its place.")
-    replace_all: bool = Field(
-        default=False, description="Replace every occurrence instead of exactly one."
-    )
+@dataclass(frozen=True, slots=True)
+class EditSpecParams(Params):
+    """One validated edit of a MultiEdit input (its schema: :class:`EditSpec`)."""
+
+    old_string: str
+    new_string: str
+    replace_all: bool = False
 
 
-class MultiEditInput(ToolInput):
-    file_path: str = Field(
-        description="The file to change (absolute, or relative to the workspace)."
-    )
-    edits: list[EditSpec] = Field(
-        min_length=1,
-        description=(
-            "Replacements applied in order, each to the result of the previous one. "
-            "If any fails, the file is left untouched."
-        ),
-    )
+EDIT = InputSpec(
+    EditSpecParams,
+    "EditSpec",
+    old_string=string,
+    new_string=string,
+    replace_all=boolean,
+)
 
 
-class MultiEditTool(BaseTool[MultiEditInput]):
+@dataclass(frozen=True, slots=True)
+class MultiEditParams(Params):
+    """A validated MultiEdit input (its schema and messages: :class:`MultiEditInput`)."""
+
+    file_path: str
+    edits: tuple[EditSpecParams, ...]
+
+
+INPUT = InputSpec(
+    MultiEditParams,
+    "MultiEditInput",
+    file_path=string,
+    edits=FieldSpec(items(EDIT.check, min_length=1), nested=EditSpecParams),
+)
+
+
+class MultiEditTool(BaseTool[MultiEditParams]):
     name = "MultiEdit"
     description = (
         "Make several exact-string replacements in one file, in order. All or nothing: "
         "if one edit fails, nothing is written."
     )
     kind = ToolKind.WRITE
-    input_model = MultiEditInput
+    input_spec = INPUT
 
-    def affected_paths(self, input: MultiEditInput, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: MultiEditParams, ctx: ToolContext) -> tuple[Path, ...]:
         return (ctx.resolve(input.file_path, "file_path"),)
 
-    async def run(self, input: MultiEditInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: MultiEditParams, ctx: ToolContext) -> ToolOutput:
         target = Target.of(ctx.resolve(input.file_path, "file_path"), ctx)
         return await anyio.to_thread.run_sync(_multi_edit, target, input.edits, input.file_path)
 
 
-def _multi_edit(target: Target, edits: list[EditSpec], given: str) -> ToolOutput:
+def _multi_edit(target: Target, edits: tuple[EditSpecParams, ...], given: str) -> ToolOutput:
     # Read under the file's locks: the edits apply to what no other writer can change.
     path = target.path
     creating = not target.exists()
@@ -83,3 +105,7 @@ def _multi_edit(target: Target, edits: list[EditSpec], given: str) -> ToolOutput
             **diff_metadata(given, current.text, text),
         },
     )
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("EditSpec", "MultiEditInput")

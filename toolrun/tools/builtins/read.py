@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import Field
 
 from toolrun.errors import ToolError
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._files import TargetChangedError, decided_real, opened_elsewhere
+from toolrun.tools.inputs import InputSpec, Params, integer, optional, pydantic_models, string
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -21,21 +22,25 @@ TRUNCATION_MARK = "… [line truncated]"
 INLINE_BYTES = 64 * 1024
 
 
-class ReadInput(ToolInput):
-    file_path: str = Field(description="The file to read (absolute, or relative to the workspace).")
-    offset: int | None = Field(
-        default=None,
-        ge=0,
-        description="The line number to start reading from (1-based; 0 means 1).",
-    )
-    limit: int | None = Field(
-        default=None,
-        ge=1,
-        description=f"The number of lines to read (default {DEFAULT_LIMIT}).",
-    )
+@dataclass(frozen=True, slots=True)
+class ReadParams(Params):
+    """A validated Read input (its schema and messages: :class:`ReadInput`)."""
+
+    file_path: str
+    offset: int | None = None
+    limit: int | None = None
 
 
-class ReadTool(BaseTool[ReadInput]):
+INPUT = InputSpec(
+    ReadParams,
+    "ReadInput",
+    file_path=string,
+    offset=optional(integer(ge=0)),
+    limit=optional(integer(ge=1)),
+)
+
+
+class ReadTool(BaseTool[ReadParams]):
     name = "Read"
     description = (
         "Read a text file. Lines are numbered from 1 like `cat -n`; use offset and limit "
@@ -44,15 +49,15 @@ class ReadTool(BaseTool[ReadInput]):
     kind = ToolKind.READ
     is_retry_safe = True
     concurrency = "always"
-    input_model = ReadInput
+    input_spec = INPUT
 
-    def is_concurrency_safe(self, input: ReadInput, ctx: ToolContext | None = None) -> bool:
+    def is_concurrency_safe(self, input: ReadParams, ctx: ToolContext | None = None) -> bool:
         return True
 
-    def affected_paths(self, input: ReadInput, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: ReadParams, ctx: ToolContext) -> tuple[Path, ...]:
         return (ctx.resolve(input.file_path),)
 
-    async def run(self, input: ReadInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: ReadParams, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(input.file_path, "file_path")
         decided = decided_real(path, ctx)
         start = max(input.offset or 1, 1)
@@ -63,7 +68,7 @@ class ReadTool(BaseTool[ReadInput]):
             return small
         return await anyio.to_thread.run_sync(_read, path, start, limit, decided)
 
-    def run_now(self, input: ReadInput, ctx: ToolContext) -> ToolOutput | None:
+    def run_now(self, input: ReadParams, ctx: ToolContext) -> ToolOutput | None:
         """:meth:`run` for a file read at once (a small regular one), without a coroutine;
         None, having read nothing, when :meth:`run` has to be awaited (a large file, a
         FIFO, one that does not open: its error is worded, and maybe retried, there)."""
@@ -170,3 +175,7 @@ def _read(path: Path, start: int, limit: int, decided: str | None = None) -> Too
     if not out and start > 1:
         raise ToolError(f"offset {start} is beyond the end of {path} ({seen} lines)")
     return _output(path, out, start, more, truncated_lines)
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("ReadInput")

@@ -14,13 +14,13 @@ from functools import partial
 from typing import IO, Any
 
 import anyio.to_thread
-from pydantic import Field
 
 import toolrun
 from toolrun.errors import ToolError, ToolTimeoutError
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._capture import store_whole
 from toolrun.tools.builtins._html import html_to_markdown
+from toolrun.tools.inputs import InputSpec, Params, optional, pydantic_models, string
 
 TIMEOUT_S = 30.0
 MAX_BYTES = 5 * 1024 * 1024
@@ -28,18 +28,18 @@ MAX_CHARS = 100_000
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript")
 
 
-class WebFetchInput(ToolInput):
-    url: str = Field(description="The http(s) URL to fetch.")
-    prompt: str | None = Field(
-        default=None,
-        description=(
-            "What to extract from the page. Accepted for Claude Code compatibility; "
-            "toolrun has no model and returns the page text."
-        ),
-    )
+@dataclass(frozen=True, slots=True)
+class WebFetchParams(Params):
+    """A validated WebFetch input (its schema and messages: :class:`WebFetchInput`)."""
+
+    url: str
+    prompt: str | None = None
 
 
-class WebFetchTool(BaseTool[WebFetchInput]):
+INPUT = InputSpec(WebFetchParams, "WebFetchInput", url=string, prompt=optional(string))
+
+
+class WebFetchTool(BaseTool[WebFetchParams]):
     name = "WebFetch"
     description = (
         "Fetch a URL with HTTP GET and return its content as text (HTML reduced to "
@@ -48,12 +48,12 @@ class WebFetchTool(BaseTool[WebFetchInput]):
     kind = ToolKind.NETWORK
     is_retry_safe = True
     concurrency = "always"
-    input_model = WebFetchInput
+    input_spec = INPUT
 
-    def is_concurrency_safe(self, input: WebFetchInput, ctx: ToolContext | None = None) -> bool:
+    def is_concurrency_safe(self, input: WebFetchParams, ctx: ToolContext | None = None) -> bool:
         return True
 
-    async def run(self, input: WebFetchInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: WebFetchParams, ctx: ToolContext) -> ToolOutput:
         scheme = urllib.parse.urlsplit(input.url).scheme
         if scheme not in ("http", "https"):
             raise ToolError(
@@ -246,3 +246,7 @@ def _page(url: str, status: int, headers: Message, data: bytes) -> Page:
     if truncated:
         text += f"\n[... download stopped at {MAX_BYTES} bytes]"
     return Page(url, status, content_type, len(data[:MAX_BYTES]), text)
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("WebFetchInput")

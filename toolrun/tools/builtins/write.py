@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import Field
 
-from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
+from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._diff import previous_text, write_diff
 from toolrun.tools.builtins._files import Target, write_text
+from toolrun.tools.inputs import InputSpec, Params, pydantic_models, string
 
 
-class WriteInput(ToolInput):
-    file_path: str = Field(
-        description="The file to write (absolute, or relative to the workspace)."
-    )
-    content: str = Field(description="The complete new content of the file.")
+@dataclass(frozen=True, slots=True)
+class WriteParams(Params):
+    """A validated Write input (its schema and messages: :class:`WriteInput`)."""
+
+    file_path: str
+    content: str
 
 
-class WriteTool(BaseTool[WriteInput]):
+INPUT = InputSpec(WriteParams, "WriteInput", file_path=string, content=string)
+
+
+class WriteTool(BaseTool[WriteParams]):
     name = "Write"
     description = (
         "Write a file, replacing it if it exists. Parent folders are created; the write is "
@@ -27,12 +32,12 @@ class WriteTool(BaseTool[WriteInput]):
     )
     kind = ToolKind.WRITE
     is_retry_safe = True  # idempotent: writing the same content twice is the same as once
-    input_model = WriteInput
+    input_spec = INPUT
 
-    def affected_paths(self, input: WriteInput, ctx: ToolContext) -> tuple[Path, ...]:
+    def affected_paths(self, input: WriteParams, ctx: ToolContext) -> tuple[Path, ...]:
         return (ctx.resolve(input.file_path, "file_path"),)
 
-    async def run(self, input: WriteInput, ctx: ToolContext) -> ToolOutput:
+    async def run(self, input: WriteParams, ctx: ToolContext) -> ToolOutput:
         target = Target.of(ctx.resolve(input.file_path, "file_path"), ctx)
         return await anyio.to_thread.run_sync(_write, target, input.content, input.file_path)
 
@@ -52,3 +57,7 @@ def _write(target: Target, content: str, given: str) -> ToolOutput:
             **write_diff(given, before, content),
         },
     )
+
+
+#: the pydantic model (schemas, messages), imported with pydantic on first use
+__getattr__ = pydantic_models("WriteInput")
