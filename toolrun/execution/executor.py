@@ -569,22 +569,12 @@ class Executor:
         # call all queueing on the limiter: the same order, a fraction of the overhead.
         pending = iter(allowed)
 
+        slices = _Slices(asyncio.get_running_loop())
+
         async def worker() -> None:
-            loop = asyncio.get_running_loop()
-            ran = _Flag()  # set once the event loop has had control since it was armed
-            loop.call_soon(ran.set)
-            last_yield = time.monotonic()
             for call, decision in pending:
                 await one(call, decision)  # (a coroutine that only waits if the call does)
-                # Calls that never wait (small reads, free slots) would otherwise keep
-                # the loop from everything else, Ctrl-C handling included; calls that
-                # waited (a command) have let it run already.
-                if time.monotonic() - last_yield > YIELD_EVERY_S:
-                    if not ran.value:
-                        await anyio.lowlevel.checkpoint()
-                    ran = _Flag()
-                    loop.call_soon(ran.set)
-                    last_yield = time.monotonic()
+                await slices.next()
 
         async with anyio.create_task_group() as tg:
             for _ in range(min(len(allowed), self.capacity.global_limit)):
@@ -945,6 +935,12 @@ class Executor:
         store: OutputStore | None,
         post: PostToolResult | None,
     ) -> Result:
+        metadata = outcome.metadata
+        if store is not None:
+            # a call that timed out or failed keeps what it printed too
+            stored = store.record()
+            if stored:  # (most calls store nothing: their metadata as it is)
+                metadata = {**metadata, **stored}
         return self._result(
             state,
             call,
@@ -958,10 +954,7 @@ class Executor:
             wait_ms=(outcome.started_at - queued) * 1000,
             duration_ms=(outcome.finished_at - outcome.started_at) * 1000,
             attempts=outcome.attempts,
-            # a call that timed out or failed keeps what it printed too
-            metadata={**outcome.metadata, **store.record()}
-            if store is not None
-            else outcome.metadata,
+            metadata=metadata,
             post=post,
         )
 
@@ -975,19 +968,7 @@ class Executor:
         run already and its result follows)."""
         if self.journal is None:
             return
-        line = encode_json(
-            {
-                "event": "started",
-                "run_id": self.run_id,
-                "plan": state.plan.file,
-                "index": call.index,
-                "id": call.id,
-                "execution_id": execution_id,
-                "tool": call.tool,
-                "input": dict(call.input),
-                "started_at": utc_iso(started),
-            }
-        )
+        line = started_line(self.run_id, state.plan.file, call, execution_id, started)
         if now:  # the results waiting for this tick go with it, in the one write
             self.journal.write_line(line)
         else:
@@ -1082,6 +1063,51 @@ class Executor:
         )
 
 
+def started_record(
+    run_id: str, plan: str, call: Call, execution_id: str, started: float
+) -> dict[str, Any]:
+    """The journal's ``started`` record of a call about to launch."""
+    return {
+        "event": "started",
+        "run_id": run_id,
+        "plan": plan,
+        "index": call.index,
+        "id": call.id,
+        "execution_id": execution_id,
+        "tool": call.tool,
+        "input": dict(call.input),
+        "started_at": utc_iso(started),
+    }
+
+
+def started_line(run_id: str, plan: str, call: Call, execution_id: str, started: float) -> str:
+    """:func:`started_record` as a line of JSON, the same text ``encode_json`` gives it,
+    put together from its parts (one encoder pass over a dict cost more than the
+    rest of journalling a read); anything but the usual types takes the encoder."""
+    index, call_id, tool, given = call.index, call.id, call.tool, call.input
+    if not (
+        type(index) is int
+        and type(call_id) is str
+        and type(tool) is str
+        and type(run_id) is str
+        and type(plan) is str
+        and type(execution_id) is str
+    ):
+        return encode_json(started_record(run_id, plan, call, execution_id, started))
+    at = utc_iso(started)
+    return (
+        f'{{"event": "started", "run_id": {_string(run_id)}, "plan": {_string(plan)}, '
+        f'"index": {int.__repr__(index)}, "id": {_string(call_id)}, '
+        f'"execution_id": {_string(execution_id)}, "tool": {_string(tool)}, '
+        f'"input": {encode_json(given if type(given) is dict else dict(given))}, '
+        f'"started_at": {"null" if at is None else _string(at)}}}'
+    )
+
+
+#: a string as encode_json writes it (ensure_ascii=False: this is the function it uses)
+_string = json.encoder.encode_basestring
+
+
 class _Flag:
     """Set by an event-loop callback: the loop has had control since it was made."""
 
@@ -1092,6 +1118,38 @@ class _Flag:
 
     def set(self) -> None:
         self.value = True
+
+
+class _Slices:
+    """The time the workers of a concurrent run keep the event loop, shared by them all.
+
+    Calls that never wait (small reads, free slots) would otherwise keep the loop from
+    everything else, Ctrl-C handling and the tick that shows results included. Past
+    ``YIELD_EVERY_S`` without the loop having had control, each worker hands it over
+    before its next call, and none goes on until the loop has run what was waiting
+    (not one slice per worker in turn); calls that waited (a command) have let it run
+    already, and then nobody needs to.
+    """
+
+    __slots__ = ("_loop", "_ran", "_start")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._arm()
+
+    def _arm(self) -> None:
+        self._start = time.monotonic()
+        self._ran = _Flag()  # set once the event loop has had control since it was armed
+        self._loop.call_soon(self._ran.set)
+
+    async def next(self) -> None:
+        if time.monotonic() - self._start <= YIELD_EVERY_S:
+            return
+        ran = self._ran
+        while not ran.value:  # (its callback runs before a checkpoint comes back)
+            await anyio.lowlevel.checkpoint()
+        if self._ran is ran:  # the first worker back starts the next slice
+            self._arm()
 
 
 @functools.cache

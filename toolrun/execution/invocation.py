@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.execution.results import Status
+from toolrun.permissions.frozen import fast_init
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 
 _NO_LIMIT = contextlib.nullcontext()
@@ -21,6 +22,7 @@ TRANSIENT_ERRNOS = frozenset({errno.EBUSY, errno.EAGAIN, errno.EMFILE, errno.ENF
 BACKOFF_S = (0.2, 0.4)  # at most two retries
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     status: Status

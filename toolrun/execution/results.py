@@ -6,12 +6,13 @@ import enum
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from toolrun.errors import Location
+from toolrun.permissions.frozen import fast_init
 
 
 class Status(enum.StrEnum):
@@ -26,6 +27,7 @@ class Status(enum.StrEnum):
     SKIPPED = "skipped"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DecidedBy:
     """Who decided: a rule (with its text and source), the mode, a hook, the user, ..."""
@@ -38,6 +40,7 @@ class DecidedBy:
         return {"kind": self.kind, "rule": self.rule, "source": self.source}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CallDecision:
     decision: str  # allow | ask | deny
@@ -85,6 +88,8 @@ _YEAR_10000 = 253_402_300_800.0
 _last_second: tuple[int, str] = (-1, "")
 
 
+# (one per call, each built field by field: fast_init writes the slots directly)
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Result:
     """Exactly one per call."""
@@ -117,8 +122,9 @@ class Result:
     # (``input`` is what was decided and run)
     original_input: Mapping[str, Any] | None = None
     rewritten_by: tuple[Mapping[str, Any], ...] = ()
-    # the serialised form, made once: the journal and the output both need it
-    _line: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
+    # the serialised form, made once: the journal and the output both need it (the slot
+    # is empty until then; ``replace`` leaves it empty in the copy)
+    _line: str = field(init=False, repr=False, compare=False)
 
     @property
     def verify(self) -> tuple[Mapping[str, Any], ...]:
@@ -127,9 +133,12 @@ class Result:
 
     def json_line(self) -> str:
         """The result as one line of JSON (cached)."""
-        if not self._line:
-            self._line.append(encode_json(self.as_json()))
-        return self._line[0]
+        try:
+            return self._line
+        except AttributeError:
+            line = encode_json(self.as_json())
+            _set_line(self, line)
+            return line
 
     def journal_line(self) -> str:
         """The journal record: the same keys plus ``"event": "result"``."""
@@ -176,6 +185,10 @@ class Result:
             ),
             **({"hook_feedback": self.hook_feedback} if self.hook_feedback else {}),
         }
+
+
+# the slot's own setter: a frozen dataclass refuses setattr
+_set_line: Callable[[Result, str], None] = Result.__dict__["_line"].__set__
 
 
 def _metadata_and_verify(metadata: Mapping[str, Any]) -> dict[str, Any]:
