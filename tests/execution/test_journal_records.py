@@ -4,6 +4,7 @@ them: the same text, byte for byte, whatever the strings hold."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -103,3 +104,41 @@ def test_a_result_is_serialised_once_and_a_replaced_copy_afresh() -> None:
     assert json.loads(failed.json_line())["status"] == "error"
     assert failed.journal_line() == '{"event": "result", ' + failed.json_line()[1:]
     assert result == replace(result) and result.json_line() is line
+
+
+def test_a_result_made_directly_is_the_one_the_general_path_makes(tmp_path: Path) -> None:
+    """Without hooks, rewrites or a dry run a call's result is built directly; it is
+    the same result, field for field, as the general path gives it."""
+    from toolrun.execution.executor import ExecSettings, Executor, _Ordered, _PlanState
+    from toolrun.execution.invocation import Outcome
+    from toolrun.execution.results import CallDecision, DecidedBy, Status
+    from toolrun.execution.stored import OutputStore
+    from toolrun.plan.models import Plan
+    from toolrun.tools import default_registry
+
+    from .test_executor import TableDecider
+
+    ex = Executor(
+        workspace=tmp_path, registry=default_registry(), decider=TableDecider(),
+        settings=ExecSettings(), run_id="run-1",
+    )
+    state = _PlanState(
+        plan=Plan("p.json", None, ()), out=_Ordered(lambda r: None), cwd=tmp_path, limiter=None
+    )
+    call = a_call(3, "call-4", "Read", {"file_path": "a.txt"})
+    decision = CallDecision("allow", "allowed: inside", DecidedBy("mode", None, "default"))
+    for status, error, meta in (
+        (Status.OK, None, {"path": "/x/a.txt", "lines": 1}),
+        (Status.ERROR, "exit code 2", {"exit_code": 2}),
+        (Status.TIMEOUT, "timed out after 1 s", {}),
+    ):
+        outcome = Outcome(status, "out", error, 2, 100.25, 100.5, meta)
+        store = OutputStore(tmp_path, "run-1", "exec_9", 1 << 20)
+        made = ex._outcome_result(state, call, decision, "exec_9", outcome, 100.0, store, None)
+        general = ex._result(
+            state, call, decision, status, execution_id="exec_9", output="out", error=error,
+            started_at=100.25, finished_at=100.5, wait_ms=250.0, duration_ms=250.0,
+            attempts=2, metadata={**meta, **store.record()},
+        )
+        assert made == general
+        assert made.json_line() == general.json_line()

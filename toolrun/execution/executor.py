@@ -574,7 +574,8 @@ class Executor:
         async def worker() -> None:
             for call, decision in pending:
                 await one(call, decision)  # (a coroutine that only waits if the call does)
-                await slices.next()
+                if slices.over():
+                    await slices.hand_over()
 
         async with anyio.create_task_group() as tg:
             for _ in range(min(len(allowed), self.capacity.global_limit)):
@@ -941,6 +942,30 @@ class Executor:
             stored = store.record()
             if stored:  # (most calls store nothing: their metadata as it is)
                 metadata = {**metadata, **stored}
+        started, finished = outcome.started_at, outcome.finished_at
+        if post is None and not state.pre and not state.originals and not self.settings.dry_run:
+            # what _result makes of it when no hook took part (most calls), made directly
+            return Result(
+                index=call.index,
+                id=call.id,
+                execution_id=execution_id,
+                run_id=self.run_id,
+                plan=state.plan.file,
+                tool=call.tool,
+                input=call.input,
+                decision=decision.decision,
+                decided_by=decision.decided_by,
+                status=outcome.status,
+                output=outcome.output,
+                error=outcome.error,
+                started_at=started,
+                finished_at=finished,
+                wait_ms=(started - queued) * 1000,
+                duration_ms=(finished - started) * 1000,
+                attempts=outcome.attempts,
+                location=call.location,
+                metadata=metadata,
+            )
         return self._result(
             state,
             call,
@@ -949,10 +974,10 @@ class Executor:
             execution_id=execution_id,
             output=outcome.output,
             error=outcome.error,
-            started_at=outcome.started_at,
-            finished_at=outcome.finished_at,
-            wait_ms=(outcome.started_at - queued) * 1000,
-            duration_ms=(outcome.finished_at - outcome.started_at) * 1000,
+            started_at=started,
+            finished_at=finished,
+            wait_ms=(started - queued) * 1000,
+            duration_ms=(finished - started) * 1000,
             attempts=outcome.attempts,
             metadata=metadata,
             post=post,
@@ -1142,9 +1167,11 @@ class _Slices:
         self._ran = _Flag()  # set once the event loop has had control since it was armed
         self._loop.call_soon(self._ran.set)
 
-    async def next(self) -> None:
-        if time.monotonic() - self._start <= YIELD_EVERY_S:
-            return
+    def over(self) -> bool:
+        return time.monotonic() - self._start > YIELD_EVERY_S
+
+    async def hand_over(self) -> None:
+        """Once the slice is :meth:`over`: wait until the event loop has had control."""
         ran = self._ran
         while not ran.value:  # (its callback runs before a checkpoint comes back)
             await anyio.lowlevel.checkpoint()

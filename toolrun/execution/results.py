@@ -67,9 +67,12 @@ def utc_iso(ts: float | None) -> str | None:
 
     Each result needs two or three of these: the date and time up to the second are
     worked out once per second, the milliseconds each time (a third of the cost)."""
-    global _last_second
+    global _last_second, _last_stamp
     if ts is None:
         return None
+    last_stamp = _last_stamp
+    if last_stamp[0] == ts:  # a call's start, in its "started" record and its result
+        return last_stamp[1]
     if not 0 <= ts < _YEAR_10000:  # (and NaN) as datetime words or refuses it
         return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
     # rounded as datetime.fromtimestamp rounds: to the microsecond, half to even
@@ -80,12 +83,16 @@ def utc_iso(ts: float | None) -> str | None:
     last = _last_second
     if last[0] != second:
         last = _last_second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
-    return f"{last[1]}.{us // 1000:03d}Z"
+    text = f"{last[1]}.{us // 1000:03d}Z"
+    _last_stamp = (ts, text)
+    return text
 
 
 _YEAR_10000 = 253_402_300_800.0
 # the last second utc_iso formatted, and its text (one tuple: threads see either whole)
 _last_second: tuple[int, str] = (-1, "")
+# the last time stamp utc_iso formatted (in its range), and its text
+_last_stamp: tuple[float, str] = (math.nan, "")  # (NaN: equal to no stamp)
 
 
 # (one per call, each built field by field: fast_init writes the slots directly)
