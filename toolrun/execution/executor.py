@@ -943,45 +943,16 @@ class Executor:
             if stored:  # (most calls store nothing: their metadata as it is)
                 metadata = {**metadata, **stored}
         started, finished = outcome.started_at, outcome.finished_at
-        if post is None and not state.pre and not state.originals and not self.settings.dry_run:
-            # what _result makes of it when no hook took part (most calls), made directly
-            return Result(
-                index=call.index,
-                id=call.id,
-                execution_id=execution_id,
-                run_id=self.run_id,
-                plan=state.plan.file,
-                tool=call.tool,
-                input=call.input,
-                decision=decision.decision,
-                decided_by=decision.decided_by,
-                status=outcome.status,
-                output=outcome.output,
-                error=outcome.error,
-                started_at=started,
-                finished_at=finished,
-                wait_ms=(started - queued) * 1000,
-                duration_ms=(finished - started) * 1000,
-                attempts=outcome.attempts,
-                location=call.location,
-                metadata=metadata,
-            )
-        return self._result(
-            state,
-            call,
-            decision,
-            outcome.status,
-            execution_id=execution_id,
-            output=outcome.output,
-            error=outcome.error,
-            started_at=started,
-            finished_at=finished,
-            wait_ms=(started - queued) * 1000,
-            duration_ms=(finished - started) * 1000,
-            attempts=outcome.attempts,
-            metadata=metadata,
-            post=post,
+        # built directly, in field order (no dict of keyword fields as _result takes): most
+        # calls have no hook to add to it (test_journal_records pins it to _result's)
+        made = Result(
+            call.index, call.id, execution_id, self.run_id, state.plan.file, call.tool,
+            call.input, decision.decision, decision.decided_by, outcome.status,
+            outcome.output, outcome.error, started, finished,
+            (started - queued) * 1000, (finished - started) * 1000, outcome.attempts,
+            False, call.location, metadata,
         )
+        return self._completed(state, call, made, post)
 
     def _journal_start(
         self, state: _PlanState, call: Call, execution_id: str, started: float, *,
@@ -1059,20 +1030,7 @@ class Executor:
         post: PostToolResult | None = None,
         **fields: Any,
     ) -> Result:
-        if self.settings.dry_run and state.run_place:
-            # a dry run shows the partition: which run each call would have been part of
-            fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
-        pre = state.pre.pop(call.index, None) if state.pre else None
-        asked = state.originals.pop(call.index, None) if state.originals else None
-        if asked is not None and pre is not None:
-            fields["original_input"] = asked
-            fields["rewritten_by"] = _rewriters(asked, pre)
-        if pre is not None or post is not None:
-            fields.update(_hook_fields(pre, post, fields.get("output", "")))
-            if "original_output" in fields:  # a PostToolUse hook replaced the output
-                original = fields.pop("original_output")
-                fields["metadata"] = {**fields.get("metadata", {}), "original_output": original}
-        return Result(
+        made = Result(
             index=call.index,
             id=call.id,
             execution_id=fields.pop("execution_id", None) or new_execution_id(),
@@ -1086,6 +1044,28 @@ class Executor:
             location=call.location,
             **fields,
         )
+        return self._completed(state, call, made, post)
+
+    def _completed(
+        self, state: _PlanState, call: Call, result: Result, post: PostToolResult | None
+    ) -> Result:
+        """``result`` with what a dry run, a PreToolUse rewrite and hooks add to it."""
+        extra: dict[str, Any] = {}
+        if self.settings.dry_run and state.run_place:
+            # a dry run shows the partition: which run each call would have been part of
+            extra["metadata"] = {**result.metadata, **state.run_place}
+        pre = state.pre.pop(call.index, None) if state.pre else None
+        asked = state.originals.pop(call.index, None) if state.originals else None
+        if asked is not None and pre is not None:
+            extra["original_input"] = asked
+            extra["rewritten_by"] = _rewriters(asked, pre)
+        if pre is not None or post is not None:
+            extra.update(_hook_fields(pre, post, result.output))
+            if "original_output" in extra:  # a PostToolUse hook replaced the output
+                original = extra.pop("original_output")
+                metadata = extra.get("metadata", result.metadata)
+                extra["metadata"] = {**metadata, "original_output": original}
+        return replace(result, **extra) if extra else result
 
 
 def started_record(
