@@ -142,3 +142,20 @@ def test_a_result_made_directly_is_the_one_the_general_path_makes(tmp_path: Path
         )
         assert made == general
         assert made.json_line() == general.json_line()
+
+
+def test_a_result_pickles_and_copies_with_or_without_its_line() -> None:
+    import copy
+    import pickle
+
+    from toolrun.execution.results import DecidedBy, Result, Status
+
+    result = Result(
+        index=1, id="c", execution_id="exec_2", run_id="run", plan="p", tool="Bash",
+        input={"command": "true"}, decision="allow", decided_by=DecidedBy("rule", "Bash(true)"),
+        status=Status.OK,
+    )
+    for _ in range(2):  # before its line is made, and after
+        again = pickle.loads(pickle.dumps(result))
+        assert again == result and again.json_line() == result.json_line()
+        assert copy.copy(result).json_line() == result.json_line()

@@ -129,9 +129,9 @@ class Result:
     # (``input`` is what was decided and run)
     original_input: Mapping[str, Any] | None = None
     rewritten_by: tuple[Mapping[str, Any], ...] = ()
-    # the serialised form, made once: the journal and the output both need it (the slot
-    # is empty until then; ``replace`` leaves it empty in the copy)
-    _line: str = field(init=False, repr=False, compare=False)
+    # the serialised form, made once: the journal and the output both need it (None
+    # until then, and in a copy made by ``replace``)
+    _line: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def verify(self) -> tuple[Mapping[str, Any], ...]:
@@ -140,12 +140,11 @@ class Result:
 
     def json_line(self) -> str:
         """The result as one line of JSON (cached)."""
-        try:
-            return self._line
-        except AttributeError:
+        line = self._line
+        if line is None:
             line = encode_json(self.as_json())
             _set_line(self, line)
-            return line
+        return line
 
     def journal_line(self) -> str:
         """The journal record: the same keys plus ``"event": "result"``."""
