@@ -66,3 +66,13 @@ def test_a_forked_process_makes_ids_of_its_own() -> None:
         theirs = child.read().decode()
     os.waitpid(pid, 0)
     assert theirs.startswith("exec_") and theirs != mine
+
+
+def test_a_stamp_formatted_again_reads_the_same_and_a_new_one_is_not_taken_for_it() -> None:
+    # (a call's start is formatted twice: in its "started" record and in its result)
+    for ts in (1_700_000_000.25, 1_700_000_000.25, 1_700_000_000.2504, 0.0, 0.0, 1e9 + 0.9999996):
+        assert utc_iso(ts) == reference(ts)
+    utc_iso(1.5)
+    assert utc_iso(-1.0) == reference(-1.0)  # never answered from the last one
+    with pytest.raises(ValueError):
+        utc_iso(math.nan)

@@ -111,3 +111,27 @@ def test_a_field_it_cannot_build_is_refused() -> None:
         @dataclass(frozen=True)
         class KwOnly:
             a: int = field(kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCache:
+    a: str
+    cache: str | None = field(default=None, init=False, compare=False)
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class FastCache:
+    a: str
+    cache: str | None = field(default=None, init=False, compare=False)
+
+
+def test_a_field_outside_init_starts_at_its_default_as_the_dataclass_sets_it() -> None:
+    import pickle
+
+    plain, fast = PlainCache("x"), FastCache("x")
+    assert plain.cache is None and fast.cache is None
+    FastCache.__dict__["cache"].__set__(fast, "made")  # (a cache filled in later)
+    assert dataclasses.replace(fast).cache is None  # a copy starts without it
+    assert pickle.loads(pickle.dumps(fast)).cache == "made"
+    assert fast == FastCache("x")

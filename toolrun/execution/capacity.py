@@ -23,6 +23,10 @@ class Capacity:
             kind: anyio.CapacityLimiter(limit) for kind, limit in (kind_limits or {}).items()
         }
         self._global_slot = _GlobalSlot(self._global)
+        # Who holds what take_now took: the slot goes back before anything else runs (no
+        # await in between), so one borrower serves every such call, and looking up the
+        # current task twice per limiter per call (a third of take_now) is spared.
+        self._at_once = _AtOnce()
 
     def plan_limiter(self, jobs: int) -> anyio.CapacityLimiter | None:
         """A limiter for one of ``jobs`` plans running side by side (None for a single plan)."""
@@ -44,27 +48,29 @@ class Capacity:
     def take_now(self, kind: str, plan: anyio.CapacityLimiter | None = None) -> bool:
         """Take a slot as :meth:`slot` would, if that needs no wait (nobody queues
         for it); :meth:`give_back` returns it. For a call that runs without awaiting."""
+        borrower = self._at_once
         held: list[anyio.CapacityLimiter] = []
         for limiter in (plan, self._kinds.get(kind), self._global):
             if limiter is None:
                 continue
             try:
-                limiter.acquire_nowait()
+                limiter.acquire_on_behalf_of_nowait(borrower)
             except anyio.WouldBlock:
                 for taken in reversed(held):
-                    taken.release()
+                    taken.release_on_behalf_of(borrower)
                 return False
             held.append(limiter)
         return True
 
     def give_back(self, kind: str, plan: anyio.CapacityLimiter | None = None) -> None:
-        """Return a slot :meth:`take_now` took."""
-        self._global.release()
+        """Return a slot :meth:`take_now` took (before anything else ran)."""
+        borrower = self._at_once
+        self._global.release_on_behalf_of(borrower)
         kind_limiter = self._kinds.get(kind)
         if kind_limiter is not None:
-            kind_limiter.release()
+            kind_limiter.release_on_behalf_of(borrower)
         if plan is not None:
-            plan.release()
+            plan.release_on_behalf_of(borrower)
 
     @asynccontextmanager
     async def _slots(
@@ -96,3 +102,9 @@ class _GlobalSlot(AbstractAsyncContextManager[None]):
 
     async def __aexit__(self, *exc: object) -> None:
         self._limiter.release()
+
+
+class _AtOnce:
+    """The borrower of the slots :meth:`Capacity.take_now` takes."""
+
+    __slots__ = ()

@@ -26,10 +26,11 @@ class EngineDecider:
     ) -> CallDecision:
         decision = self.engine.decide(call.tool, call.input, cwd=cwd)
         # Where each file led when decided: a file tool writes there or nowhere.
-        paths = tuple(
-            (t.target, t.resolved or t.target)
-            for t in decision.targets
-            if call.tool != "Bash" and t.target.startswith("/")
+        targets = decision.targets
+        paths = (
+            tuple([(t.target, t.resolved or t.target) for t in targets if t.target.startswith("/")])
+            if targets and call.tool != "Bash"
+            else ()
         )
         protected = decision.protected[0] if decision.protected else None
         if hooks is not None and hooks.decision is not None:

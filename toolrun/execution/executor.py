@@ -570,22 +570,13 @@ class Executor:
         # call all queueing on the limiter: the same order, a fraction of the overhead.
         pending = iter(allowed)
 
+        slices = _Slices(asyncio.get_running_loop())
+
         async def worker() -> None:
-            loop = asyncio.get_running_loop()
-            ran = _Flag()  # set once the event loop has had control since it was armed
-            loop.call_soon(ran.set)
-            last_yield = time.monotonic()
             for call, decision in pending:
                 await one(call, decision)  # (a coroutine that only waits if the call does)
-                # Calls that never wait (small reads, free slots) would otherwise keep
-                # the loop from everything else, Ctrl-C handling included; calls that
-                # waited (a command) have let it run already.
-                if time.monotonic() - last_yield > YIELD_EVERY_S:
-                    if not ran.value:
-                        await anyio.lowlevel.checkpoint()
-                    ran = _Flag()
-                    loop.call_soon(ran.set)
-                    last_yield = time.monotonic()
+                if slices.over():
+                    await slices.hand_over()
 
         async with anyio.create_task_group() as tg:
             for _ in range(min(len(allowed), self.capacity.global_limit)):
@@ -946,25 +937,23 @@ class Executor:
         store: OutputStore | None,
         post: PostToolResult | None,
     ) -> Result:
-        return self._result(
-            state,
-            call,
-            decision,
-            outcome.status,
-            execution_id=execution_id,
-            output=outcome.output,
-            error=outcome.error,
-            started_at=outcome.started_at,
-            finished_at=outcome.finished_at,
-            wait_ms=(outcome.started_at - queued) * 1000,
-            duration_ms=(outcome.finished_at - outcome.started_at) * 1000,
-            attempts=outcome.attempts,
+        metadata = outcome.metadata
+        if store is not None:
             # a call that timed out or failed keeps what it printed too
-            metadata={**outcome.metadata, **store.record()}
-            if store is not None
-            else outcome.metadata,
-            post=post,
+            stored = store.record()
+            if stored:  # (most calls store nothing: their metadata as it is)
+                metadata = {**metadata, **stored}
+        started, finished = outcome.started_at, outcome.finished_at
+        # built directly, in field order (no dict of keyword fields as _result takes): most
+        # calls have no hook to add to it (test_journal_records pins it to _result's)
+        made = Result(
+            call.index, call.id, execution_id, self.run_id, state.plan.file, call.tool,
+            call.input, decision.decision, decision.decided_by, outcome.status,
+            outcome.output, outcome.error, started, finished,
+            (started - queued) * 1000, (finished - started) * 1000, outcome.attempts,
+            False, call.location, metadata,
         )
+        return self._completed(state, call, made, post)
 
     def _journal_start(
         self, state: _PlanState, call: Call, execution_id: str, started: float, *,
@@ -976,19 +965,7 @@ class Executor:
         run already and its result follows)."""
         if self.journal is None:
             return
-        line = encode_json(
-            {
-                "event": "started",
-                "run_id": self.run_id,
-                "plan": state.plan.file,
-                "index": call.index,
-                "id": call.id,
-                "execution_id": execution_id,
-                "tool": call.tool,
-                "input": dict(call.input),
-                "started_at": utc_iso(started),
-            }
-        )
+        line = started_line(self.run_id, state.plan.file, call, execution_id, started)
         if now:  # the results waiting for this tick go with it, in the one write
             self.journal.write_line(line)
         else:
@@ -1054,20 +1031,7 @@ class Executor:
         post: PostToolResult | None = None,
         **fields: Any,
     ) -> Result:
-        if self.settings.dry_run and state.run_place:
-            # a dry run shows the partition: which run each call would have been part of
-            fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
-        pre = state.pre.pop(call.index, None) if state.pre else None
-        asked = state.originals.pop(call.index, None) if state.originals else None
-        if asked is not None and pre is not None:
-            fields["original_input"] = asked
-            fields["rewritten_by"] = _rewriters(asked, pre)
-        if pre is not None or post is not None:
-            fields.update(_hook_fields(pre, post, fields.get("output", "")))
-            if "original_output" in fields:  # a PostToolUse hook replaced the output
-                original = fields.pop("original_output")
-                fields["metadata"] = {**fields.get("metadata", {}), "original_output": original}
-        return Result(
+        made = Result(
             index=call.index,
             id=call.id,
             execution_id=fields.pop("execution_id", None) or new_execution_id(),
@@ -1081,6 +1045,73 @@ class Executor:
             location=call.location,
             **fields,
         )
+        return self._completed(state, call, made, post)
+
+    def _completed(
+        self, state: _PlanState, call: Call, result: Result, post: PostToolResult | None
+    ) -> Result:
+        """``result`` with what a dry run, a PreToolUse rewrite and hooks add to it."""
+        extra: dict[str, Any] = {}
+        if self.settings.dry_run and state.run_place:
+            # a dry run shows the partition: which run each call would have been part of
+            extra["metadata"] = {**result.metadata, **state.run_place}
+        pre = state.pre.pop(call.index, None) if state.pre else None
+        asked = state.originals.pop(call.index, None) if state.originals else None
+        if asked is not None and pre is not None:
+            extra["original_input"] = asked
+            extra["rewritten_by"] = _rewriters(asked, pre)
+        if pre is not None or post is not None:
+            extra.update(_hook_fields(pre, post, result.output))
+            if "original_output" in extra:  # a PostToolUse hook replaced the output
+                original = extra.pop("original_output")
+                metadata = extra.get("metadata", result.metadata)
+                extra["metadata"] = {**metadata, "original_output": original}
+        return replace(result, **extra) if extra else result
+
+
+def started_record(
+    run_id: str, plan: str, call: Call, execution_id: str, started: float
+) -> dict[str, Any]:
+    """The journal's ``started`` record of a call about to launch."""
+    return {
+        "event": "started",
+        "run_id": run_id,
+        "plan": plan,
+        "index": call.index,
+        "id": call.id,
+        "execution_id": execution_id,
+        "tool": call.tool,
+        "input": dict(call.input),
+        "started_at": utc_iso(started),
+    }
+
+
+def started_line(run_id: str, plan: str, call: Call, execution_id: str, started: float) -> str:
+    """:func:`started_record` as a line of JSON, the same text ``encode_json`` gives it,
+    put together from its parts (one encoder pass over a dict cost more than the
+    rest of journalling a read); anything but the usual types takes the encoder."""
+    index, call_id, tool, given = call.index, call.id, call.tool, call.input
+    if not (
+        type(index) is int
+        and type(call_id) is str
+        and type(tool) is str
+        and type(run_id) is str
+        and type(plan) is str
+        and type(execution_id) is str
+    ):
+        return encode_json(started_record(run_id, plan, call, execution_id, started))
+    at = utc_iso(started)
+    return (
+        f'{{"event": "started", "run_id": {_string(run_id)}, "plan": {_string(plan)}, '
+        f'"index": {int.__repr__(index)}, "id": {_string(call_id)}, '
+        f'"execution_id": {_string(execution_id)}, "tool": {_string(tool)}, '
+        f'"input": {encode_json(given if type(given) is dict else dict(given))}, '
+        f'"started_at": {"null" if at is None else _string(at)}}}'
+    )
+
+
+#: a string as encode_json writes it (ensure_ascii=False: this is the function it uses)
+_string = json.encoder.encode_basestring
 
 
 class _Flag:
@@ -1093,6 +1124,40 @@ class _Flag:
 
     def set(self) -> None:
         self.value = True
+
+
+class _Slices:
+    """The time the workers of a concurrent run keep the event loop, shared by them all.
+
+    Calls that never wait (small reads, free slots) would otherwise keep the loop from
+    everything else, Ctrl-C handling and the tick that shows results included. Past
+    ``YIELD_EVERY_S`` without the loop having had control, each worker hands it over
+    before its next call, and none goes on until the loop has run what was waiting
+    (not one slice per worker in turn); calls that waited (a command) have let it run
+    already, and then nobody needs to.
+    """
+
+    __slots__ = ("_loop", "_ran", "_start")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._arm()
+
+    def _arm(self) -> None:
+        self._start = time.monotonic()
+        self._ran = _Flag()  # set once the event loop has had control since it was armed
+        self._loop.call_soon(self._ran.set)
+
+    def over(self) -> bool:
+        return time.monotonic() - self._start > YIELD_EVERY_S
+
+    async def hand_over(self) -> None:
+        """Once the slice is :meth:`over`: wait until the event loop has had control."""
+        ran = self._ran
+        while not ran.value:  # (its callback runs before a checkpoint comes back)
+            await anyio.lowlevel.checkpoint()
+        if self._ran is ran:  # the first worker back starts the next slice
+            self._arm()
 
 
 @functools.cache

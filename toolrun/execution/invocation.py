@@ -13,6 +13,7 @@ import anyio
 
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.execution.results import Status
+from toolrun.permissions.frozen import fast_init
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ TRANSIENT_ERRNOS = frozenset({errno.EBUSY, errno.EAGAIN, errno.EMFILE, errno.ENF
 BACKOFF_S = (0.2, 0.4)  # at most two retries
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     status: Status

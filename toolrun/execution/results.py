@@ -6,12 +6,13 @@ import enum
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from toolrun.errors import Location
+from toolrun.permissions.frozen import fast_init
 
 
 class Status(enum.StrEnum):
@@ -26,6 +27,7 @@ class Status(enum.StrEnum):
     SKIPPED = "skipped"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DecidedBy:
     """Who decided: a rule (with its text and source), the mode, a hook, the user, ..."""
@@ -38,6 +40,7 @@ class DecidedBy:
         return {"kind": self.kind, "rule": self.rule, "source": self.source}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CallDecision:
     decision: str  # allow | ask | deny
@@ -64,9 +67,12 @@ def utc_iso(ts: float | None) -> str | None:
 
     Each result needs two or three of these: the date and time up to the second are
     worked out once per second, the milliseconds each time (a third of the cost)."""
-    global _last_second
+    global _last_second, _last_stamp
     if ts is None:
         return None
+    last_stamp = _last_stamp
+    if last_stamp[0] == ts:  # a call's start, in its "started" record and its result
+        return last_stamp[1]
     if not 0 <= ts < _YEAR_10000:  # (and NaN) as datetime words or refuses it
         return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
     # rounded as datetime.fromtimestamp rounds: to the microsecond, half to even
@@ -77,14 +83,20 @@ def utc_iso(ts: float | None) -> str | None:
     last = _last_second
     if last[0] != second:
         last = _last_second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
-    return f"{last[1]}.{us // 1000:03d}Z"
+    text = f"{last[1]}.{us // 1000:03d}Z"
+    _last_stamp = (ts, text)
+    return text
 
 
 _YEAR_10000 = 253_402_300_800.0
 # the last second utc_iso formatted, and its text (one tuple: threads see either whole)
 _last_second: tuple[int, str] = (-1, "")
+# the last time stamp utc_iso formatted (in its range), and its text
+_last_stamp: tuple[float, str] = (math.nan, "")  # (NaN: equal to no stamp)
 
 
+# (one per call, each built field by field: fast_init writes the slots directly)
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Result:
     """Exactly one per call."""
@@ -117,8 +129,9 @@ class Result:
     # (``input`` is what was decided and run)
     original_input: Mapping[str, Any] | None = None
     rewritten_by: tuple[Mapping[str, Any], ...] = ()
-    # the serialised form, made once: the journal and the output both need it
-    _line: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
+    # the serialised form, made once: the journal and the output both need it (None
+    # until then, and in a copy made by ``replace``)
+    _line: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def verify(self) -> tuple[Mapping[str, Any], ...]:
@@ -127,9 +140,11 @@ class Result:
 
     def json_line(self) -> str:
         """The result as one line of JSON (cached)."""
-        if not self._line:
-            self._line.append(encode_json(self.as_json()))
-        return self._line[0]
+        line = self._line
+        if line is None:
+            line = encode_json(self.as_json())
+            _set_line(self, line)
+        return line
 
     def journal_line(self) -> str:
         """The journal record: the same keys plus ``"event": "result"``."""
@@ -176,6 +191,10 @@ class Result:
             ),
             **({"hook_feedback": self.hook_feedback} if self.hook_feedback else {}),
         }
+
+
+# the slot's own setter: a frozen dataclass refuses setattr
+_set_line: Callable[[Result, str], None] = Result.__dict__["_line"].__set__
 
 
 def _metadata_and_verify(metadata: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,9 +29,13 @@ def fast_init(cls: type[T]) -> type[T]:
             raise TypeError(f"fast_init does not handle the field {cls.__name__}.{f.name}")
         name = f.name
         if not f.init:
-            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            if f.default_factory is not dataclasses.MISSING or not slots:
                 raise TypeError(f"fast_init does not handle the field {cls.__name__}.{name}")
-            continue  # (set by __post_init__)
+            if f.default is not dataclasses.MISSING:  # (a cache: set to its default)
+                env[f"_default_{name}"] = f.default
+                env[f"_set_{name}"] = getattr(cls, name).__set__
+                body.append(f"_set_{name}(self, _default_{name})")
+            continue  # (else set by __post_init__)
         if f.default is not dataclasses.MISSING:
             env[f"_default_{name}"] = f.default
             params.append(f"{name}=_default_{name}")

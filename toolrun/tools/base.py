@@ -91,13 +91,17 @@ class ToolContext:
 
         Symlinks are *not* resolved: permission checks need the link itself too.
         """
+        return Path(self.resolve_text(path, field))
+
+    def resolve_text(self, path: str | Path, field: str = "path") -> str:
+        """:meth:`resolve` as a string (for a tool that needs no ``Path``)."""
         from toolrun.permissions.paths import tool_path
 
         text = os.fspath(path)
         home = self.home or (os.path.expanduser("~") if text.startswith("~") else "")
-        return Path(tool_path(text, base=str(self.workspace), home=home, field=field))
+        return tool_path(text, base=str(self.workspace), home=home, field=field)
 
-    def decided_target(self, path: Path) -> str | None:
+    def decided_target(self, path: Path | str) -> str | None:
         """Where ``path`` (from :meth:`resolve`) led when the call was decided, if known."""
         return self.decided.get(str(path)) if self.decided is not None else None
 

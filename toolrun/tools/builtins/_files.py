@@ -97,7 +97,7 @@ class Target:
         return st
 
 
-def decided_real(path: Path, ctx: ToolContext | None) -> str | None:
+def decided_real(path: Path | str, ctx: ToolContext | None) -> str | None:
     """Where ``path`` led when the call was decided; None when no decision is known (a
     tool run outside the executor). A path the decision did not cover is refused."""
     if ctx is None or ctx.decided is None:

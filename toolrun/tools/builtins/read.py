@@ -58,7 +58,8 @@ class ReadTool(BaseTool[ReadParams]):
         return (ctx.resolve(input.file_path),)
 
     async def run(self, input: ReadParams, ctx: ToolContext) -> ToolOutput:
-        path = ctx.resolve(input.file_path, "file_path")
+        # (the path as a string: a Path object per call cost more than the read itself)
+        path = ctx.resolve_text(input.file_path, "file_path")
         decided = decided_real(path, ctx)
         start = max(input.offset or 1, 1)
         limit = input.limit or DEFAULT_LIMIT
@@ -66,19 +67,19 @@ class ReadTool(BaseTool[ReadParams]):
         small = _read_small(path, start, limit, decided)
         if small is not None:
             return small
-        return await anyio.to_thread.run_sync(_read, path, start, limit, decided)
+        return await anyio.to_thread.run_sync(_read, Path(path), start, limit, decided)
 
     def run_now(self, input: ReadParams, ctx: ToolContext) -> ToolOutput | None:
         """:meth:`run` for a file read at once (a small regular one), without a coroutine;
         None, having read nothing, when :meth:`run` has to be awaited (a large file, a
         FIFO, one that does not open: its error is worded, and maybe retried, there)."""
-        path = ctx.resolve(input.file_path, "file_path")
+        path = ctx.resolve_text(input.file_path, "file_path")
         decided = decided_real(path, ctx)
         return _read_small(path, max(input.offset or 1, 1), input.limit or DEFAULT_LIMIT,
                            decided, at_once=True)
 
 
-def _check(path: Path, fd: int, decided: str | None) -> None:
+def _check(path: Path | str, fd: int, decided: str | None) -> None:
     """The file opened must be the file decided on (no symlink swapped in since)."""
     actual = opened_elsewhere(fd, decided)
     if actual is not None:
@@ -88,7 +89,7 @@ def _check(path: Path, fd: int, decided: str | None) -> None:
 
 
 def _read_small(
-    path: Path, start: int, limit: int, decided: str | None = None, *, at_once: bool = False
+    path: str, start: int, limit: int, decided: str | None = None, *, at_once: bool = False
 ) -> ToolOutput | None:
     """_read for a regular file small enough to take in one read(): the same output, with
     one open, fstat and read; None for anything else (a large file, a FIFO, a device),
@@ -100,7 +101,7 @@ def _read_small(
     except OSError:
         if at_once:
             return None
-        return _read(path, start, limit, decided)  # the slow path words the error
+        return _read(Path(path), start, limit, decided)  # the slow path words the error
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > INLINE_BYTES:
@@ -131,7 +132,7 @@ def _read_small(
 
 
 def _output(
-    path: Path, out: list[str], start: int, more: bool, truncated_lines: int
+    path: Path | str, out: list[str], start: int, more: bool, truncated_lines: int
 ) -> ToolOutput:
     return ToolOutput(
         "\n".join(out),
