@@ -55,7 +55,7 @@ def test_check_keys_knows_the_keys_the_models_declare() -> None:
 def test_every_model_the_loader_reads_has_a_shape() -> None:
     """A new section model in the schema needs its shape (or the fast path defers it)."""
     read = {"ConfigFile", *SHAPES}
-    nested_elsewhere = {"McpServerSpec", "ExampleSpec", "VerifierSpec"}  # always deferred
+    nested_elsewhere = {"McpServerSpec", "ExampleSpec"}  # always deferred
     models = {
         n
         for n, v in vars(schema).items()
@@ -156,6 +156,7 @@ def _nested(shape: Shape, name: str) -> Shape | None:
         (fastpath.CONFIG, "permissions"): fastpath.PERMISSIONS,
         (fastpath.CONFIG, "hooks"): fastpath.HOOK_MATCHER,
         (fastpath.CONFIG, "toolrun"): fastpath.TOOLRUN,
+        (fastpath.TOOLRUN, "autoVerify"): fastpath.VERIFIER,
         (fastpath.CONFIG, "sandbox"): fastpath.SANDBOX,
         (fastpath.HOOK_MATCHER, "hooks"): fastpath.HOOK_COMMAND,
         (fastpath.SANDBOX, "filesystem"): fastpath.SANDBOX_FILESYSTEM,
@@ -215,6 +216,15 @@ def test_the_fast_path_takes_the_common_shapes() -> None:
         {"toolrun": {"maxCallsPerTurn": 10000}},
         {"permissions": {"allow": ["Edit"]}, "toolrun": {"maxCallsPerTurn": 1000}},
         {
+            "permissions": {"allow": ["Edit"]},
+            "toolrun": {
+                "maxCallsPerTurn": 1000,
+                "autoVerify": [
+                    {"name": "ruff", "files": ["*.py"], "command": "ruff {files}", "format": "json"}
+                ],
+            },
+        },
+        {
             "$schema": "x",
             "permissions": {
                 "allow": ["Bash(git status)"],
@@ -254,6 +264,8 @@ def test_the_fast_path_takes_the_common_shapes() -> None:
         {"hooks": {"PreToolUse": [{"hooks": [{"if": "Bash", "if_": "Read"}]}]}},
         {"mcpServers": {}},  # always the model's
         {"toolrun": {"examples": []}},
+        {"toolrun": {"autoVerify": [{"name": "ruff", "files": [], "command": "ruff"}]}},
+        {"toolrun": {"autoVerify": [{"name": "ruff", "files": ["*"], "command": "r", "x": 1}]}},
         {"toolrun": {"maxStoredOutput": "1K"}},  # refused by parse_size: the model says why
         {"toolrun": {"hookTimeout": 0}},
         {"sandbox": {"credentials": {"files": [{"path": ""}]}}},

@@ -7,7 +7,7 @@ declared once (:class:`Shape`): a frozen slots object with the model's field nam
 defaults and keys. A file is taken only when every value is one pydantic would take
 *unchanged* (exact types, bounds, choices; see :mod:`toolrun.tools.inputs` for the
 checks); anything else (a coercion, an error, an unknown key where the model forbids one,
-``mcpServers``, rule self-tests, verifiers) gives None, and the loader asks the model,
+``mcpServers``, rule self-tests) gives None, and the loader asks the model,
 which stays the authority on messages, locations and the JSON schema. The loader reads
 either answer the same way (lists here are tuples). The shapes' keys are also the known
 keys of :func:`toolrun.config.keys.check_keys`; a test holds them equal to the models'.
@@ -16,7 +16,7 @@ keys of :func:`toolrun.config.keys.check_keys`; a test holds them equal to the m
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from toolrun.config.sizes import parse_size
 from toolrun.tools.inputs import _MISSING, boolean, choice, integer, items, optional, string
@@ -236,6 +236,30 @@ HOOK_MATCHER = Shape(
 )
 
 
+class Verifier(Section):
+    __slots__ = ("block", "command", "files", "format", "name", "timeout")
+    _required = ("name", "files", "command")
+    _defaults: ClassVar[Mapping[str, object]] = {"format": "text", "timeout": 60.0, "block": False}
+    name: str
+    files: tuple[str, ...]
+    command: str
+    format: Literal["sarif", "json", "text"]
+    timeout: float
+    block: bool
+
+
+VERIFIER = Shape(
+    Verifier,
+    forbid=True,
+    name=non_empty,
+    files=items(string, min_length=1),
+    command=string,
+    format=choice("sarif", "json", "text"),
+    timeout=positive_float,
+    block=boolean,
+)
+
+
 class Toolrun(Section):
     __slots__ = (
         "autoVerify",
@@ -262,7 +286,7 @@ class Toolrun(Section):
     examples: None
     examplesFile: str | None
     maxStoredOutput: int | None
-    autoVerify: None
+    autoVerify: tuple[Verifier, ...] | None
 
 
 TOOLRUN = Shape(
@@ -279,7 +303,7 @@ TOOLRUN = Shape(
     examples=none,
     examplesFile=optional(string),
     maxStoredOutput=optional(size),
-    autoVerify=none,
+    autoVerify=optional(items(VERIFIER.check)),
 )
 
 
@@ -428,6 +452,7 @@ SHAPES = {
     "HookMatcherSpec": HOOK_MATCHER,
     "HookCommandSpec": HOOK_COMMAND,
     "ToolrunSection": TOOLRUN,
+    "VerifierSpec": VERIFIER,
     "SandboxSection": SANDBOX,
     "SandboxFilesystemSection": SANDBOX_FILESYSTEM,
     "SandboxNetworkSection": SANDBOX_NETWORK,

@@ -41,7 +41,14 @@ if TYPE_CHECKING:
     from toolrun.config import fastpath
     from toolrun.config.fastpath import ConfigView
     from toolrun.config.keys import KeyReport
-    from toolrun.config.schema import ConfigFile, ExampleSpec, HookCommandSpec, HookMatcherSpec
+    from toolrun.config.schema import (
+        ConfigFile,
+        ExampleSpec,
+        HookCommandSpec,
+        HookMatcherSpec,
+        ToolrunSection,
+        VerifierSpec,
+    )
 
     HookCommands = Sequence[HookCommandSpec | fastpath.HookCommand]
     HookGroups = Mapping[str, Sequence[HookMatcherSpec | fastpath.HookMatcher]]
@@ -254,16 +261,23 @@ def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
                     )
 
 
+def _verifiers(
+    section: ToolrunSection | fastpath.Toolrun | None,
+) -> Sequence[VerifierSpec | fastpath.Verifier]:
+    return (section.autoVerify or ()) if section is not None else ()
+
+
 def _check_verifiers(loaded: _Loaded, problems: list[Problem]) -> None:
     """``toolrun.autoVerify``: an empty command or a pattern pathspec cannot read would
     keep a verifier from ever running; each is a located error."""
     section = loaded.spec.toolrun
-    if section is None or not section.autoVerify:
+    specs = _verifiers(section)
+    if not specs:
         return
     from toolrun.verify.files import pattern_error
     from toolrun.yamlfile import format_path
 
-    for v, spec in enumerate(section.autoVerify):
+    for v, spec in enumerate(specs):
         where: tuple[str | int, ...] = ("toolrun", "autoVerify", v)
         if not spec.command.strip():
             problems.append(
@@ -644,7 +658,7 @@ def _merge_verifiers(
     out: dict[str, Verifier] = {}
     for item in loaded:
         section = item.spec.toolrun
-        specs = section.autoVerify or () if section is not None else ()
+        specs = _verifiers(section)
         if specs and hooks_lock is not None and item.kind is not SourceKind.MANAGED:
             n = len(specs)
             notes.append(
