@@ -312,3 +312,25 @@ def test_the_managed_locks_drop_a_fast_read_files_rules_and_hooks(tmp_path: Path
     assert config.hooks == ()
     assert config.default_mode == "plan"
     assert config.additional_directories == ((tmp_path / "sub").resolve(),)
+
+
+@pytest.mark.parametrize(
+    ("deny", "message"),
+    [
+        ("Bash", "permissions.deny: Input should be a valid list"),
+        ("[Bash, 1]", "permissions.deny[1]: Input should be a valid string"),
+        ("null", "permissions.deny: Input should be a valid list"),
+        ("{Bash: x}", "permissions.deny: Input should be a valid list"),
+    ],
+)
+def test_a_deny_list_of_the_wrong_shape_is_an_error_not_dropped(
+    deny: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fail closed: a deny rule the fast path cannot read is the model's error, never a
+    file read as if it had no rules."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "toolrun.yaml").write_text(f"permissions:\n  deny: {deny}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(workspace=tmp_path, env={}, home=tmp_path)
+    assert [p.message for p in caught.value.problems] == [message.split(": ", 1)[1]]
+    assert [p.path for p in caught.value.problems] == [message.split(": ", 1)[0]]
