@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import Problem
 
-# The schema (pydantic models) and the YAML helpers load with the first file checked:
-# is_known_tool and tool_hint are used where no config file is read (rule self-tests).
+# The known keys (the fast path's shapes, not the schema's pydantic models) and the YAML
+# helpers load with the first file checked: is_known_tool and tool_hint are used where no
+# config file is read (rule self-tests).
 if TYPE_CHECKING:
     from toolrun.yamlfile import Document, PathPart
 

@@ -34,9 +34,9 @@ from toolrun.config.sandbox import SandboxSettings
 from toolrun.errors import ConfigError, Problem
 from toolrun.paths import display_path
 
-# What reads and checks a config file (pydantic, the YAML loader, the schema's models) is
-# imported by the first file read: a run without config files never builds those models
-# (a fifth of a one-call `toolrun exec`).
+# What reads and checks a config file (the YAML loader, the fast path) is imported by the
+# first file read; the schema's pydantic models (a third of a one-call `toolrun exec`) only
+# for a file the fast path cannot prove the models would read the same way.
 if TYPE_CHECKING:
     from toolrun.config import fastpath
     from toolrun.config.fastpath import ConfigView
