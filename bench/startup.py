@@ -1,4 +1,5 @@
-"""Start-up cost of `toolrun --help`, a TAB completion, and a one-call `exec` and `check`,
+"""Start-up cost of `toolrun --help`, a TAB completion, and a one-call `exec` and `check`
+(without and with a small config file),
 against `python -c pass`.
 
 Run:  .venv/bin/python bench/startup.py [--runs 31] [--against DIR]
@@ -6,7 +7,8 @@ Prints the median wall time (and the children's CPU time, steadier on a busy mac
 of each and the ratio to the bare interpreter (design budget: --help and TAB at most 5x;
 and, as an aim of our own rather than a budget, a one-call exec or check in 0.15 s: it is
 a fixed part of every exec and check figure of issue 17). The one-call runs are a plan of one
-Bash `true` in a workspace without a config file, journal on, output as JSONL / JSON.
+Bash `true` in a workspace without a config file (and with `--config` naming a small one:
+rules and `maxCallsPerTurn`, as the benches write), journal on, output as JSONL / JSON.
 
 --against DIR: each row also run with the toolrun source in DIR (e.g. a checkout of
 main) on PYTHONPATH, the two interleaved run by run so both see the same machine load.
@@ -91,6 +93,14 @@ def main() -> None:
         plan = ws / "one.json"
         plan.write_text(json.dumps({"calls": [{"tool": "Bash", "input": {"command": "true"}}]}))
         one_call = ["--workspace", str(ws)]
+        # most projects keep a config file: rules and a few settings, as the benches write
+        config = ws / "conf" / "toolrun.yaml"
+        config.parent.mkdir()
+        config.write_text(
+            "permissions:\n  allow: ['Bash(git status)', Edit]\n  ask: ['Bash(git push:*)']\n"
+            "  deny: ['Read(.env)']\ntoolrun: {maxCallsPerTurn: 10000}\n"
+        )
+        with_config = [*one_call, "--config", str(config)]
         commands: list[tuple[str, list[str], dict[str, str] | None]] = [
             ("toolrun --help", [*toolrun, "--help"], None),
             ("toolrun <TAB> (bash_complete)", toolrun, complete_env),
@@ -103,6 +113,16 @@ def main() -> None:
             (
                 "check (1 Bash call)",
                 [*toolrun, "check", str(plan), *one_call, "--format", "json"],
+                env,
+            ),
+            (
+                "exec (1 Bash call, toolrun.yaml)",
+                [*toolrun, "exec", str(plan), *with_config, "--format", "jsonl"],
+                env,
+            ),
+            (
+                "check (1 Bash call, toolrun.yaml)",
+                [*toolrun, "check", str(plan), *with_config, "--format", "json"],
                 env,
             ),
         ]

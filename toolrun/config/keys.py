@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import Problem
 
-# The schema (pydantic models) and the YAML helpers load with the first file checked:
-# is_known_tool and tool_hint are used where no config file is read (rule self-tests).
+# The known keys (the fast path's shapes, not the schema's pydantic models) and the YAML
+# helpers load with the first file checked: is_known_tool and tool_hint are used where no
+# config file is read (rule self-tests).
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from toolrun.yamlfile import Document, PathPart
 
 #: Claude Code settings keys toolrun reads but does not act on (docs/settings).
@@ -88,8 +87,12 @@ def toolrun_hook_events() -> tuple[str, ...]:
     return typing.get_args(HookEvent)
 
 
-def _fields(model: type[BaseModel]) -> set[str]:
-    return {f.alias or name for name, f in model.model_fields.items()}
+def _fields(model: str) -> set[str]:
+    """The keys the schema's ``model`` declares (aliases where set), without building it:
+    the fast path's shapes declare the same keys (a test holds them equal)."""
+    from toolrun.config.fastpath import SHAPES
+
+    return set(SHAPES[model].keys)
 
 
 @dataclass
@@ -102,7 +105,6 @@ class KeyReport:
 
 def check_keys(data: Mapping[str, Any], doc: Document, *, managed: bool = False) -> KeyReport:
     """Report every key of ``data`` that toolrun does not know (see the module doc)."""
-    from toolrun.config.schema import ConfigFile, PermissionsSection
     from toolrun.validation import did_you_mean
     from toolrun.yamlfile import format_path
 
@@ -136,7 +138,7 @@ def check_keys(data: Mapping[str, Any], doc: Document, *, managed: bool = False)
             else:
                 unknown(path, key, known | ignored, what)
 
-    top_known = (_fields(ConfigFile) - MANAGED_ONLY) | {"$schema"}  # an editor's hint
+    top_known = (_fields("ConfigFile") - MANAGED_ONLY) | {"$schema"}  # an editor's hint
     if managed:
         top_known |= MANAGED_ONLY
     for key in data:
@@ -159,7 +161,7 @@ def check_keys(data: Mapping[str, Any], doc: Document, *, managed: bool = False)
     section(
         data.get("permissions"),
         ("permissions",),
-        _fields(PermissionsSection),
+        _fields("PermissionsSection"),
         CLAUDE_IGNORED_PERMISSIONS,
         "permissions key",
     )
@@ -171,8 +173,6 @@ def check_keys(data: Mapping[str, Any], doc: Document, *, managed: bool = False)
 def _check_hooks(hooks: Any, report: KeyReport, section: Any, unknown: Any) -> None:
     if not isinstance(hooks, Mapping):
         return
-    from toolrun.config.schema import HookCommandSpec, HookMatcherSpec
-
     runs = set(toolrun_hook_events())
     for event, groups in hooks.items():
         event = str(event)
@@ -184,13 +184,13 @@ def _check_hooks(hooks: Any, report: KeyReport, section: Any, unknown: Any) -> N
             continue
         for g, group in enumerate(groups if isinstance(groups, Sequence) else ()):
             path: tuple[PathPart, ...] = ("hooks", event, g)
-            section(group, path, _fields(HookMatcherSpec), frozenset(), "hook matcher field")
+            section(group, path, _fields("HookMatcherSpec"), frozenset(), "hook matcher field")
             handlers = group.get("hooks") if isinstance(group, Mapping) else None
             for h, handler in enumerate(handlers if isinstance(handlers, Sequence) else ()):
                 section(
                     handler,
                     (*path, "hooks", h),
-                    _fields(HookCommandSpec),
+                    _fields("HookCommandSpec"),
                     CLAUDE_IGNORED_HOOK_FIELDS,
                     "hook field",
                 )
@@ -199,19 +199,12 @@ def _check_hooks(hooks: Any, report: KeyReport, section: Any, unknown: Any) -> N
 def _check_sandbox(sandbox: Any, section: Any) -> None:
     if not isinstance(sandbox, Mapping):
         return
-    from toolrun.config.schema import (
-        SandboxCredentialsSection,
-        SandboxFilesystemSection,
-        SandboxNetworkSection,
-        SandboxSection,
-    )
-
     ignored = CLAUDE_IGNORED_SANDBOX
-    section(sandbox, ("sandbox",), _fields(SandboxSection), ignored, "sandbox key")
+    section(sandbox, ("sandbox",), _fields("SandboxSection"), ignored, "sandbox key")
     for key, model in (
-        ("filesystem", SandboxFilesystemSection),
-        ("network", SandboxNetworkSection),
-        ("credentials", SandboxCredentialsSection),
+        ("filesystem", "SandboxFilesystemSection"),
+        ("network", "SandboxNetworkSection"),
+        ("credentials", "SandboxCredentialsSection"),
     ):
         section(sandbox.get(key), ("sandbox", key), _fields(model), ignored, "sandbox key")
 

@@ -34,12 +34,24 @@ from toolrun.config.sandbox import SandboxSettings
 from toolrun.errors import ConfigError, Problem
 from toolrun.paths import display_path
 
-# What reads and checks a config file (pydantic, the YAML loader, the schema's models) is
-# imported by the first file read: a run without config files never builds those models
-# (a fifth of a one-call `toolrun exec`).
+# What reads and checks a config file (the YAML loader, the fast path) is imported by the
+# first file read; the schema's pydantic models (a third of a one-call `toolrun exec`) only
+# for a file the fast path cannot prove the models would read the same way.
 if TYPE_CHECKING:
+    from toolrun.config import fastpath
+    from toolrun.config.fastpath import ConfigView
     from toolrun.config.keys import KeyReport
-    from toolrun.config.schema import ConfigFile, ExampleSpec
+    from toolrun.config.schema import (
+        ConfigFile,
+        ExampleSpec,
+        HookCommandSpec,
+        HookMatcherSpec,
+        ToolrunSection,
+        VerifierSpec,
+    )
+
+    HookCommands = Sequence[HookCommandSpec | fastpath.HookCommand]
+    HookGroups = Mapping[str, Sequence[HookMatcherSpec | fastpath.HookMatcher]]
     from toolrun.yamlfile import Document
 
 CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
@@ -60,8 +72,13 @@ class _Loaded:
     path: Path
     root: Path
     doc: Document
-    spec: ConfigFile
+    spec: ConfigFile | ConfigView  # the fast path's reading, or the model's
     keys: KeyReport
+
+    @property
+    def hooks(self) -> HookGroups:
+        """The file's hook groups by event (either reading's)."""
+        return self.spec.hooks or {}
 
     def source(self, path: Sequence[str | int]) -> SettingSource:
         loc = self.doc.value_location(path)
@@ -88,11 +105,8 @@ def _is_rule(path: tuple[str | int, ...]) -> bool:
 
 
 def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> _Loaded | None:
-    from pydantic import ValidationError
-
+    from toolrun.config.fastpath import read_config
     from toolrun.config.keys import check_keys
-    from toolrun.config.schema import ConfigFile
-    from toolrun.validation import problems_from_validation
     from toolrun.yamlfile import NUL_MESSAGE, DocumentError, format_path, load_document, nul_paths
 
     try:
@@ -116,13 +130,26 @@ def _read(kind: SourceKind, path: Path, root: Path, problems: list[Problem]) -> 
         if nul:
             problems.extend(nul)
             return None
+    spec: ConfigFile | ConfigView | None = read_config(data)
+    if spec is None:  # only the model can tell (or say what is wrong, and where)
+        spec = _validate(data, doc, problems)
+        if spec is None:
+            return None
+    keys = check_keys(data, doc, managed=kind is SourceKind.MANAGED)
+    return _Loaded(kind, path, root, doc, spec, keys)
+
+
+def _validate(data: dict[str, Any], doc: Document, problems: list[Problem]) -> ConfigFile | None:
+    from pydantic import ValidationError
+
+    from toolrun.config.schema import ConfigFile
+    from toolrun.validation import problems_from_validation
+
     try:
-        spec = ConfigFile.model_validate(data)
+        return ConfigFile.model_validate(data)
     except ValidationError as exc:
         problems.extend(problems_from_validation(exc, doc, model=ConfigFile))
         return None
-    keys = check_keys(data, doc, managed=kind is SourceKind.MANAGED)
-    return _Loaded(kind, path, root, doc, spec, keys)
 
 
 def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[Problem]) -> None:
@@ -175,6 +202,10 @@ def _check_rules(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
                 )
 
 
+def _commands(group: HookMatcherSpec | fastpath.HookMatcher) -> HookCommands:
+    return group.hooks
+
+
 def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Problem]) -> None:
     """Matchers that are not valid regexes, empty commands and bad ``if`` rules: errors
     (each would silently keep a hook from ever running); hook types toolrun cannot run
@@ -185,7 +216,7 @@ def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
     from toolrun.hooks.models import RUNNABLE_HOOK_TYPES
     from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 
-    for event, groups in loaded.spec.hooks.items():
+    for event, groups in loaded.hooks.items():
         for g, group in enumerate(groups):
             matcher = compile_matcher(group.matcher)
             if matcher.kind == "invalid":
@@ -197,7 +228,7 @@ def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
                         "the hooks under it would never run",
                     )
                 )
-            for h, hook in enumerate(group.hooks):
+            for h, hook in enumerate(_commands(group)):
                 if hook.type not in RUNNABLE_HOOK_TYPES:
                     warnings.append(
                         Problem(
@@ -230,16 +261,23 @@ def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
                     )
 
 
+def _verifiers(
+    section: ToolrunSection | fastpath.Toolrun | None,
+) -> Sequence[VerifierSpec | fastpath.Verifier]:
+    return (section.autoVerify or ()) if section is not None else ()
+
+
 def _check_verifiers(loaded: _Loaded, problems: list[Problem]) -> None:
     """``toolrun.autoVerify``: an empty command or a pattern pathspec cannot read would
     keep a verifier from ever running; each is a located error."""
     section = loaded.spec.toolrun
-    if section is None or not section.autoVerify:
+    specs = _verifiers(section)
+    if not specs:
         return
     from toolrun.verify.files import pattern_error
     from toolrun.yamlfile import format_path
 
-    for v, spec in enumerate(section.autoVerify):
+    for v, spec in enumerate(specs):
         where: tuple[str | int, ...] = ("toolrun", "autoVerify", v)
         if not spec.command.strip():
             problems.append(
@@ -501,20 +539,21 @@ def _merge(
                     f"allowManagedPermissionRulesOnly ({rules_lock}): {dropped} permission "
                     f"rule{'s' if dropped != 1 else ''} from {item.doc.file} not used"
                 )
-            perms = perms.model_copy(update={"allow": [], "ask": [], "deny": []})
-        if hooks_lock is not None and item.kind is not SourceKind.MANAGED and item.spec.hooks:
-            dropped = sum(len(g.hooks) for groups in item.spec.hooks.values() for g in groups)
+        rules_used = rules_lock is None or item.kind is SourceKind.MANAGED
+        hooks_used = item.hooks
+        if hooks_lock is not None and item.kind is not SourceKind.MANAGED and hooks_used:
+            dropped = sum(len(g.hooks) for groups in hooks_used.values() for g in groups)
             notes.append(
                 f"allowManagedHooksOnly ({hooks_lock}): {dropped} hook"
                 f"{'s' if dropped != 1 else ''} from {item.doc.file} not used"
             )
-            item = replace(item, spec=item.spec.model_copy(update={"hooks": None}))
+            hooks_used = {}
         if perms is not None:
             if default_mode is None and perms.defaultMode is not None:
                 default_mode = perms.defaultMode
                 mode_source = item.source(("permissions", "defaultMode"))
             behaviors: tuple[Behavior, ...] = ("allow", "ask", "deny")
-            for behavior in behaviors:
+            for behavior in behaviors if rules_used else ():
                 for i, text in enumerate(getattr(perms, behavior)):
                     rules.append(
                         PermissionRule(
@@ -528,7 +567,7 @@ def _merge(
                 resolved = (p if p.is_absolute() else item.root / p).resolve()
                 if resolved not in additional:
                     additional.append(resolved)
-        for event, groups in (item.spec.hooks or {}).items():
+        for event, groups in hooks_used.items():
             for g, group in enumerate(groups):
                 commands = tuple(
                     HookCommand(
@@ -538,7 +577,7 @@ def _merge(
                         type=h.type,
                         if_rule=h.if_,
                     )
-                    for i, h in enumerate(group.hooks)
+                    for i, h in enumerate(_commands(group))
                 )
                 hooks.append(
                     HookMatcher(
@@ -619,7 +658,7 @@ def _merge_verifiers(
     out: dict[str, Verifier] = {}
     for item in loaded:
         section = item.spec.toolrun
-        specs = section.autoVerify or () if section is not None else ()
+        specs = _verifiers(section)
         if specs and hooks_lock is not None and item.kind is not SourceKind.MANAGED:
             n = len(specs)
             notes.append(
