@@ -1031,6 +1031,9 @@ class Executor:
         post: PostToolResult | None = None,
         **fields: Any,
     ) -> Result:
+        placed = self.settings.dry_run and bool(state.run_place)
+        if placed:  # (made with it: a replace() after was a twentieth of a check)
+            fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
         made = Result(
             index=call.index,
             id=call.id,
@@ -1045,14 +1048,21 @@ class Executor:
             location=call.location,
             **fields,
         )
-        return self._completed(state, call, made, post)
+        return self._completed(state, call, made, post, placed=placed)
 
     def _completed(
-        self, state: _PlanState, call: Call, result: Result, post: PostToolResult | None
+        self,
+        state: _PlanState,
+        call: Call,
+        result: Result,
+        post: PostToolResult | None,
+        *,
+        placed: bool = False,
     ) -> Result:
-        """``result`` with what a dry run, a PreToolUse rewrite and hooks add to it."""
+        """``result`` with what a dry run, a PreToolUse rewrite and hooks add to it
+        (``placed``: the dry run's place is in it already)."""
         extra: dict[str, Any] = {}
-        if self.settings.dry_run and state.run_place:
+        if self.settings.dry_run and state.run_place and not placed:
             # a dry run shows the partition: which run each call would have been part of
             extra["metadata"] = {**result.metadata, **state.run_place}
         pre = state.pre.pop(call.index, None) if state.pre else None

@@ -444,15 +444,14 @@ class _Call:
         inside: bool | None,
         edit_ok: bool,
     ) -> Verdict:
-        what = self._what(s)
         rule = rules.first_match("deny", s)
         if rule is not None:
-            return self._ruled("deny_rule", s, rule, what)
+            return self._ruled("deny_rule", s, rule)
         rule = rules.first_match("ask", s)
         if rule is not None:
-            return self._ruled("ask_rule", s, rule, what)
+            return self._ruled("ask_rule", s, rule)
         if protected is not None:
-            return self._stepped("protected", s, f"{what}: {protected}")
+            return self._stepped("protected", s, f"{self._what(s)}: {protected}")
         if s.constraint:
             # A file a Bash command names: rules never approve the command through it,
             # but outside the workspace it asks unless a Read/Edit allow rule covers it.
@@ -460,8 +459,10 @@ class _Call:
                 return _NEUTRAL
             rule = rules.first_match("allow", s)
             if rule is not None:
-                return self._ruled("allow_rule", s, rule, what)
-            return self._stepped("outside", s, f"{what} is outside the workspace")
+                return self._ruled("allow_rule", s, rule)
+            return self._stepped("outside", s, f"{self._what(s)} is outside the workspace")
+        # (what the subject is called: worked out only where a step says it)
+        what = self._what(s)
         if not analysable:
             guarded = s.tool == "Bash" and self.engine.bash_guarded
             if guarded:
@@ -474,7 +475,7 @@ class _Call:
         rule = rules.first_match("allow", s)
         read_only = readonly is not None and readonly.read_only
         if rule is not None:
-            verdict = self._ruled("allow_rule", s, rule, what)
+            verdict = self._ruled("allow_rule", s, rule)
             if verdict.decision == "allow" or not read_only:
                 return verdict
             # plan mode refuses what an allow rule approves, but never a read-only command.
@@ -494,9 +495,9 @@ class _Call:
             return _quote(s.label)
         return f"{s.what} {s.label}".strip()
 
-    def _ruled(self, step: Step, s: Subject, rule: CompiledRule, what: str) -> Verdict:
+    def _ruled(self, step: Step, s: Subject, rule: CompiledRule) -> Verdict:
         outcome = apply_mode(step, s.effect, self.mode)
-        reason = f"{rule.describe()} matches {what}"
+        reason = f"{rule.describe()} matches {self._what(s)}"
         if outcome.note:
             reason += f"; {outcome.note}"
         return Verdict(outcome.decision, outcome.kind, step, reason, rule)
@@ -586,8 +587,11 @@ class _Call:
 
     def _check_boundary(self, what: str, path: ResolvedPath) -> bool:
         boundary = self.engine.boundary
-        inside = boundary.contains(path)
         root = boundary.root_of(path.link)
+        # (boundary.contains, with the link's root looked up once)
+        inside = root is not None and (
+            path.link == path.target or boundary.root_of(path.target) is not None
+        )
         self.boundary.append(
             BoundaryCheck(
                 what, path.link, path.target if path.via_symlink else None, inside, root
