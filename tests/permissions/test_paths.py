@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tests.permissions.conftest import Tree, decide
 from toolrun.permissions.paths import (
     Boundary,
+    ResolvedPath,
     compile_path_pattern,
     critical_reason,
     normalise,
@@ -114,6 +115,26 @@ def test_boundary_needs_link_and_target(tree: Tree) -> None:
     assert not boundary.contains(resolve("link_out", str(tree.ws), str(tree.home)))
     assert not boundary.contains(resolve("/etc/passwd", str(tree.ws), str(tree.home)))
     assert boundary.contains(resolve("link_in", str(tree.ws), str(tree.home)))
+
+
+_SEGMENT = st.sampled_from(["w", "x", "w2", "a", "..", "."])
+_PATH = st.lists(_SEGMENT, max_size=4).map(lambda parts: normalise("/" + "/".join(parts)))
+
+
+@given(
+    roots=st.lists(_PATH, min_size=1, max_size=3),
+    link=_PATH,
+    target=_PATH,
+)
+@example(roots=["/w", "/w/a"], link="/w/a/x", target="/x")
+@example(roots=["/"], link="/w", target="/x")
+def test_placed_is_contains_and_the_links_root(
+    roots: list[str], link: str, target: str
+) -> None:
+    """The resolver's one look-up of where a path is gives what the two general ones give."""
+    boundary = Boundary(tuple(dict.fromkeys(roots)))
+    for path in (ResolvedPath(link, link, link), ResolvedPath(link, link, target)):
+        assert boundary.placed(path) == (boundary.contains(path), boundary.root_of(path.link))
 
 
 def test_boundary_through_symlinked_workspace(tmp_path: Path) -> None:

@@ -263,6 +263,14 @@ class Boundary:
         """Inside only when the link *and* its target are inside."""
         return all(self.root_of(form) is not None for form in path.forms)
 
+    def placed(self, path: ResolvedPath) -> tuple[bool, str | None]:
+        """(:meth:`contains`, :meth:`root_of` the link), the link's root looked up once."""
+        root = self.root_of(path.link)
+        inside = root is not None and (
+            path.link == path.target or self.root_of(path.target) is not None
+        )
+        return inside, root
+
 
 # --------------------------------------------------------------------------- protection
 

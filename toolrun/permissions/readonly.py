@@ -19,7 +19,6 @@ from pathlib import Path
 from toolrun.permissions import programs
 from toolrun.permissions.bash import SimpleCommand, analyse
 from toolrun.permissions.frozen import fast_init
-from toolrun.permissions.memo import by_identity
 from toolrun.permissions.observe import Observation, note, start, stop, unchanged
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
 from toolrun.permissions.shellpaths import (
@@ -98,7 +97,8 @@ def _all_literal(argv: tuple[Word, ...]) -> bool:
     return all(w.value is not None and not w.glob for w in argv)
 
 
-@by_identity
+# (not remembered: cheaper to work out than to look up, and worked out once per
+# command and directory: bash_verdicts remembers it)
 def files_settled(commands: Sequence[SimpleCommand]) -> bool:
     """No part of the call can create a file before another part's glob is expanded
     (``touch ./-delete; find . *``): every part is in the read-only set, nothing redirects."""

@@ -46,7 +46,6 @@ from toolrun.permissions.decision import (
 from toolrun.permissions.domains import exact_host, url_host
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
-from toolrun.permissions.memo import by_identity
 from toolrun.permissions.modes import MODES, Behavior, DecidedKind, Effect, Step, apply_mode
 from toolrun.permissions.observe import Observation, observe, opaque, start, stop, unchanged
 from toolrun.permissions.paths import (
@@ -586,12 +585,7 @@ class _Call:
         return f"{word}: {overall.reason}"
 
     def _check_boundary(self, what: str, path: ResolvedPath) -> bool:
-        boundary = self.engine.boundary
-        root = boundary.root_of(path.link)
-        # (boundary.contains, with the link's root looked up once)
-        inside = root is not None and (
-            path.link == path.target or boundary.root_of(path.target) is not None
-        )
+        inside, root = self.engine.boundary.placed(path)
         self.boundary.append(
             BoundaryCheck(
                 what, path.link, path.target if path.via_symlink else None, inside, root
@@ -1082,13 +1076,15 @@ def _mtimes(signature: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ..
     return tuple(out)
 
 
-@by_identity
 def _rm_argvs(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:
-    """Every way ``cmd`` may be an ``rm``: the command itself, behind a wrapper, in -exec."""
+    """Every way ``cmd`` may be an ``rm``: the command itself, behind a wrapper, in -exec.
+
+    (Not remembered: a look-up by identity cost more than this; the last part of the
+    name is its ``posixpath.basename``.)"""
     return tuple(
         argv
         for argv in (*cmd.argvs, *cmd.nested_argvs)
-        if argv and posixpath.basename(argv[0].text) in _RM
+        if argv and argv[0].text.rpartition("/")[2] in _RM
     )
 
 
