@@ -69,3 +69,24 @@ def test_a_frozen_tree_remembers_a_missing_name_until_it_thaws(
     assert realpath(f"{ws}/later/x") == f"{ws}/elsewhere/x"
     with frozen_tree():
         assert realpath(f"{ws}/later/x") == f"{ws}/elsewhere/x"
+
+
+def test_a_frozen_tree_remembers_a_name_that_is_there_until_it_thaws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrun.permissions import paths
+
+    ws = tmp_path.resolve() / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "elsewhere").mkdir()
+    monkeypatch.setattr(paths, "_KNOWN", {})  # (other tests may have filled it)
+    variants(str(ws))  # the workspace: a known root
+    with frozen_tree():  # (a check: nothing runs that could change the directory)
+        assert realpath(f"{ws}/src/a.py") == f"{ws}/src/a.py"
+        (ws / "src").rmdir()
+        (ws / "src").symlink_to(ws / "elsewhere")
+        assert realpath(f"{ws}/src/b.py") == f"{ws}/src/b.py"  # src read once, as it was
+    # exec runs things: every lookup reads the tree as it is now
+    assert realpath(f"{ws}/src/b.py") == f"{ws}/elsewhere/b.py"
+    with frozen_tree():
+        assert realpath(f"{ws}/src/b.py") == f"{ws}/elsewhere/b.py"

@@ -178,18 +178,23 @@ def realpath(link: str) -> str:
 #: them (``frozen_tree``: a check, which runs nothing), so that a path below one need
 #: not be looked up again (a plan of new paths made most of its lookups fail the same way).
 _missing: set[str] | None = None
+#: While set: paths found there and not symlinks, below a known root (the directories of
+#: a real workspace: each new file below them read them all again).
+_present: set[str] | None = None
 MAX_MISSING = 1 << 14
 
 
 @contextlib.contextmanager
 def frozen_tree() -> Iterator[None]:
-    """Remember the paths found missing while the files cannot change (nothing runs)."""
-    global _missing
-    outer, _missing = _missing, set()
+    """Remember the paths found missing, and those found there that are not symlinks,
+    while the files cannot change (nothing runs)."""
+    global _missing, _present
+    outer = _missing, _present
+    _missing, _present = set(), set()
     try:
         yield
     finally:
-        _missing = outer
+        _missing, _present = outer
 
 
 def _realpath(link: str) -> str:
@@ -201,11 +206,14 @@ def _realpath(link: str) -> str:
         return normalise(os.path.realpath(link))
     current = _KNOWN[best]
     rest = [p for p in link[len(best) :].split("/") if p]
-    missing = _missing
+    missing, present = _missing, _present
     for i, part in enumerate(rest):
         candidate = f"{current}/{part}" if current != "/" else f"/{part}"
         if missing is not None and candidate in missing:
             return "/".join([candidate, *rest[i + 1 :]])  # (as below, without looking)
+        if present is not None and candidate in present:
+            current = candidate  # (as below, without looking)
+            continue
         try:
             os.readlink(candidate)
         except (FileNotFoundError, NotADirectoryError) as exc:
@@ -216,6 +224,10 @@ def _realpath(link: str) -> str:
                 missing.add(candidate)
             return "/".join([candidate, *rest[i + 1 :]])
         except OSError:  # not a symlink: realpath keeps it as it is
+            if present is not None:
+                if len(present) >= MAX_MISSING:
+                    present.clear()
+                present.add(candidate)
             current = candidate
             continue
         return normalise(os.path.realpath("/".join([candidate, *rest[i + 1 :]])))
