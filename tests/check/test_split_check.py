@@ -514,3 +514,17 @@ def test_a_varied_plan_split_in_two_reports_what_one_process_reports(ws: Path, f
     assert forked == 1 and code == one.returncode == 4, one.stderr
     assert stable(two) == stable(one.stdout)
     assert "allow" in two and "ask" in two and "deny" in two
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_each_call_is_reported_in_the_turn_it_is_written_in_empty_turns_between(
+    ws: Path, jobs: str
+) -> None:
+    # an empty turn once put the calls of the turns before it in the turns after it
+    sizes = [2, 0, 1, 0, 0, 3, 0]
+    turns = [{"calls": [call(10 * t + j) for j in range(size)]} for t, size in enumerate(sizes)]
+    write(ws / "toolrun.yaml", json.dumps(CONFIG) + "\n")
+    write(ws / "plan.json", json.dumps({"turns": turns}))
+    report = json.loads(toolrun(ws, "plan.json", "--format", "json", "--jobs", jobs).stdout)
+    written = [t + 1 for t, size in enumerate(sizes) for _ in range(size)]
+    assert [r["turn"] for r in report["results"]] == written == [1, 1, 3, 6, 6, 6]

@@ -734,11 +734,7 @@ class _Part:
         from toolrun.commands.split_check import size_ranges
 
         self.spans = size_ranges(sizes, _size_parts(self.split, sizes))
-        self.starts = []
-        first = 0
-        for size in sizes:
-            self.starts.append(first if size else -1)
-            first += size
+        self.starts = _starts_of(sizes)
         mine = self.spans[self.index] if self.index < len(self.spans) else (0, 0)
         return range(*mine), self.validate
 
@@ -888,9 +884,20 @@ def _cores() -> int:
 
 
 def _turn_starts(turns: Sequence[Turn | None]) -> list[int]:
-    """Each turn's first call index (-1: an empty turn), for the 1-based turn of a call
-    that is in no run (beyond the turn's limit)."""
-    return [t.calls[0].index if t is not None and t.calls else -1 for t in turns]
+    """Each turn's first call index (an empty turn: the index its first call would have),
+    for the 1-based turn of a call by bisection: kept in order, as bisection needs (-1
+    for an empty turn put calls before it in the turns after it)."""
+    return _starts_of([len(t.calls) if t is not None else 0 for t in turns])
+
+
+def _starts_of(sizes: Sequence[int]) -> list[int]:
+    """``_turn_starts`` of turns of ``sizes`` calls each."""
+    starts: list[int] = []
+    first = 0
+    for size in sizes:
+        starts.append(first)
+        first += size
+    return starts
 
 
 def _decide(
