@@ -748,6 +748,10 @@ class _EventBuilder:
 
     def _scalar(self, event: yaml.ScalarEvent) -> Any:
         tag = event.tag
+        if tag is None and not event.implicit[0]:
+            # quoted, untagged: resolved as a string without asking the resolver (which,
+            # not asked to match a plain scalar's patterns, gives the string tag)
+            return event.value
         if tag is None or tag == "!":
             tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
         if tag == _STR_TAG:
@@ -760,12 +764,16 @@ class _EventBuilder:
 
     def _mapping(self, path: tuple[PathPart, ...], start: yaml.Event) -> dict[Any, Any]:
         loader = self.loader
+        get, peek = loader.get_event, loader.peek_event
+        marks = self.marks
+        scalar = yaml.ScalarEvent
         out: dict[Any, Any] = {}
-        while not loader.check_event(yaml.MappingEndEvent):
-            key_event = loader.peek_event()
-            if not isinstance(key_event, yaml.ScalarEvent):
+        while True:
+            key_event = get()
+            if type(key_event) is not scalar:
+                if type(key_event) is yaml.MappingEndEvent:
+                    return out
                 raise _NeedNodes  # complex keys: let the node builder report them
-            loader.get_event()
             key = self._scalar(key_event)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise _NeedNodes
@@ -778,11 +786,19 @@ class _EventBuilder:
                         f"duplicate key {key!r}",
                     )
                 )
-            if len(child) <= MARK_DEPTH:
-                self.marks.keys[child] = _pos(key_event.start_mark)
-            out[key] = self.build(child)
-        loader.get_event()
-        return out
+            shallow = len(child) <= MARK_DEPTH
+            if shallow:
+                marks.keys[child] = _pos(key_event.start_mark)
+            value_event = peek()
+            if type(value_event) is scalar and value_event.anchor is None:
+                # a plain value (most of them): what ``build`` does for it, without the call
+                get()
+                if shallow:
+                    marks.values[child] = _pos(value_event.start_mark)
+                self.nodes += 1
+                out[key] = self._scalar(value_event)
+            else:
+                out[key] = self.build(child)
 
 
 def _parse_yaml_events(text: str, file: str) -> Document | None:
