@@ -450,7 +450,7 @@ def test_a_part_s_records_come_back_whole_or_not_at_all() -> None:
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="splits only on 2 cores or more")
-def test_by_default_a_big_json_plan_is_split_and_a_yaml_one_is_not(ws: Path) -> None:
+def test_by_default_a_big_json_or_yaml_plan_is_split(ws: Path) -> None:
     from toolrun.commands.check import EARLY_MIN_BYTES, SPLIT_MIN_CALLS
 
     plan = make_plan(ws, 2500)
@@ -461,14 +461,16 @@ def test_by_default_a_big_json_plan_is_split_and_a_yaml_one_is_not(ws: Path) -> 
     out, code, forked = toolrun_forking(ws, plan.name, "--format", "jsonl")
     assert forked == 1 and code == one.returncode == 4
     assert stable(out) == stable(one.stdout)
-    # a YAML plan is decoded whole by each process: not split unless asked (--jobs N)
+    # a YAML plan too: each process parses only its own turns (plan_from_region)
     lines = ["turns:"]
     for turn in doc["turns"]:
         lines.append("  - calls:" if turn["calls"] else "  - calls: []")
         lines.extend(f"      - {json.dumps(c)}" for c in turn["calls"])
     write(ws / "plan.yaml", "\n".join(lines) + "\n")
-    _, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl")
-    assert forked == 0 and code == 4
+    one = toolrun(ws, "plan.yaml", "--format", "jsonl", "--jobs", "1")
+    out, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl")
+    assert forked == 1 and code == one.returncode == 4
+    assert stable(out) == stable(one.stdout)
 
 
 VARIED = [

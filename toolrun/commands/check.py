@@ -635,7 +635,9 @@ def _check_loaded(
     except PlanError as exc:
         problems = exc.problems
         if part is not None and not part.validate:  # its own part's: the whole plan's now
-            problems = _plan_problems(options, state, shown, path, children) or problems
+            problems = _plan_problems(options, state, shown, path, children)
+            if not problems:  # a YAML part unlike its outline (REGION_UNSURE): one process
+                return _check_loaded(options, state, shown, path, started, None, children)
         return PlanCheck(shown, problems=problems, wall_ms=(time.perf_counter() - started) * 1000)
     if part is not None and part.spans is None:
         _end_parts(children)  # not a toolrun plan: its parts were never chosen
@@ -661,8 +663,8 @@ def _check_loaded(
                 )
             except _PartInvalid:
                 problems = _plan_problems(options, state, shown, path, children)
-                if not problems:  # pragma: no cover - a part found a problem the whole has not
-                    raise RuntimeError(f"a part of {shown} is invalid, the whole is not") from None
+                if not problems:  # a YAML part unlike its outline (REGION_UNSURE): one process
+                    return _check_loaded(options, state, shown, path, started, None, children)
                 return PlanCheck(
                     shown, problems=problems, wall_ms=(time.perf_counter() - started) * 1000
                 )
@@ -747,10 +749,12 @@ def _fork_early(
     whole plan: twice the memory); this process's part, or None when it is not split so."""
     parts = options.split
     if parts == 0:
-        # automatic: only a JSON plan, which each process decodes turn by turn (a YAML
-        # one, or a transcript, is decoded whole by every process: not worth the memory)
+        # automatic: only a JSON plan, which each process decodes turn by turn, or a YAML
+        # one, of which each parses only its own turns (``plan_from_region``); a
+        # transcript is decoded whole by every process: not worth the memory
         try:
-            big = path.stat().st_size >= EARLY_MIN_BYTES and path.suffix.lower() == ".json"
+            suffix = path.suffix.lower()
+            big = path.stat().st_size >= EARLY_MIN_BYTES and suffix in (".json", ".yaml", ".yml")
         except OSError:
             return None
         parts = 2 if big and _cores() >= 2 else 1
