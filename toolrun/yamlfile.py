@@ -84,6 +84,8 @@ class Document:
     # A plan's turns left in the text (``data`` holds each as {"calls": [None, ...]}):
     # ``calls_of`` decodes one turn's calls when they are needed (parse_json's ``lean``)
     lean: bool = False
+    # values that aliases added (event-built YAML): a region of a plan counts only its own
+    aliased: int = 0
 
     def calls_of(self, turn: int) -> list[Any]:
         """The calls of turn ``turn`` of a lean document, decoded now (not kept)."""
@@ -812,7 +814,8 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
         if loader.check_event(yaml.StreamEndEvent):
             return Document(file, None, None)
         loader.get_event()  # DocumentStart
-        data = _EventBuilder(raw, marks).build(())
+        builder = _EventBuilder(raw, marks)
+        data = builder.build(())
         loader.get_event()  # DocumentEnd
         if not loader.check_event(yaml.StreamEndEvent):
             return None  # several documents: the node builder says so
@@ -822,7 +825,10 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
         raise DocumentError(_syntax_problem(file, exc, text)) from None
     finally:
         raw.dispose()
-    return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
+    return Document(
+        file, data, None, tuple(marks.problems), marks, _may_hold_nul(text),
+        aliased=builder.aliased,
+    )  # fmt: skip
 
 
 def parse_text(

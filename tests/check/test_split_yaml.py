@@ -150,6 +150,19 @@ def test_unusual_yaml_plans_split_report_what_one_process_reports(ws: Path, text
     same_as_one_process(ws, text)
 
 
+def test_aliases_are_bounded_over_the_whole_plan_not_each_part(ws: Path) -> None:
+    # each half's aliases add 600,000 values, both together more than the limit
+    edits = ", ".join(f"{{old_string: a{i}, new_string: b{i}}}" for i in range(999))
+
+    def half(name: str) -> list[str]:
+        anchor = f"  - calls:\n      - {{tool: MultiEdit, input: {{file_path: f, edits: &{name} [{edits}]}}}}\n"
+        alias = f"      - {{tool: MultiEdit, input: {{file_path: f, edits: *{name}}}}}\n"
+        return [anchor] + ["  - calls:\n" + alias * 10] * 20
+
+    out, code = same_as_one_process(ws, yaml_plan(half("a") + half("b")), "2")
+    assert code == 3 and "aliases expand to more than" in out
+
+
 class _Select:
     def __init__(self, first: int, end: int) -> None:
         self.span = range(first, end)

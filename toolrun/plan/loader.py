@@ -410,6 +410,10 @@ def plan_from_region(
     raw_turns = data.get("turns") if isinstance(data, dict) else None
     if not isinstance(data, dict) or not isinstance(raw_turns, list):
         raise unsure
+    if doc.root is not None or doc.aliased:
+        # built from nodes (merge keys...), or aliases: what they add is bounded over the
+        # whole document (MAX_ALIASED), which no region alone can tell
+        raise unsure
     keys = list(data)
     if keys[-1] != "turns" or (first > 0 and len(keys) != 1) or len(raw_turns) != end - first:
         raise unsure
