@@ -6,9 +6,20 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolrun.errors import Location
-from toolrun.yamlfile import MAX_DEPTH, DocumentError, format_path, load_document, parse_text
+from toolrun.yamlfile import (
+    MAX_DEPTH,
+    Document,
+    DocumentError,
+    _Builder,
+    _Loader,
+    format_path,
+    load_document,
+    parse_text,
+)
 
 PLAN = """\
 turns:
@@ -433,3 +444,77 @@ def test_lean_json_is_checked_as_strictly(text: str) -> None:
     with pytest.raises(DocumentError) as whole:
         parse_text(text, "p.json", json_syntax=True)
     assert str(lean.value.problem) == str(whole.value.problem)
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.text(alphabet="ab:#-'\" 01yn~.\\\n", max_size=6),
+    st.sampled_from(["yes", "no", "null", "~", "1.5", "0x1f", "2024-01-02", "on", "<<"]),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(alphabet="abk: ", min_size=1, max_size=3), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+def _paths(value: object, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    out = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.extend(_paths(item, (*path, str(key))))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            out.extend(_paths(item, (*path, i)))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.dictionaries(st.sampled_from(["name", "turns", "k", "a b"]), _VALUES, min_size=1),
+    flow=st.sampled_from([None, True, False]),
+    style=st.sampled_from([None, '"', "'"]),
+    dup=st.booleans(),
+)
+def test_the_event_builder_gives_what_the_node_builder_gives(
+    data: dict[str, object], flow: bool | None, style: str | None, dup: bool
+) -> None:
+    # the event builder takes quoted scalars and plain values without asking the resolver
+    # or going through ``build``: the data, problems and places must be the node tree's
+    text = yaml.safe_dump(data, default_flow_style=flow, default_style=style, sort_keys=False)
+    if dup and not flow:
+        text += text.splitlines()[0] + "\n"  # a top-level key written twice
+    try:
+        fast = parse_text(text, "d.yaml")
+    except DocumentError as exc:
+        fast_error: str | None = str(exc)
+    else:
+        fast_error = None
+    loader = _Loader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.YAMLError:
+            assert fast_error is not None and "invalid YAML" in fast_error
+            return
+        assert root is not None
+        builder = _Builder(loader, "d.yaml")
+        try:
+            slow_data = builder.build(root, ())
+        except DocumentError as exc:
+            assert fast_error == str(exc)
+            return
+    finally:
+        loader.dispose()
+    assert fast_error is None
+    assert fast.root is None  # (built from events)
+    assert fast.data == slow_data
+    assert fast.problems == tuple(builder.problems)
+    slow = Document("d.yaml", slow_data, root)
+    for path in _paths(slow_data) if not builder.problems else ():
+        # (a key written twice is a problem: which of its places it has is not pinned)
+        assert fast.locate(path) == slow.locate(path), path
+        assert fast.value_location(path) == slow.value_location(path), path

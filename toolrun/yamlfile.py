@@ -8,6 +8,7 @@ so both formats report positions the same way.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import json.decoder
 import os
@@ -83,6 +84,8 @@ class Document:
     # A plan's turns left in the text (``data`` holds each as {"calls": [None, ...]}):
     # ``calls_of`` decodes one turn's calls when they are needed (parse_json's ``lean``)
     lean: bool = False
+    # values that aliases added (event-built YAML): a region of a plan counts only its own
+    aliased: int = 0
 
     def calls_of(self, turn: int) -> list[Any]:
         """The calls of turn ``turn`` of a lean document, decoded now (not kept)."""
@@ -748,6 +751,10 @@ class _EventBuilder:
 
     def _scalar(self, event: yaml.ScalarEvent) -> Any:
         tag = event.tag
+        if tag is None and not event.implicit[0]:
+            # quoted, untagged: resolved as a string without asking the resolver (which,
+            # not asked to match a plain scalar's patterns, gives the string tag)
+            return event.value
         if tag is None or tag == "!":
             tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
         if tag == _STR_TAG:
@@ -760,12 +767,16 @@ class _EventBuilder:
 
     def _mapping(self, path: tuple[PathPart, ...], start: yaml.Event) -> dict[Any, Any]:
         loader = self.loader
+        get, peek = loader.get_event, loader.peek_event
+        marks = self.marks
+        scalar = yaml.ScalarEvent
         out: dict[Any, Any] = {}
-        while not loader.check_event(yaml.MappingEndEvent):
-            key_event = loader.peek_event()
-            if not isinstance(key_event, yaml.ScalarEvent):
+        while True:
+            key_event = get()
+            if type(key_event) is not scalar:
+                if type(key_event) is yaml.MappingEndEvent:
+                    return out
                 raise _NeedNodes  # complex keys: let the node builder report them
-            loader.get_event()
             key = self._scalar(key_event)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise _NeedNodes
@@ -778,11 +789,19 @@ class _EventBuilder:
                         f"duplicate key {key!r}",
                     )
                 )
-            if len(child) <= MARK_DEPTH:
-                self.marks.keys[child] = _pos(key_event.start_mark)
-            out[key] = self.build(child)
-        loader.get_event()
-        return out
+            shallow = len(child) <= MARK_DEPTH
+            if shallow:
+                marks.keys[child] = _pos(key_event.start_mark)
+            value_event = peek()
+            if type(value_event) is scalar and value_event.anchor is None:
+                # a plain value (most of them): what ``build`` does for it, without the call
+                get()
+                if shallow:
+                    marks.values[child] = _pos(value_event.start_mark)
+                self.nodes += 1
+                out[key] = self._scalar(value_event)
+            else:
+                out[key] = self.build(child)
 
 
 def _parse_yaml_events(text: str, file: str) -> Document | None:
@@ -795,7 +814,8 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
         if loader.check_event(yaml.StreamEndEvent):
             return Document(file, None, None)
         loader.get_event()  # DocumentStart
-        data = _EventBuilder(raw, marks).build(())
+        builder = _EventBuilder(raw, marks)
+        data = builder.build(())
         loader.get_event()  # DocumentEnd
         if not loader.check_event(yaml.StreamEndEvent):
             return None  # several documents: the node builder says so
@@ -805,7 +825,10 @@ def _parse_yaml_events(text: str, file: str) -> Document | None:
         raise DocumentError(_syntax_problem(file, exc, text)) from None
     finally:
         raw.dispose()
-    return Document(file, data, None, tuple(marks.problems), marks, _may_hold_nul(text))
+    return Document(
+        file, data, None, tuple(marks.problems), marks, _may_hold_nul(text),
+        aliased=builder.aliased,
+    )  # fmt: skip
 
 
 def parse_text(
@@ -898,3 +921,68 @@ def load_document(path: Path, *, display: str | None = None) -> Document:
     file = display if display is not None else str(path)
     text = read_text(path, file)
     return parse_text(text, file, json_syntax=path.suffix.lower() == ".json")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnsOutline:
+    """Where a YAML plan's turns are written, read from its lines: what lets a process
+    parse only the turns it decides (``region``). A guess from the text, which whoever
+    parses a region checks against what the parser finds (``turns`` the last key of a
+    block mapping at column 0, each turn a line ``- calls:`` at one indentation)."""
+
+    turns_line: int  # the line of ``turns:`` (0-based)
+    starts: tuple[int, ...]  # where each turn's line starts (offsets in the text)
+    lines: tuple[int, ...]  # and its line (0-based)
+    sizes: tuple[int, ...]  # how many calls each holds, counted from its lines
+
+    def region(self, text: str, first: int, end: int) -> str:
+        """Turns ``first`` to ``end`` as a document of their own, each line where it is in
+        ``text`` (the lines before blank; the first region keeps the header instead)."""
+        stop = self.starts[end] if end < len(self.starts) else len(text)
+        if first == 0:
+            return text[:stop]
+        return "turns:" + "\n" * self.lines[first] + text[self.starts[first] : stop]
+
+
+_TURNS_TAIL = re.compile(r"[ ]*(?:#[^\n]*)?(?:\n|$)")
+_CONTENT_LINE = re.compile(r"^( *)([^ \n#])", re.MULTILINE)
+# characters YAML takes as line breaks besides "\n": lines would not be counted alike
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+def outline_turns(text: str) -> TurnsOutline | None:
+    """The outline of a plan written as ``turns:`` at column 0, then block items
+    ``- calls:`` each followed by its calls as block items; None for anything else.
+    (A guess that costs a few string scans: ``TurnsOutline`` says who checks it.)"""
+    if any(c in text for c in _OTHER_BREAKS) or text.startswith("%") or "\n%" in text:
+        return None  # other line breaks, directives (%TAG changes what a tag means)
+    at = 0 if text.startswith("turns:") else text.find("\nturns:") + 1
+    if at == 0 and not text.startswith("turns:") or text.count("\nturns:", at) != 0:
+        return None  # no such line, or more than one
+    tail = _TURNS_TAIL.match(text, at + 6)
+    if tail is None:
+        return None
+    head = tail.end()
+    first = _CONTENT_LINE.search(text, head)
+    if first is None or first.group(2) != "-":
+        return None
+    item = "\n" + first.group(1) + "- "
+    starts = [first.start()]
+    while (found := text.find(item, starts[-1])) >= 0:
+        starts.append(found + 1)
+    if text.count(item + "calls:", head - 1) != len(starts) or not text.startswith(
+        item[1:] + "calls:", starts[0]
+    ):
+        return None
+    nested = _CONTENT_LINE.search(text, starts[0] + 1)
+    if nested is None or nested.group(2) != "-" or len(nested.group(1)) <= len(first.group(1)):
+        return None
+    call = "\n" + nested.group(1) + "- "
+    bounds = [*starts, len(text)]
+    sizes = tuple(text.count(call, bounds[t] - 1, bounds[t + 1] - 1) for t in range(len(starts)))
+    line = text.count("\n", 0, starts[0])
+    lines = [line]
+    for a, b in itertools.pairwise(starts):
+        line += text.count("\n", a, b)
+        lines.append(line)
+    return TurnsOutline(text.count("\n", 0, at), tuple(starts), tuple(lines), sizes)

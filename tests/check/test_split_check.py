@@ -450,7 +450,7 @@ def test_a_part_s_records_come_back_whole_or_not_at_all() -> None:
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="splits only on 2 cores or more")
-def test_by_default_a_big_json_plan_is_split_and_a_yaml_one_is_not(ws: Path) -> None:
+def test_by_default_a_big_json_or_yaml_plan_is_split(ws: Path) -> None:
     from toolrun.commands.check import EARLY_MIN_BYTES, SPLIT_MIN_CALLS
 
     plan = make_plan(ws, 2500)
@@ -461,14 +461,16 @@ def test_by_default_a_big_json_plan_is_split_and_a_yaml_one_is_not(ws: Path) -> 
     out, code, forked = toolrun_forking(ws, plan.name, "--format", "jsonl")
     assert forked == 1 and code == one.returncode == 4
     assert stable(out) == stable(one.stdout)
-    # a YAML plan is decoded whole by each process: not split unless asked (--jobs N)
+    # a YAML plan too: each process parses only its own turns (plan_from_region)
     lines = ["turns:"]
     for turn in doc["turns"]:
         lines.append("  - calls:" if turn["calls"] else "  - calls: []")
         lines.extend(f"      - {json.dumps(c)}" for c in turn["calls"])
     write(ws / "plan.yaml", "\n".join(lines) + "\n")
-    _, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl")
-    assert forked == 0 and code == 4
+    one = toolrun(ws, "plan.yaml", "--format", "jsonl", "--jobs", "1")
+    out, code, forked = toolrun_forking(ws, "plan.yaml", "--format", "jsonl")
+    assert forked == 1 and code == one.returncode == 4
+    assert stable(out) == stable(one.stdout)
 
 
 VARIED = [
@@ -514,3 +516,17 @@ def test_a_varied_plan_split_in_two_reports_what_one_process_reports(ws: Path, f
     assert forked == 1 and code == one.returncode == 4, one.stderr
     assert stable(two) == stable(one.stdout)
     assert "allow" in two and "ask" in two and "deny" in two
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_each_call_is_reported_in_the_turn_it_is_written_in_empty_turns_between(
+    ws: Path, jobs: str
+) -> None:
+    # an empty turn once put the calls of the turns before it in the turns after it
+    sizes = [2, 0, 1, 0, 0, 3, 0]
+    turns = [{"calls": [call(10 * t + j) for j in range(size)]} for t, size in enumerate(sizes)]
+    write(ws / "toolrun.yaml", json.dumps(CONFIG) + "\n")
+    write(ws / "plan.json", json.dumps({"turns": turns}))
+    report = json.loads(toolrun(ws, "plan.json", "--format", "json", "--jobs", jobs).stdout)
+    written = [t + 1 for t, size in enumerate(sizes) for _ in range(size)]
+    assert [r["turn"] for r in report["results"]] == written == [1, 1, 3, 6, 6, 6]

@@ -635,7 +635,9 @@ def _check_loaded(
     except PlanError as exc:
         problems = exc.problems
         if part is not None and not part.validate:  # its own part's: the whole plan's now
-            problems = _plan_problems(options, state, shown, path, children) or problems
+            problems = _plan_problems(options, state, shown, path, children)
+            if not problems:  # a YAML part unlike its outline (REGION_UNSURE): one process
+                return _check_loaded(options, state, shown, path, started, None, children)
         return PlanCheck(shown, problems=problems, wall_ms=(time.perf_counter() - started) * 1000)
     if part is not None and part.spans is None:
         _end_parts(children)  # not a toolrun plan: its parts were never chosen
@@ -661,8 +663,8 @@ def _check_loaded(
                 )
             except _PartInvalid:
                 problems = _plan_problems(options, state, shown, path, children)
-                if not problems:  # pragma: no cover - a part found a problem the whole has not
-                    raise RuntimeError(f"a part of {shown} is invalid, the whole is not") from None
+                if not problems:  # a YAML part unlike its outline (REGION_UNSURE): one process
+                    return _check_loaded(options, state, shown, path, started, None, children)
                 return PlanCheck(
                     shown, problems=problems, wall_ms=(time.perf_counter() - started) * 1000
                 )
@@ -734,11 +736,7 @@ class _Part:
         from toolrun.commands.split_check import size_ranges
 
         self.spans = size_ranges(sizes, _size_parts(self.split, sizes))
-        self.starts = []
-        first = 0
-        for size in sizes:
-            self.starts.append(first if size else -1)
-            first += size
+        self.starts = _starts_of(sizes)
         mine = self.spans[self.index] if self.index < len(self.spans) else (0, 0)
         return range(*mine), self.validate
 
@@ -751,10 +749,12 @@ def _fork_early(
     whole plan: twice the memory); this process's part, or None when it is not split so."""
     parts = options.split
     if parts == 0:
-        # automatic: only a JSON plan, which each process decodes turn by turn (a YAML
-        # one, or a transcript, is decoded whole by every process: not worth the memory)
+        # automatic: only a JSON plan, which each process decodes turn by turn, or a YAML
+        # one, of which each parses only its own turns (``plan_from_region``); a
+        # transcript is decoded whole by every process: not worth the memory
         try:
-            big = path.stat().st_size >= EARLY_MIN_BYTES and path.suffix.lower() == ".json"
+            suffix = path.suffix.lower()
+            big = path.stat().st_size >= EARLY_MIN_BYTES and suffix in (".json", ".yaml", ".yml")
         except OSError:
             return None
         parts = 2 if big and _cores() >= 2 else 1
@@ -888,9 +888,20 @@ def _cores() -> int:
 
 
 def _turn_starts(turns: Sequence[Turn | None]) -> list[int]:
-    """Each turn's first call index (-1: an empty turn), for the 1-based turn of a call
-    that is in no run (beyond the turn's limit)."""
-    return [t.calls[0].index if t is not None and t.calls else -1 for t in turns]
+    """Each turn's first call index (an empty turn: the index its first call would have),
+    for the 1-based turn of a call by bisection: kept in order, as bisection needs (-1
+    for an empty turn put calls before it in the turns after it)."""
+    return _starts_of([len(t.calls) if t is not None else 0 for t in turns])
+
+
+def _starts_of(sizes: Sequence[int]) -> list[int]:
+    """``_turn_starts`` of turns of ``sizes`` calls each."""
+    starts: list[int] = []
+    first = 0
+    for size in sizes:
+        starts.append(first)
+        first += size
+    return starts
 
 
 def _decide(

@@ -121,10 +121,20 @@ def load_input(
         else:
             _call_stream(lines.text, builder, max_calls_per_turn)
         return builder.imported(kind)
+    json_syntax = path.suffix.lower() == ".json"
+    if select is not None and kind in (None, "toolrun") and not json_syntax:
+        from toolrun.plan.loader import plan_from_region
+
+        # a part of a big YAML plan: only its own turns are parsed (None: no outline)
+        plan = plan_from_region(
+            text, file, registry, select, max_calls_per_turn=max_calls_per_turn
+        )
+        if plan is not None:
+            return Imported(plan, "toolrun")
     try:
         # a part of a big plan is decoded turn by turn, as it is built (see parse_json)
         lean = select is not None and kind in (None, "toolrun")
-        doc = parse_text(text, file, json_syntax=path.suffix.lower() == ".json", lean=lean)
+        doc = parse_text(text, file, json_syntax=json_syntax, lean=lean)
     except DocumentError as exc:
         raise PlanError([exc.problem]) from None
     if kind is None:

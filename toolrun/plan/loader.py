@@ -26,7 +26,9 @@ from toolrun.yamlfile import (
     format_path,
     load_document,
     nul_paths,
+    outline_turns,
     parse_json,
+    parse_text,
 )
 
 if TYPE_CHECKING:
@@ -84,10 +86,12 @@ def plan_from_document(
     *,
     max_calls_per_turn: int = MAX_CALLS_PER_TURN,
     select: Select | None = None,
+    first: tuple[int, int] = (0, 0),
 ) -> Plan:
     """The plan of ``doc``, or PlanError listing every problem. With ``select``, the turns
     it leaves out are there without their calls, which are validated only if it says so
-    (a process that reports the plan's problems does; the others need not)."""
+    (a process that reports the plan's problems does; the others need not). ``first``:
+    the number of the document's first turn and first call (a region of a plan)."""
     problems: list[Problem] = list(doc.problems)
     data = doc.data
     if not isinstance(data, dict):
@@ -140,14 +144,14 @@ def plan_from_document(
 
     turns: list[Turn] = []
     seen_ids: dict[str, Location] = {}
-    index = 0
+    first_turn, index = first
     kept, check_rest = range(len(batches)), True
     if select is not None:
         kept, check_rest = select([len(raw) for _, raw in batches])
     for t, (prefix, raw_calls) in enumerate(batches):
         if t not in kept and not check_rest:
             index += len(raw_calls)
-            turns.append(Turn(t, (), doc.value_location(prefix[:-1] or prefix)))
+            turns.append(Turn(t + first_turn, (), doc.value_location(prefix[:-1] or prefix)))
             continue
         if len(raw_calls) > max_calls_per_turn:
             over = [*prefix, max_calls_per_turn]
@@ -172,13 +176,15 @@ def plan_from_document(
                 problems.extend(_call_problems(exc, doc, path))
             else:
                 call = _build_call(
-                    doc, registry, call_spec, path, index, t, seen_ids, problems,
+                    doc, registry, call_spec, path, index, t + first_turn, seen_ids, problems,
                     places[c] if places is not None else None,
                 )
                 if call is not None and t in kept:
                     calls.append(call)
             index += 1
-        turns.append(Turn(t, tuple(calls), doc.value_location(prefix[:-1] or prefix)))
+        turns.append(
+            Turn(t + first_turn, tuple(calls), doc.value_location(prefix[:-1] or prefix))
+        )
     if problems:
         raise PlanError(problems)
     return Plan(doc.file, header.name, tuple(turns))
@@ -361,3 +367,74 @@ def call_from_json_line(
         raise PlanError([shift(p) for p in problems])
     loc = call.location
     return replace(call, location=Location(file, loc.line + line - 1, loc.column))
+
+
+#: what a region's problem says when its process leaves the plan to be validated whole
+REGION_UNSURE = "this part of the plan is not what its outline said: validated whole"
+
+
+def plan_from_region(
+    text: str,
+    file: str,
+    registry: ToolRegistry,
+    select: Select,
+    *,
+    max_calls_per_turn: int = MAX_CALLS_PER_TURN,
+) -> Plan | None:
+    """The plan of a YAML ``text`` with only the turns ``select`` keeps, parsed alone (a
+    part of a big plan: each process parses only its own turns); None when the text has
+    no outline (``outline_turns``) or ``select`` validates the whole plan.
+
+    The parts are chosen from the outline's guess of each turn's calls; the region
+    parsed must be what the guess said (its turns where their lines are, as many calls
+    each, ``turns`` the last key): anything else, or any problem, is PlanError, which has
+    the plan validated whole, and decided whole if it is valid. The regions of every part
+    agreeing with the guess is what makes the parts' turns and numbers the whole's."""
+    outline = outline_turns(text)
+    if outline is None:
+        return None
+    kept, validate = select(outline.sizes)
+    if validate:
+        return None
+    count = len(outline.sizes)
+    first, end = max(0, kept.start), min(kept.stop, count)
+    here = [Turn(t, (), Location(file, outline.lines[t] + 1, 1)) for t in range(count)]
+    if first >= end:
+        return Plan(file, None, tuple(here))
+    unsure = PlanError([Problem(Location(file, outline.lines[first] + 1, 1), "", REGION_UNSURE)])
+    try:
+        doc = parse_text(outline.region(text, first, end), file)
+    except DocumentError as exc:
+        raise PlanError([exc.problem, *unsure.problems]) from None
+    data = doc.data
+    raw_turns = data.get("turns") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(raw_turns, list):
+        raise unsure
+    if doc.root is not None or doc.aliased:
+        # built from nodes (merge keys...), or aliases: what they add is bounded over the
+        # whole document (MAX_ALIASED), which no region alone can tell
+        raise unsure
+    keys = list(data)
+    if keys[-1] != "turns" or (first > 0 and len(keys) != 1) or len(raw_turns) != end - first:
+        raise unsure
+    places = doc.item_locations(("turns",)) or []
+    for i, raw in enumerate(raw_turns):
+        calls = _plain_turn(raw)
+        line = places[i].line - 1 if i < len(places) else -1
+        after = outline.lines[first + i + 1] if first + i + 1 < count else float("inf")
+        if (
+            calls is None
+            or len(calls) != outline.sizes[first + i]
+            or not outline.lines[first + i] <= line < after
+        ):
+            raise unsure
+    if first == 0 and doc.locate(("turns",)) != Location(file, outline.turns_line + 1, 1):
+        raise unsure
+    plan = plan_from_document(
+        doc,
+        registry,
+        max_calls_per_turn=max_calls_per_turn,
+        first=(first, sum(outline.sizes[:first])),
+    )
+    here[first:end] = plan.turns
+    return Plan(file, plan.name, tuple(here))
