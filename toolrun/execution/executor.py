@@ -601,8 +601,9 @@ class Executor:
                     if workers < limit and feed.waiting == 0:
                         workers += 1
                         tg.start_soon(worker)
-                # let the workers start what is decided, and the loop take their exits
-                if time.monotonic() - started > YIELD_EVERY_S:
+                # let the workers start what is decided, and the loop take their exits:
+                # a command that ended waits for its slot's next call at most this long
+                if time.monotonic() - started > STREAM_SLICE_S:
                     await anyio.lowlevel.checkpoint()
                     started = time.monotonic()
             feed.close()
@@ -1387,6 +1388,8 @@ def _may_change_directory() -> Callable[[str, Mapping[str, str]], bool]:
 
 _NO_LOCKS = contextlib.nullcontext(())
 YIELD_EVERY_S = 0.005
+#: How long the analysis of a streamed turn keeps the event loop at a time (a few calls).
+STREAM_SLICE_S = 0.0005
 
 # uuid4() reads the OS entropy pool on every call (~30 us here); execution ids need
 # uniqueness, not secrecy, so a generator seeded once from it does.
