@@ -19,7 +19,7 @@ from toolrun.execution.partition import Run, partition
 from toolrun.execution.results import CallDecision, DecidedBy, Result
 from toolrun.plan.models import Call, Plan
 from toolrun.tools import ToolRegistry
-from toolrun.tools.base import ToolContext
+from toolrun.tools.base import ToolContext, ToolKind
 
 from .conftest import SleepInput, SleepTool, Tracker
 from .test_executor import make_plan
@@ -166,7 +166,10 @@ async def test_a_streamed_turn_gives_what_the_turn_decided_up_front_gives(
 
 
 class Noted(SleepTool):
-    """A Sleep whose analysis and start are noted, in the order they happen."""
+    """A Sleep whose analysis and start are noted, in the order they happen; it runs
+    like a command (reads run at once, in this process, and are not streamed)."""
+
+    kind = ToolKind.EXECUTE
 
     def __init__(self, tracker: Tracker, events: list[str]) -> None:
         super().__init__(tracker)

@@ -557,8 +557,13 @@ class Executor:
                 return
             state.runs += 1
             state.run_place = {"turn": turn.index + 1, "run": state.runs, "run_kind": kind}
+            tool = self.registry.get(first.tool)
             if kind == "exclusive":
                 await self._run_one_run(state, kind, (first,))
+            elif tool is not None and tool.kind is ToolKind.READ:
+                # reads complete at once, in this process: nothing to overlap their
+                # analysis with, and handing them over one by one costs more
+                await self._run_one_run(state, kind, tuple(runs.this_run(first)))
             else:
                 await self._run_streamed(state, first, runs)
 
@@ -592,20 +597,20 @@ class Executor:
 
         async with anyio.create_task_group() as tg:
             workers = 0
-            started = time.monotonic()
             for call in runs.this_run(first):
                 admitted = await self._admit(state, call, None)
-                if admitted is not None:
-                    order.append(admitted[0])
-                    feed.put((*admitted, time.time()))
-                    if workers < limit and feed.waiting == 0:
-                        workers += 1
-                        tg.start_soon(worker)
-                # let the workers start what is decided, and the loop take their exits:
-                # a command that ended waits for its slot's next call at most this long
-                if time.monotonic() - started > STREAM_SLICE_S:
-                    await anyio.lowlevel.checkpoint()
-                    started = time.monotonic()
+                if admitted is None:
+                    continue
+                order.append(admitted[0])
+                feed.put((*admitted, time.time()))
+                if workers < limit and feed.waiting == 0:
+                    workers += 1
+                    tg.start_soon(worker)
+                # Decide ahead only as far as the workers can take: the rest of the
+                # analysis then runs each time a call has launched, while commands run,
+                # rather than holding up the loop that turns ended calls into new ones.
+                if len(feed) >= 2 * limit:
+                    await feed.room()
             feed.close()
         # Working-directory changes of a concurrent run apply after it, in plan order.
         for call in order:
@@ -1295,15 +1300,19 @@ def runs_as_they_come(
 
 class _Feed:
     """A concurrent run's decided calls, for its workers to take in plan order while
-    later calls are still being decided."""
+    later calls are still being decided (the decider waits for room)."""
 
-    __slots__ = ("_items", "_wakeup", "closed", "waiting")
+    __slots__ = ("_items", "_room", "_wakeup", "closed", "waiting")
 
     def __init__(self) -> None:
         self._items: collections.deque[tuple[Call, CallDecision, float]] = collections.deque()
-        self._wakeup: anyio.Event | None = None
+        self._wakeup: anyio.Event | None = None  # workers waiting for a call
+        self._room: anyio.Event | None = None  # the decider waiting for a take
         self.closed = False
         self.waiting = 0  # workers waiting for a call
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def put(self, item: tuple[Call, CallDecision, float]) -> None:
         self._items.append(item)
@@ -1314,7 +1323,12 @@ class _Feed:
         self._wake()
 
     def take(self) -> tuple[Call, CallDecision, float] | None:
-        return self._items.popleft() if self._items else None
+        if not self._items:
+            return None
+        if self._room is not None:
+            self._room.set()
+            self._room = None
+        return self._items.popleft()
 
     async def wait(self) -> None:
         if self._wakeup is None:
@@ -1325,6 +1339,11 @@ class _Feed:
             await wakeup.wait()
         finally:
             self.waiting -= 1
+
+    async def room(self) -> None:
+        """Until a worker has taken a call."""
+        self._room = room = anyio.Event()
+        await room.wait()
 
     def _wake(self) -> None:
         if self._wakeup is not None:
@@ -1388,8 +1407,6 @@ def _may_change_directory() -> Callable[[str, Mapping[str, str]], bool]:
 
 _NO_LOCKS = contextlib.nullcontext(())
 YIELD_EVERY_S = 0.005
-#: How long the analysis of a streamed turn keeps the event loop at a time (a few calls).
-STREAM_SLICE_S = 0.0005
 
 # uuid4() reads the OS entropy pool on every call (~30 us here); execution ids need
 # uniqueness, not secrecy, so a generator seeded once from it does.
