@@ -12,7 +12,6 @@ then ``on_result`` gets each result and ``on_flush`` is called once.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import json
@@ -20,7 +19,7 @@ import os
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -365,10 +364,6 @@ class Executor:
         limit = self.settings.max_calls_per_turn
         admitted, excess = turn.calls[:limit], turn.calls[limit:]
         ctx = self._context(state.cwd)
-        if self._streams():
-            await self._run_turn_streamed(state, turn, admitted, partial(self._is_safe, ctx=ctx))
-            self._over_limit(state, excess)
-            return
         runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
             if self.interrupted:
@@ -380,10 +375,6 @@ class Executor:
             state.runs += 1
             state.run_place = {"turn": turn.index + 1, "run": state.runs, "run_kind": run.kind}
             await self._run_one_run(state, run.kind, run.calls)
-        self._over_limit(state, excess)
-
-    def _over_limit(self, state: _PlanState, excess: Sequence[Call]) -> None:
-        limit = self.settings.max_calls_per_turn
         for call in excess:
             state.out.put(
                 self._result(
@@ -455,9 +446,36 @@ class Executor:
             return
         allowed: list[tuple[Call, CallDecision]] = []
         for original in calls:
-            admitted = await self._admit(state, original, pre.get(original.index))
-            if admitted is not None:
-                allowed.append(admitted)
+            hook_result = pre.get(original.index)
+            call, problem = self._rewritten(state, original, hook_result)
+            if problem is not None:
+                state.out.put(problem)
+                continue
+            decision = self._decide(call, state.cwd, hook_result)
+            if decision.decision == "allow":
+                allowed.append((call, decision))
+                continue
+            if decision.decision == "deny" or self.settings.dry_run:
+                status = Status.DENIED if decision.decision == "deny" else Status.SKIPPED
+                error = _denial_text(call, decision) if status is Status.DENIED else None
+                state.out.put(self._result(state, call, decision, status, error=error))
+                continue
+            answered = await self._permission_request(state, call, decision)
+            if isinstance(answered, Result):
+                state.out.put(answered)
+                continue
+            if answered is not None:
+                allowed.append(answered)
+                continue
+            approved = await self._resolve_ask(state, call, decision)
+            if approved is None:  # interrupted while asking
+                state.out.put(self._interrupted_before(state, call, decision))
+            elif approved.decision == "allow":
+                allowed.append((call, replace(approved, paths=decision.paths)))
+            else:
+                # "no" at the prompt is a denial; an ask nobody answered needs approval
+                status = Status.DENIED if approved.decision == "deny" else Status.NEEDS_APPROVAL
+                state.out.put(self._result(state, call, approved, status, error=approved.reason))
         if self.settings.dry_run:
             for call, decision in allowed:
                 state.out.put(self._result(state, call, decision, Status.SKIPPED))
@@ -483,139 +501,6 @@ class Executor:
             done = await self._run_concurrent(state, allowed)
         if kind == "concurrent":
             await self._post_tool_batch(state, done)
-
-    async def _admit(
-        self, state: _PlanState, original: Call, hook_result: PreToolUseResult | None
-    ) -> tuple[Call, CallDecision] | None:
-        """Decide one call of a run (asking if it asks): the call to run and its decision,
-        or None when its result (a denial, ...) has gone out instead."""
-        call, problem = self._rewritten(state, original, hook_result)
-        if problem is not None:
-            state.out.put(problem)
-            return None
-        decision = self._decide(call, state.cwd, hook_result)
-        if decision.decision == "allow":
-            return call, decision
-        if decision.decision == "deny" or self.settings.dry_run:
-            status = Status.DENIED if decision.decision == "deny" else Status.SKIPPED
-            error = _denial_text(call, decision) if status is Status.DENIED else None
-            state.out.put(self._result(state, call, decision, status, error=error))
-            return None
-        answered = await self._permission_request(state, call, decision)
-        if isinstance(answered, Result):
-            state.out.put(answered)
-            return None
-        if answered is not None:
-            return answered
-        approved = await self._resolve_ask(state, call, decision)
-        if approved is None:  # interrupted while asking
-            state.out.put(self._interrupted_before(state, call, decision))
-        elif approved.decision == "allow":
-            return call, replace(approved, paths=decision.paths)
-        else:
-            # "no" at the prompt is a denial; an ask nobody answered needs approval
-            status = Status.DENIED if approved.decision == "deny" else Status.NEEDS_APPROVAL
-            state.out.put(self._result(state, call, approved, status, error=approved.reason))
-        return None
-
-    # -- streamed turns ---------------------------------------------------------------------
-
-    def _streams(self) -> bool:
-        """Whether a turn's calls may start while its later calls are still analysed and
-        decided: only where that cannot change what happens, i.e. where deciding a call
-        never waits (no prompt, no hook before the decision), nothing needs a run whole
-        before it starts (``on_run``, a dry run's partition, hooks on the whole run) and
-        no call cancels its siblings (those must all be decided up front)."""
-        hooks = self.hooks
-        return (
-            self._ask is None
-            and self._on_run is None
-            and not self.settings.dry_run
-            and not self.settings.sibling_abort_on_bash_error
-            and (
-                hooks is None
-                or not (hooks.has_hooks("PreToolUse") or hooks.has_hooks("PermissionRequest"))
-            )
-        )
-
-    async def _run_turn_streamed(
-        self,
-        state: _PlanState,
-        turn: Turn,
-        calls: Sequence[Call],
-        is_safe: Callable[[Call], bool],
-    ) -> None:
-        """The runs :func:`partition` would make, each started as soon as its first call
-        is decided: the calls of a concurrent run start while its later calls are still
-        analysed (one core analyses while the others run commands). The same runs,
-        decisions and results, in the same order, as the turn partitioned up front."""
-        runs = runs_as_they_come(calls, is_safe, self._moves_cwd)
-        for kind, first in runs:
-            if self.interrupted:
-                for call in (first, *runs.rest()):
-                    state.out.put(self._interrupted_before(state, call))
-                return
-            state.runs += 1
-            state.run_place = {"turn": turn.index + 1, "run": state.runs, "run_kind": kind}
-            tool = self.registry.get(first.tool)
-            if kind == "exclusive":
-                await self._run_one_run(state, kind, (first,))
-            elif tool is not None and tool.kind is ToolKind.READ:
-                # reads complete at once, in this process: nothing to overlap their
-                # analysis with, and handing them over one by one costs more
-                await self._run_one_run(state, kind, tuple(runs.this_run(first)))
-            else:
-                await self._run_streamed(state, first, runs)
-
-    async def _run_streamed(self, state: _PlanState, first: Call, runs: _RunsAsTheyCome) -> None:
-        """One concurrent run, its calls decided one by one and handed to the workers as
-        they are (as :meth:`_run_one_run` and :meth:`_run_concurrent` would, in order)."""
-        feed: _Feed = _Feed()
-        finished: dict[int, Result] = {}
-        order: list[Call] = []
-        limit = self.capacity.global_limit
-        slices = _Slices(asyncio.get_running_loop())
-
-        async def worker() -> None:
-            while True:
-                item = feed.take()
-                if item is None:
-                    if feed.closed:
-                        return
-                    await feed.wait()
-                    continue
-                call, decision, queued_at = item
-                result = self._try_now(state, call, decision, None, queued_at)
-                if result is None:
-                    result = await self._execute(
-                        state, call, decision, queued_at=queued_at, try_now=False
-                    )
-                finished[call.index] = result
-                state.out.put(result)
-                if slices.over():
-                    await slices.hand_over()
-
-        async with anyio.create_task_group() as tg:
-            workers = 0
-            for call in runs.this_run(first):
-                admitted = await self._admit(state, call, None)
-                if admitted is None:
-                    continue
-                order.append(admitted[0])
-                feed.put((*admitted, time.time()))
-                if workers < limit and feed.waiting == 0:
-                    workers += 1
-                    tg.start_soon(worker)
-                # Decide ahead only as far as the workers can take: the rest of the
-                # analysis then runs each time a call has launched, while commands run,
-                # rather than holding up the loop that turns ended calls into new ones.
-                if len(feed) >= 2 * limit:
-                    await feed.room()
-            feed.close()
-        # Working-directory changes of a concurrent run apply after it, in plan order.
-        for call in order:
-            self._carry_cwd(state, finished[call.index])
-        await self._post_tool_batch(state, [finished[call.index] for call in order])
 
     async def _post_tool_batch(self, state: _PlanState, done: Sequence[Result]) -> None:
         """PostToolBatch hooks, once after each concurrent run; recorded in the journal."""
@@ -1227,128 +1112,6 @@ def started_line(run_id: str, plan: str, call: Call, execution_id: str, started:
 
 #: a string as encode_json writes it (ensure_ascii=False: this is the function it uses)
 _string = json.encoder.encode_basestring
-
-
-class _RunsAsTheyCome:
-    """:func:`~toolrun.execution.partition.partition`'s runs, worked out call by call as
-    they are asked for: each run's kind and first call, then (for a concurrent run) its
-    further calls through :meth:`this_run`. The same tests, failing closed the same way
-    (``is_safe`` raising: not safe; ``ends_run`` raising: it ends the run)."""
-
-    def __init__(
-        self,
-        calls: Sequence[Call],
-        is_safe: Callable[[Call], bool],
-        ends_run: Callable[[Call], bool],
-    ) -> None:
-        self._calls = calls
-        self._next = 0
-        self._is_safe = is_safe
-        self._ends_run = ends_run
-        self._verdict: tuple[Call | None, bool] = (None, False)
-
-    def __iter__(self) -> _RunsAsTheyCome:
-        return self
-
-    def __next__(self) -> tuple[Literal["concurrent", "exclusive"], Call]:
-        if self._next >= len(self._calls):
-            raise StopIteration
-        call = self._calls[self._next]
-        self._next += 1
-        return ("concurrent" if self._safe(call) else "exclusive"), call
-
-    def this_run(self, first: Call) -> Iterator[Call]:
-        """A concurrent run's calls from ``first`` (just taken) on."""
-        call = first
-        while True:
-            yield call
-            if self._ends(call) or self._next >= len(self._calls):
-                return
-            call = self._calls[self._next]
-            if not self._safe(call):
-                return  # the first call of the next run: taken again by __next__
-            self._next += 1
-
-    def rest(self) -> Sequence[Call]:
-        """The calls not taken yet (and none will be)."""
-        rest = self._calls[self._next :]
-        self._next = len(self._calls)
-        return rest
-
-    def _safe(self, call: Call) -> bool:
-        if self._verdict[0] is call:  # the call that ended the last run, asked again
-            return self._verdict[1]
-        try:
-            safe = bool(self._is_safe(call))
-        except Exception:  # noqa: BLE001 - a tool that cannot tell is not safe
-            safe = False
-        self._verdict = (call, safe)
-        return safe
-
-    def _ends(self, call: Call) -> bool:
-        try:
-            return bool(self._ends_run(call))
-        except Exception:  # noqa: BLE001 - cannot tell: assume it does
-            return True
-
-
-def runs_as_they_come(
-    calls: Sequence[Call], is_safe: Callable[[Call], bool], ends_run: Callable[[Call], bool]
-) -> _RunsAsTheyCome:
-    return _RunsAsTheyCome(calls, is_safe, ends_run)
-
-
-class _Feed:
-    """A concurrent run's decided calls, for its workers to take in plan order while
-    later calls are still being decided (the decider waits for room)."""
-
-    __slots__ = ("_items", "_room", "_wakeup", "closed", "waiting")
-
-    def __init__(self) -> None:
-        self._items: collections.deque[tuple[Call, CallDecision, float]] = collections.deque()
-        self._wakeup: anyio.Event | None = None  # workers waiting for a call
-        self._room: anyio.Event | None = None  # the decider waiting for a take
-        self.closed = False
-        self.waiting = 0  # workers waiting for a call
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def put(self, item: tuple[Call, CallDecision, float]) -> None:
-        self._items.append(item)
-        self._wake()
-
-    def close(self) -> None:
-        self.closed = True
-        self._wake()
-
-    def take(self) -> tuple[Call, CallDecision, float] | None:
-        if not self._items:
-            return None
-        if self._room is not None:
-            self._room.set()
-            self._room = None
-        return self._items.popleft()
-
-    async def wait(self) -> None:
-        if self._wakeup is None:
-            self._wakeup = anyio.Event()
-        wakeup = self._wakeup
-        self.waiting += 1
-        try:
-            await wakeup.wait()
-        finally:
-            self.waiting -= 1
-
-    async def room(self) -> None:
-        """Until a worker has taken a call."""
-        self._room = room = anyio.Event()
-        await room.wait()
-
-    def _wake(self) -> None:
-        if self._wakeup is not None:
-            self._wakeup.set()
-            self._wakeup = None
 
 
 class _Flag:
