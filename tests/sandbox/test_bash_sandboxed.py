@@ -257,4 +257,7 @@ def test_a_workspace_no_one_can_write_to_still_runs(ws: Path, tmp_path: Path) ->
         )
         assert json.loads(done.stdout)["output"] == "still runs\n", done.stdout
     finally:
-        subprocess.run(["umount", str(ro)], check=False)
+        # toolrun's side process may still be leaving (its cwd is there): a plain umount
+        # then fails as busy, and the mount left behind makes pytest's clean-up of old
+        # temporary folders fail in a later session. A lazy one detaches it at once.
+        subprocess.run(["umount", "--lazy", str(ro)], check=False)
