@@ -91,7 +91,7 @@ STATUSES = (
     default="auto",
     show_default=True,
     help="Processes: several inputs are checked side by side (output keeps the input "
-    "order); a single input is split by its turns between them. auto: a JSON plan of "
+    "order); a single input is split by its turns between them. auto: a JSON or YAML plan of "
     "20,000 calls or more is split in two on a machine of two cores or more (each process "
     "decodes and holds only its own turns: the same report, the check's memory about 1.3 "
     "times one process's).",
