@@ -223,6 +223,26 @@ def test_a_cd_through_a_missing_name_before_dotdot_is_not_guessed(scene: Scene) 
     assert cd_destinations(made, str(scene.ws), str(scene.home), False) == (f"{scene.ws}/build",)
 
 
+CDPATH = [
+    ("CDPATH=src cd link && cat ../ws/.env", "GNU bash manual (CDPATH)"),
+    ("CDPATH=src; cd link; cat ../ws/.env", "by hand"),
+    ("export CDPATH=src; cd link; cat ../ws/.env", "by hand"),
+    ("declare -x CDPATH=$PWD/src; cd link && cat ../ws/.env", "by hand"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "source"), CDPATH)
+def test_a_cd_that_cdpath_may_redirect_is_not_followed(
+    scene: Scene, command: str, source: str
+) -> None:
+    # `cd link` goes to src/link when CDPATH=src; toolrun's shell starts without CDPATH
+    assert scene.decide(command, "bypassPermissions") != "allow", source
+    commands = analyse(command).commands
+    assert track_places(commands, str(scene.ws), str(scene.home))[-1].pwd is None
+    kept = analyse("CDPATH=src; cd ./docs; cat ../README.md").commands
+    assert track_places(kept, str(scene.ws), str(scene.home))[-1].pwd == f"{scene.ws}/docs"
+
+
 # --------------------------------------------------------------------------- attack classes
 
 

@@ -119,13 +119,16 @@ def track_places(
     out: list[Place] = []
     current = cwd
     physical: bool | None = False
+    cdpath = False  # CDPATH may be set: `cd name` then searches its folders first
     for command in commands:
         out.append(Place(current, physical))
         name = command.name
+        cdpath = cdpath or any("CDPATH" in w.raw for w in (*command.assignments,
+                                                             *command.words))
         if name in ("set", "shopt"):
             physical = _physical_option(command, physical)
         elif name in ("cd", "pushd"):
-            if not command.top_level:
+            if not command.top_level or (cdpath and _searches_cdpath(command)):
                 current = None
                 continue
             found = cd_destinations(command, current, home, physical)
@@ -133,6 +136,13 @@ def track_places(
         elif name in _MOVES_UNSEEN or (name is None and command.kind == "command"):
             current = None
     return tuple(out)
+
+
+def _searches_cdpath(command: SimpleCommand) -> bool:
+    """bash looks a ``cd`` operand up in ``$CDPATH`` unless it starts with ``/``, ``.``
+    or ``..`` (toolrun's shell starts without CDPATH; the command may set it)."""
+    operands = [w for w in command.effective[1:] if not w.text.startswith("-")]
+    return any(not w.text.startswith(("/", ".")) for w in operands)
 
 
 #: Commands that may move the shell in a way the command text does not show.
