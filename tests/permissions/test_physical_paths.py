@@ -344,3 +344,52 @@ def test_tools_open_the_path_that_was_decided(scene: Scene) -> None:
     opened = ToolContext.for_workspace(scene.ws).resolve_text(given, "file_path")
     assert [t.target for t in decision.targets] == [opened]
     assert not os.path.exists(opened)  # <ws>/src/ws/.env: nothing there, nothing read
+
+
+# --------------------------------------------------------------------------- against bash
+
+PREFIXES = ["", "cd src/link; ", "cd src/link && ", "cd -P src/link/..; ", "cd deep; ",
+            "set -P; cd src/link; cd ..; ", "pushd src/link >/dev/null; ", "cd src/link/.. && "]
+SEGMENTS = ["src/link", "..", "ws", "deep", "src", "a", "."]
+ACTIONS = ["cat {}/.env", "head -n1 {}/.env", "cat < {}/.env", "cat {}/*/.env",
+           "echo owned > {}/docs/a.md", "cp README.md {}/docs/a.md", "rm -rf {}",
+           "rm -rf {}/ws", "rm -rf {}/*"]
+
+
+@settings(max_examples=80, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(prefix=st.sampled_from(PREFIXES), action=st.sampled_from(ACTIONS),
+       segments=st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4))
+def test_what_bash_does_through_symlinks_toolrun_never_allowed(
+    monkeypatch: pytest.MonkeyPatch, prefix: str, action: str, segments: list[str]
+) -> None:
+    """Differential, by hand: random ``cd`` prefixes and paths through ``src/link`` and
+    ``deep`` run in real bash in a fresh tree. Whenever bash printed the Read-denied
+    ``.env``, changed the Edit-denied ``docs/a.md`` or removed the workspace, toolrun had
+    not allowed the command (default mode or bypassPermissions)."""
+    command = prefix + action.format("/".join(segments))
+    with tempfile.TemporaryDirectory() as tmp:
+        # deep enough that no `..` of the command climbs out of the temporary directory
+        tmp_root = Path(os.path.realpath(tmp)) / "1" / "2" / "3" / "4" / "5" / "6" / "7"
+        ws, outside = tmp_root / "ws", tmp_root / "outside"
+        for d in (ws / "docs", ws / "src", ws / "a" / "b", outside / "home"):
+            d.mkdir(parents=True)
+        (ws / ".env").write_text("SECRET=fuzz-sentinel\n")
+        (ws / "docs" / "a.md").write_text("docs\n")
+        (ws / "README.md").write_text("# r\n")
+        (ws / "src" / "link").symlink_to(outside)
+        (ws / "deep").symlink_to("a/b")
+        with monkeypatch.context() as patch:
+            patch.setenv("HOME", str(outside / "home"))
+            engine = PermissionEngine(make_config(ws, deny=DENY))
+            decided = {mode: engine.decide("Bash", {"command": command}, mode=mode).decision
+                       for mode in ("default", "bypassPermissions")}
+        env = {"PATH": os.environ["PATH"], "HOME": str(outside / "home")}
+        done = subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True,
+                              env=env, check=False, timeout=30)
+        harmed = ("fuzz-sentinel" in done.stdout
+                  or not (ws / "README.md").exists()
+                  or (ws / "docs" / "a.md").exists()
+                  and (ws / "docs" / "a.md").read_text() != "docs\n")
+        if harmed:
+            assert "allow" not in decided.values(), (command, decided)
