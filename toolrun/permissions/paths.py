@@ -1,9 +1,10 @@
 """Paths: resolution, gitignore-style rule patterns, the workspace boundary, protected paths.
 
-Every path is made absolute and normalised (``..`` folded, ``//`` collapsed)
-before anything is matched; :class:`ResolvedPath` also carries the path with
-symlinks resolved, because an allow rule must match both the link and its
-target while a deny rule needs only one of them.
+Every path is made absolute and normalised (``//`` collapsed, ``..`` applied where
+the kernel applies it: after the symlinks before it) before anything is matched;
+:class:`ResolvedPath` also carries the path with symlinks resolved, because an
+allow rule must match both the link and its target while a deny rule needs only
+one of them.
 """
 
 from __future__ import annotations
@@ -65,12 +66,60 @@ def normalise(path: str) -> str:
 
 
 def absolute(path: str, base: str, home: str) -> str:
-    """``path`` made absolute against ``base``, with a leading ``~`` expanded, normalised."""
+    """``path`` made absolute against ``base``, with a leading ``~`` expanded, and ``..``
+    applied where the kernel applies it (:func:`physical`); ``base`` has no ``..``."""
     if path == "~" or path.startswith("~/"):
         path = home + path[1:]
     if not path.startswith("/"):
         path = base.rstrip("/") + "/" + path
-    return normalise(path)
+    if ".." not in path:  # (the usual path: nothing the disk could change)
+        return normalise(path)
+    return physical(path)
+
+
+def physical(path: str) -> str:
+    """An absolute path with each ``..`` applied as the kernel applies it: to the directory
+    the path so far *leads to* (its symlinks followed), not to the string before it.
+
+    ``<ws>/src/link/../ws`` with ``src/link -> T/outside`` is ``T/ws``, not ``<ws>/src/ws``.
+    Where folding the string names the same directory, the written form is kept (rules
+    and the boundary see the path as given); elsewhere the ``..`` leaves from the
+    resolved directory. The rest of the path is kept as written (symlinks after the last
+    ``..`` are the target's business: :func:`realpath`).
+    """
+    return observe(_physical, path)[0]
+
+
+def unsettled(path: str) -> str | None:
+    """The name a ``..`` of ``path`` (absolute) follows that does not exist now, if any.
+
+    The kernel cannot walk such a ``..`` yet; whatever a command makes there before it
+    runs (a symlink) decides where it leads, so the folded string is only a guess.
+    """
+    return observe(_physical, path)[1] if ".." in path else None
+
+
+def _physical(path: str) -> tuple[str, str | None]:
+    parts = [p for p in path.split("/") if p and p != "."]
+    out: list[str] = []
+    missing: str | None = None
+    for part in parts:
+        if part != "..":
+            out.append(part)
+            continue
+        if not out:
+            continue  # /.. is /
+        here = "/" + "/".join(out)
+        real = realpath(here)
+        folded = "/" + "/".join(out[:-1])
+        if missing is None and not os.path.lexists(real):
+            missing = here
+        up = posixpath.dirname(real)
+        if realpath(folded) == up:
+            out.pop()  # (the string's parent is the kernel's: keep the written form)
+        else:
+            out = [p for p in up.split("/") if p]
+    return "/" + "/".join(out), missing
 
 
 class PathInputError(ToolError):
@@ -132,7 +181,8 @@ def glob_base(pattern: str, *, root: str, home: str) -> tuple[str, str]:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class ResolvedPath:
-    """A path as written, absolute (``link``) and with symlinks resolved (``target``)."""
+    """A path as written (``given``); absolute, with each ``..`` applied where the kernel
+    applies it but other symlinks kept (``link``); with every symlink resolved (``target``)."""
 
     given: str
     link: str
@@ -148,6 +198,8 @@ class ResolvedPath:
 
 
 def resolve(path: str, base: str, home: str) -> ResolvedPath:
+    """``path`` from ``base`` as the kernel walks it: ``link`` has each ``..`` applied to
+    where the path so far leads (:func:`physical`), ``target`` every symlink followed."""
     link = absolute(path, base, home)
     return ResolvedPath(path, link, realpath(link))
 

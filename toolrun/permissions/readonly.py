@@ -20,13 +20,14 @@ from toolrun.permissions import programs
 from toolrun.permissions.bash import SimpleCommand, analyse
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import Observation, note, start, stop, unchanged
-from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath
+from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath, resolve
 from toolrun.permissions.shellpaths import (
     PathArgument,
+    cd_destinations,
     expand_glob,
     glob_matches,
     path_arguments,
-    track_cwds,
+    track_places,
     word_path,
 )
 from toolrun.permissions.tilde import TildeError, expand_tilde
@@ -178,12 +179,15 @@ def check_command(
     expand_globs: bool = True,
     file_args: Sequence[PathArgument] | None = None,
     option_files: Sequence[Word] | None = None,
+    physical: bool | None = None,
 ) -> ReadOnly:
     """Whether ``command`` (one simple command of a Bash call) is in the read-only set.
 
     ``redirects_checked``: the caller checks write redirections on their own (as file
     writes), so they do not count against the command here. ``file_args`` and
     ``option_files``: the command's file arguments, when the caller has them.
+    ``physical``: whether ``cd`` is physical here (``set -P``; None: not known, so both
+    ways a ``cd`` can go are checked).
     """
     if not command.analysable:
         return _no("it is inside a construct toolrun does not analyse")
@@ -208,8 +212,14 @@ def check_command(
         args = [w for w in argv[1:] if w.text not in ("-L", "-P", "--")]
         if len(args) != 1 or args[0].text == "-":
             return _no("cd without exactly one directory leaves the workspace or is ambiguous")
-        outside = _paths_inside(args, cwd, home, boundary)
-        return outside or ReadOnly(True, "cd inside the workspace")
+        # Where bash goes (logically and physically, when set -P is not known): inside.
+        found = cd_destinations(command, cwd, home, physical)
+        if found is None:
+            return _no(_unresolved(args[0], cwd, home))
+        for directory in found:
+            if not boundary.contains(resolve(directory, "/", home)):
+                return _no(f"cd leads to {directory}, outside the workspace")
+        return ReadOnly(True, "cd inside the workspace")
     if len(argv) < len(command.words) and any(
         w.value == "xargs" for w in command.words[: len(command.words) - len(argv)]
     ):
@@ -253,13 +263,14 @@ class BashVerdicts:
         commands = analysis.commands
         self.analysable = analysis.analysable
         self.commands = commands
-        self.cwds = track_cwds(commands, cwd, home)
+        places = track_places(commands, cwd, home)
+        self.cwds = tuple(p.pwd for p in places)
         self.with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
         self.settled = files_settled(commands)
         self.verdicts = tuple(
-            check_command(c, d, home, boundary, with_cd=self.with_cd, redirects_checked=True,
-                          expand_globs=self.settled)
-            for c, d in zip(commands, self.cwds, strict=True)
+            check_command(c, p.pwd, home, boundary, with_cd=self.with_cd,
+                          redirects_checked=True, expand_globs=self.settled, physical=p.physical)
+            for c, p in zip(commands, places, strict=True)
         )
         self.read_only = bool(
             self.analysable

@@ -60,6 +60,7 @@ from toolrun.permissions.paths import (
     protected_reason,
     resolve,
     resolve_tool_path,
+    unsettled,
     variants,
 )
 from toolrun.permissions.readonly import ReadOnly, bash_verdicts, option_words
@@ -73,10 +74,12 @@ from toolrun.permissions.rules import (
     tool_name_matches,
 )
 from toolrun.permissions.shellpaths import (
+    cd_destinations,
     glob_directory,
     glob_matches,
     path_arguments,
     word_path,
+    word_text,
 )
 from toolrun.permissions.words import Word
 
@@ -774,10 +777,8 @@ class _Call:
         if cmd.kind == "redirects" and cmd.analysable:
             readonly = ReadOnly(True, "only redirections, no command runs")
         if cmd.name in ("cd", "pushd") and cmd.analysable:
-            for word in cmd.effective[1:2]:
-                path = word_path(word, cwd, home)
-                if path is not None:
-                    self._check_boundary("cd", path)
+            for directory in cd_destinations(cmd, cwd, home) or ():
+                self._check_boundary("cd", resolve(directory, "/", home))
         critical = self._critical(cmd, cwd)
         edit_ok = self.mode in ("acceptEdits", "bypassPermissions") and self._file_op_inside(
             cmd, args, cwd
@@ -995,6 +996,16 @@ class _Call:
                         why = critical_reason(directory, home=home, anchors=anchors)
                         if why is not None:
                             return f"rm of {word.raw} empties {directory.link}: {why}"
+                    # `rm -rf src/*/../ws`: a match is src/link/../ws, which may be anything.
+                    matches = glob_matches(word, cwd, home)
+                    if matches is None:
+                        if ".." in word.value.split("/"):
+                            return f"rm of {word.raw}, whose matches toolrun cannot list"
+                        continue
+                    for match in matches:
+                        why = critical_reason(match, home=home, anchors=anchors)
+                        if why is not None:
+                            return f"rm of {word.raw} matches {match.link}: {why} (critical path)"
                     continue
                 path = word_path(word, cwd, home)
                 if path is None:
@@ -1006,6 +1017,11 @@ class _Call:
                 why = critical_reason(path, home=home, anchors=anchors)
                 if why is not None:
                     return f"rm of {path.link}: {why} (critical path)"
+                missing = unsettled(word_text(word, cwd, home) or "")
+                if missing is not None:
+                    # `ln -s /T x && rm -rf x/../ws`: the `..` leaves whatever x becomes.
+                    return (f"rm of {text}: its '..' follows {missing}, which does not exist "
+                            "yet, so toolrun cannot tell where it leads")
         return None
 
     def _file_op_inside(
@@ -1019,8 +1035,11 @@ class _Call:
         home = self.engine.home
         for arg in args:
             word = arg.word
-            path = glob_directory(word, cwd, home) if word.glob else word_path(word, cwd, home)
-            if path is None or not self.engine.boundary.contains(path):
+            paths = self._word_paths(word, cwd)
+            if word.glob:  # its folder too: what `*` may match by the time it runs
+                directory = glob_directory(word, cwd, home)
+                paths = None if paths is None or directory is None else (*paths, directory)
+            if paths is None or not all(self.engine.boundary.contains(p) for p in paths):
                 return False
         for redirect in cmd.redirects:
             if redirect.writes:

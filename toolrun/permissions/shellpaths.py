@@ -9,6 +9,7 @@ after a ``cd`` we could not follow) has no path: callers treat that as
 from __future__ import annotations
 
 import glob
+import os
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,14 @@ from toolrun.permissions.bash import SimpleCommand
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.observe import observe
-from toolrun.permissions.paths import ResolvedPath, resolve
+from toolrun.permissions.paths import (
+    ResolvedPath,
+    normalise,
+    physical,
+    realpath,
+    resolve,
+    unsettled,
+)
 from toolrun.permissions.tilde import TildeError, expand_tilde
 from toolrun.permissions.words import Word
 
@@ -77,37 +85,201 @@ _OPTION_VALUES: dict[str, frozenset[str]] = {
 }  # fmt: skip
 
 
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where one command of a call starts: bash's ``$PWD`` (None when it cannot be known)
+    and whether ``cd`` is physical there (``set -P``; None when that cannot be known)."""
+
+    pwd: str | None
+    physical: bool | None
+
+
 def track_cwds(
     commands: Sequence[SimpleCommand], cwd: str | None, home: str
 ) -> tuple[str | None, ...]:
-    """The working directory each command starts in (None when it cannot be known).
+    """The working directory each command starts in, as bash's ``$PWD`` (None when it
+    cannot be known): :func:`track_places` without the ``physical`` option."""
+    return tuple(place.pwd for place in track_places(commands, cwd, home))
 
-    A ``cd`` at the top level of the command moves the directory for the commands
-    after it; a ``cd`` we cannot follow (dynamic target, inside a pipeline or a
-    subshell, ``cd -``, ``popd``) makes every later directory unknown.
+
+def track_places(
+    commands: Sequence[SimpleCommand], cwd: str | None, home: str
+) -> tuple[Place, ...]:
+    """Where each command starts (:class:`Place`).
+
+    The kernel's directory is where ``$PWD`` leads (bash keeps that so), so a relative
+    path is resolved from ``$PWD`` with its ``..`` applied physically (:func:`word_path`).
+    A ``cd`` at the top level moves ``$PWD`` for the commands after it, logically by
+    default and physically after ``cd -P``, ``set -P`` or ``set -o physical``
+    (:func:`cd_destinations`); a ``cd`` we cannot follow (dynamic, inside a pipeline or a
+    subshell, ``cd -``, ``popd``, a sourced script, a command named at run time) makes
+    every later directory unknown.
     """
-    out: list[str | None] = []
+    out: list[Place] = []
     current = cwd
+    physical: bool | None = False
+    cdpath = False  # CDPATH may be set: `cd name` then searches its folders first
     for command in commands:
-        out.append(current)
+        out.append(Place(current, physical))
         name = command.name
-        if name in ("cd", "pushd", "popd", "chdir"):
-            if not command.top_level or name == "popd":
+        cdpath = cdpath or any("CDPATH" in w.raw for w in (*command.assignments,
+                                                             *command.words))
+        if name in ("set", "shopt"):
+            physical = _physical_option(command, physical)
+        elif name in ("cd", "pushd"):
+            if not command.top_level or (cdpath and _searches_cdpath(command)):
                 current = None
                 continue
-            args = [w for w in command.effective[1:] if w.text not in ("-L", "-P", "--")]
-            if not args:
-                current = home
-            elif len(args) == 1 and args[0].is_static and args[0].text != "-":
-                path = word_path(args[0], current, home)
-                current = path.link if path is not None else None
-            else:
-                current = None
+            found = cd_destinations(command, current, home, physical)
+            current = found[0] if found is not None and len(found) == 1 else None
+        elif name in _MOVES_UNSEEN or (name is None and command.kind == "command"):
+            current = None
     return tuple(out)
 
 
-def word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
-    """The path a static shell word names; None when it depends on run time.
+def _searches_cdpath(command: SimpleCommand) -> bool:
+    """bash looks a ``cd`` operand up in ``$CDPATH`` unless it starts with ``/``, ``.``
+    or ``..`` (toolrun's shell starts without CDPATH; the command may set it)."""
+    operands = [w for w in command.effective[1:] if not w.text.startswith("-")]
+    return any(not w.text.startswith(("/", ".")) for w in operands)
+
+
+#: Commands that may move the shell in a way the command text does not show.
+_MOVES_UNSEEN = frozenset({"popd", "chdir", "source", ".", "eval", "exec"})
+
+
+def _physical_option(command: SimpleCommand, physical: bool | None) -> bool | None:
+    """bash's ``physical`` option after ``set ...`` or ``shopt ...`` (None: not known)."""
+    words = command.effective[1:]
+    if any(w.value is None or w.glob for w in words) or not command.top_level:
+        # (a dynamic word, or a subshell's own option: we cannot tell what it leaves)
+        return None if _names_physical(command) else physical
+    texts = [w.text for w in words]
+    if command.name == "shopt":
+        flags = "".join(t[1:] for t in texts if t.startswith("-"))
+        if "o" not in flags or "physical" not in texts:
+            return physical
+        if "s" in flags:
+            return True
+        return False if "u" in flags else physical
+    expects_name, sign = False, True
+    for text in texts:
+        if expects_name:
+            expects_name = False
+            if text == "physical":
+                physical = sign
+            continue
+        if text in ("-", "--") or text[:1] not in ("-", "+") or len(text) < 2:
+            break  # positional parameters from here on
+        sign = text[0] == "-"
+        for flag in text[1:]:
+            if flag == "P":
+                physical = sign
+            elif flag == "o":
+                expects_name = True
+    return physical
+
+
+def _names_physical(command: SimpleCommand) -> bool:
+    return any(w.value is None or "P" in w.text or "physical" in w.text
+               for w in command.effective[1:])
+
+
+def cd_destinations(
+    command: SimpleCommand, cwd: str | None, home: str, physical: bool | None = None
+) -> tuple[str, ...] | None:
+    """Where a ``cd DIR`` or ``pushd DIR`` leaves ``$PWD``: one directory when the mode
+    is known (``-L``/``-P`` or ``physical``), else the logical and the physical outcome
+    (one when they agree). None when it cannot be told.
+
+    Logical (bash's default): ``$PWD/DIR`` folded on the string, ``..`` removing the
+    name before it, as long as each name before a ``..`` and the result are directories;
+    else bash falls back to the kernel's walk and ``$PWD`` becomes where it went.
+    Physical: the kernel's walk, every symlink resolved.
+    """
+    mode = physical
+    operand: Word | None = None
+    options_done = False
+    for word in command.effective[1:]:
+        if word.value is None or word.glob:
+            return None
+        text = word.value
+        if not options_done and text.startswith("-") and text != "-":
+            if text == "--":
+                options_done = True
+                continue
+            if command.name != "cd" or any(c not in "LPe" for c in text[1:]):
+                return None  # pushd -n, cd -@: not a plain move
+            for flag in text[1:]:
+                if flag in "LP":
+                    mode = flag == "P"
+            continue
+        if operand is not None:
+            return None  # too many arguments: bash refuses
+        operand = word
+        options_done = True
+    if operand is None:
+        if command.name == "pushd":
+            return None  # swaps the top two directories of the stack
+        target: str | None = home
+    elif operand.value == "-" or (command.name == "pushd" and operand.text[:1] in "+-"):
+        return None  # $OLDPWD, the directory stack
+    else:
+        target = word_text(operand, cwd, home)
+    if target is None:
+        return None
+    found = {_cd_physical(target) if m else _cd_logical(target)
+             for m in ((False, True) if mode is None else (mode,))}
+    if None in found:
+        return None
+    return tuple(sorted(d for d in found if d is not None))
+
+
+def _cd_logical(joined: str) -> str | None:
+    if ".." not in joined:
+        return normalise(joined)  # (no disk: nothing before a `..` to look at)
+    return observe(_canonical, joined)
+
+
+def _canonical(joined: str) -> str | None:
+    """bash's ``sh_canonpath`` with ``PATH_CHECKDOTDOT|PATH_CHECKEXISTS``, then its
+    fallback to the kernel's walk when that fails."""
+    parts: list[str] = []
+    failed = False
+    for part in joined.split("/"):
+        if part in ("", "."):
+            continue
+        if part != "..":
+            parts.append(part)
+        elif parts:
+            if not os.path.isdir("/" + "/".join(parts)):
+                failed = True
+                break
+            parts.pop()
+    canon = "/" + "/".join(parts)
+    if not failed and os.path.isdir(canon):
+        return canon
+    if os.path.isdir(joined):
+        return realpath(physical(joined))  # bash: chdir worked, $PWD is getcwd()
+    # Not there now: an earlier part may make it (`mkdir -p b && cd b/../c`); only when
+    # the string and the kernel would agree on it can toolrun say where it will be.
+    if failed or unsettled(joined) is not None or physical(joined) != canon:
+        return None
+    return canon
+
+
+def _cd_physical(joined: str) -> str | None:
+    link = physical(joined)
+    if unsettled(joined) is not None:
+        return None
+    return realpath(link)
+
+
+def word_text(word: Word, cwd: str | None, home: str) -> str | None:
+    """The absolute path a static shell word names, exactly as the kernel will be given
+    it (``..`` not folded: where it leads depends on the disk); None when it depends
+    on run time.
 
     An unquoted tilde prefix is expanded as bash expands it (``~``, ``~user``, ``~+``;
     ``~-`` and the directory stack are refused: not known before the command runs).
@@ -123,10 +295,17 @@ def word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
     if value.startswith("~"):
         value = "./" + value  # a quoted ~ (or ~nosuchuser) is a file named ~...
     if value.startswith("/"):
-        return resolve(value, "/", home)
+        return value
     if cwd is None:
         return None
-    return resolve(value, cwd, home)
+    return cwd.rstrip("/") + "/" + value
+
+
+def word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
+    """The path a static shell word names, resolved as the kernel resolves it from ``cwd``
+    (``$PWD``); None when it depends on run time."""
+    joined = word_text(word, cwd, home)
+    return resolve(joined, "/", home) if joined is not None else None
 
 
 def expand_glob(word: Word, cwd: str | None, home: str) -> list[str] | None:

@@ -17,6 +17,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from toolrun.permissions.observe import observe
+from toolrun.permissions.paths import realpath
 from toolrun.permissions.programs import long_is
 from toolrun.permissions.words import Word
 
@@ -96,12 +97,13 @@ def strip_globals(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
 
 
 def repository(directory: str) -> str | None:
-    """The repository git would use from ``directory``: the nearest ancestor with ``.git``."""
+    """The repository git would use from ``directory``: the nearest ancestor with ``.git``
+    of where it leads (git walks up from ``getcwd()``, the physical directory)."""
     return observe(_repository, directory)
 
 
 def _repository(directory: str) -> str | None:
-    current = directory
+    current = realpath(directory)
     while True:
         if os.path.lexists(posixpath.join(current, ".git")):
             return current
