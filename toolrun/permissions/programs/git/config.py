@@ -33,7 +33,7 @@ _CODE_KEYS = frozenset(
 #: A last name part ending so names a program, a hook or a file git reads config from.
 _CODE_SUFFIXES = (
     "cmd", "command", "program", "helper", "hook", "editor", "pager", "driver", "textconv",
-    "external", "proxy", "path", "browser", "viewer", "uploadpack", "receivepack", "allow",
+    "external", "proxy", "browser", "viewer", "uploadpack", "receivepack", "allow",
     "smtpserver", "vcs", "update", "fsmonitor",
 )  # fmt: skip
 
