@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from toolrun.permissions import expansions, fidelity, programs
 from toolrun.permissions.bash_simple import simple_commands
+from toolrun.permissions.braces import brace_expands
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.programs import git
 from toolrun.permissions.words import Word as Word  # noqa: PLC0414 (re-exported for callers)
@@ -286,6 +287,8 @@ def _evaluate(node: Node) -> tuple[str | None, bool, bool]:
         return _text(node), False, False
     if kind == "raw_string":
         return _text(node)[1:-1], False, False
+    if kind == "brace_expression":  # `{1..3}`: braces.brace_expands decides on the word
+        return _text(node), False, True
     if kind == "string":
         for child in node.named_children:
             if child.type != "string_content":
@@ -309,8 +312,9 @@ def _evaluate(node: Node) -> tuple[str | None, bool, bool]:
 
 def _make_word(node: Node) -> Word:
     raw = _text(node)
-    value, glob, brace = _evaluate(node)
-    if brace:
+    value, glob, _brace = _evaluate(node)
+    # Only a brace with a comma or a sequence expands (`HEAD^{tree}` is literal).
+    if value is not None and "{" in raw and brace_expands(raw):
         value = None
     # Bash expands a tilde prefix only when no character of it is quoted.
     prefix = raw.split("/", 1)[0]

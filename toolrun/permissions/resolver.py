@@ -242,6 +242,8 @@ class PermissionEngine:
         self.rules = RuleSet.build(self._compile(config.rules))
         #: Trees recursive readers went through: (directory mtimes, guarded path found).
         self.tree_cache: dict[str, tuple[tuple[tuple[str, int], ...], TreeGuard]] = {}
+        #: Paths (a tuple git gave) and those of them a Read deny or ask rule covers.
+        self.guarded_paths: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         #: A Read deny or ask rule exists: recursive readers are checked file by file.
         self.read_guarded = any(
             r.behavior in ("deny", "ask")
@@ -825,6 +827,11 @@ class _Call:
             rv = self.verdict(rs, protected=protected_reason(path, engine.boundary), inside=inside)
             parts.append(rv)
             targets.append(self._target(what, path.link, "write", rv, path, inside))
+        # -- files a program writes by option or form, content it prints from history
+        # (programs.git: `git log --output=F`, `git config K V`, `git show HEAD:.env`)
+        if cmd.analysable and programs.has(cmd.name, "file_writes"):
+            self._program_effects(cmd, cwd, parts, targets)
+        # --
         recursive = programs.recursive(cmd.effective)
         if not (args or option_files or cmd.redirects or recursive):
             return self._finish(index, cmd, parts, targets)  # (the usual `npm test`)
@@ -871,6 +878,73 @@ class _Call:
             # already decided it, and an appended ask never comes first)
             parts.extend(self._tree_reads(cmd, read_dirs, cwd))
         return self._finish(index, cmd, parts, targets)
+
+    def _program_effects(
+        self,
+        cmd: SimpleCommand,
+        cwd: str | None,
+        parts: list[Verdict],
+        targets: list[TargetVerdict],
+    ) -> None:
+        """Writes a program's options name are file writes, checked in every mode (Edit
+        rules, protected paths, the boundary); content it prints out of history is a read
+        of each Read-guarded path it could print (deny wins, ask asks)."""
+        engine = self.engine
+        ctx = programs.Context(cwd, engine.home, engine.boundary)
+        argv = cmd.effective
+        what = f"{cmd.name} writes"
+        writes = programs.file_writes(argv, ctx)
+        if writes is None:
+            self._unanalysable_redirect(cmd.text, what, "write", "the file it writes is only "
+                                        "known when it runs", parts, targets)
+        for word in writes or ():
+            path = word_path(word, cwd, engine.home)
+            if path is None:
+                self._unanalysable_redirect(word.raw, what, "write", "the file it writes is "
+                                            "only known when it runs", parts, targets)
+                continue
+            ws = Subject("path", "Bash", path.link, "write", path=path, family="edit",
+                         redirect=True, what=what)
+            inside = self._check_boundary(what, path)
+            wv = self.verdict(ws, protected=protected_reason(path, engine.boundary),
+                              inside=inside)
+            parts.append(wv)
+            targets.append(self._target(what, path.link, "write", wv, path, inside))
+        if not engine.read_guarded:
+            return  # (no Read deny or ask rule: nothing printed can be refused)
+        printed = programs.content_reads(argv, ctx, self._guarded)
+        what = f"{cmd.name} prints the content of"
+        if printed is None:
+            self._unanalysable_redirect(cmd.text, what, "read", "toolrun cannot tell which "
+                                        "files' content it prints, and Read deny/ask rules "
+                                        "exist", parts, targets)
+            return
+        for p in printed:
+            path = ResolvedPath(p, p, p)  # content out of git: no symlink is followed
+            rs = Subject("path", "Bash", p, "read", path=path, family="read",
+                         constraint=True, what=what)
+            rv = self.verdict(rs)
+            if rv.step is not None:
+                parts.append(rv)
+            targets.append(self._target(what, p, "read", rv, path, None))
+
+    def _guarded(self, paths: tuple[str, ...]) -> tuple[str, ...]:
+        """Of ``paths``, those a Read deny or ask rule covers (remembered per tuple: git
+        gives the same one while its repository is unchanged)."""
+        cache = self.engine.guarded_paths
+        hit = cache.get(id(paths))
+        if hit is not None and hit[0] is paths:
+            return hit[1]
+        rules = self.engine.rules
+        found: list[str] = []
+        for p in paths:
+            s = Subject("path", "Read", p, "read", path=ResolvedPath(p, p, p), family="read")
+            if rules.first_match("deny", s) or rules.first_match("ask", s):
+                found.append(p)
+        if len(cache) > 64:
+            cache.clear()
+        cache[id(paths)] = (paths, tuple(found))
+        return tuple(found)
 
     @staticmethod
     def _finish(

@@ -11,6 +11,12 @@ Each module names the programs it covers (``NAMES``) and may define:
 - ``option_reads(argv) -> tuple[Word, ...]``: files named by options that are read
   (``grep -f FILE``), checked like file arguments.
 - ``recursive(argv) -> bool``: the program reads whole directory trees.
+- ``file_writes(argv, ctx) -> tuple[Word, ...] | None``: files the program writes
+  because an option or a form says so (``git log --output=F``, ``git config K V``);
+  None when toolrun cannot tell. Checked as writes in every mode.
+- ``content_reads(argv, ctx, guarded) -> tuple[str, ...] | None``: paths whose content
+  the program prints without opening them (git's history); ``guarded`` keeps those a
+  Read deny or ask rule covers. None when toolrun cannot tell.
 
 ``argv`` is the command after wrappers are stripped; ``argv[0]`` is the program name.
 A new bypass of one program is a one-file fix here.
@@ -21,7 +27,7 @@ from __future__ import annotations
 import functools
 import importlib
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -88,6 +94,25 @@ def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
     module = program(argv[0].value if argv else None)
     fn = getattr(module, "option_reads", None)
     return tuple(fn(argv)) if fn is not None else ()
+
+
+def has(name: str | None, attribute: str) -> bool:
+    """Whether the module that knows program ``name`` defines ``attribute`` (cheap)."""
+    if name is None:
+        return False
+    return (posixpath.basename(name) if "/" in name else name) in _names_with(attribute)
+
+
+def file_writes(argv: tuple[Word, ...], ctx: Context) -> tuple[Word, ...] | None:
+    fn = getattr(program(argv[0].value if argv else None), "file_writes", None)
+    return fn(argv, ctx) if fn is not None else ()
+
+
+def content_reads(
+    argv: tuple[Word, ...], ctx: Context, guarded: Callable[[tuple[str, ...]], tuple[str, ...]]
+) -> tuple[str, ...] | None:
+    fn = getattr(program(argv[0].value if argv else None), "content_reads", None)
+    return fn(argv, ctx, guarded) if fn is not None else ()
 
 
 def recursive(argv: tuple[Word, ...]) -> bool:
