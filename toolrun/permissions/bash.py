@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from toolrun.permissions import expansions, fidelity, programs
+from toolrun.permissions import expansions, fidelity, programs, shellstate
 from toolrun.permissions.bash_simple import simple_commands
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.programs import git
@@ -1043,7 +1043,7 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
             for text, top, assignments, words, piped in simple:
                 walker.add(text, "command", assignments, words, (PIPED,) if piped else (),
                            "", top, True)
-            return BashAnalysis(command, tuple(walker.commands), tuple(walker.problems))
+            return _finish(command, walker)
     if "\\\n" in command and depth < MAX_NESTING:
         # Bash drops backslash-newline before splitting words; deny rules see that too.
         joined = _analyse(command.replace("\\\n", ""), depth + 1)
@@ -1057,7 +1057,18 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
     walker.statement(root, "", True, True)
     if not command.strip():
         walker.problem("empty command")
-    return BashAnalysis(command, tuple(walker.commands), tuple(walker.problems))
+    return _finish(command, walker)
+
+
+def _finish(command: str, walker: _Walker) -> BashAnalysis:
+    """The analysis, with the shell state each command leaves for the next followed
+    (variables set on their own) or refused (``shopt``, ``set -f``, ``IFS=``...)."""
+    commands = walker.commands
+    if any(c.kind in ("assignment", "declaration") for c in commands):
+        commands = shellstate.inherit(commands, SAFE_ENV_VARS)
+    for problem in shellstate.problems(command, commands):
+        walker.problem(problem)
+    return BashAnalysis(command, tuple(commands), tuple(walker.problems))
 
 
 @functools.lru_cache(maxsize=8192)
