@@ -144,10 +144,11 @@ def _changes(cmd: SimpleCommand) -> str | None:
         return None
     if cmd.kind == "unset":
         for word in cmd.words[1:]:
-            if word.value is None:
+            name = word.value if word.value is not None else _NAME.fullmatch(word.raw)
+            if name is None:
                 return f"unset {word.raw} removes a variable only known at run time"
-            if word.value in STATE_VARIABLES:
-                return f"unset {word.value} changes how bash reads words"
+            if word.raw in STATE_VARIABLES:
+                return f"unset {word.raw} changes how bash reads words"
         return None
     if cmd.kind != "command":
         return None
