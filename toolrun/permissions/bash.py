@@ -21,11 +21,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from toolrun.permissions import expansions, fidelity, programs
+from toolrun.permissions import expansions, fidelity, programs, shellstate
 from toolrun.permissions.bash_simple import simple_commands
 from toolrun.permissions.braces import brace_expands
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.programs import git
+from toolrun.permissions.programs.streams import is_stream
 from toolrun.permissions.words import Word as Word  # noqa: PLC0414 (re-exported for callers)
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ SAFE_ENV_VARS = frozenset(
 _SEPARATORS = frozenset({"&&", "||", ";", "&", "\n"})
 _PIPES = frozenset({"|", "|&"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|"})
+#: What gives a command its standard input: a file, a descriptor, a here-string, a
+#: here-doc, or (``|``, recorded as a redirect without target) the pipe before it.
+_STDIN_OPS = frozenset({"<", "<&", "<>", "<<<", "<<", "<<-", "|", "|&"})
 _ARG_TYPES = frozenset(
     {
         "word",
@@ -162,6 +166,12 @@ class Redirect:
         return self.op == "<" or (self.op == "<&" and not self._duplicates)
 
     @property
+    def feeds_stdin(self) -> bool:
+        """Whether this gives the command its standard input (what ``perl`` with no script
+        runs: ``<<< CODE``, ``<<EOF``, ``< file``, a pipe)."""
+        return self.op in _STDIN_OPS and self.fd in (None, "0")
+
+    @property
     def network(self) -> bool:
         """``/dev/tcp/HOST/PORT`` and ``/dev/udp/...``: bash opens a connection."""
         if self.target is None:
@@ -209,6 +219,10 @@ class SimpleCommand:
         first = self.effective[0] if self.effective else None
         name = first.value if first is not None and first.is_static else None
         object.__setattr__(self, "name", name)  # computed once: read many times per decision
+
+
+#: The standard input a pipe gives every command after ``|`` (a redirect with no target).
+PIPED = Redirect("|", None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -529,7 +543,7 @@ def _shell_script(argv: tuple[Word, ...]) -> tuple[bool, Word | None]:
             continue
         if saw_c:
             return True, word
-        if word.value is None or word.value.startswith(("/dev/stdin", "/dev/fd/", "/proc/")):
+        if is_stream(word):
             return True, None  # `bash /dev/stdin <<< ...`, `bash <(...)`: a fed-in string
         return False, None  # `bash script.sh`: runs a file, like any command
     # No script argument: the shell reads commands from stdin (or -c with nothing).
@@ -541,6 +555,9 @@ class _Walker:
         self.depth = depth
         self.commands: list[SimpleCommand] = []
         self.problems: list[str] = []
+        #: Redirections of the groups (``{ ...; }``, ``( ... )``) and pipes being walked:
+        #: they apply to every command inside, substitutions too (which share stdin).
+        self.spread: tuple[Redirect, ...] = ()
 
     def problem(self, message: str) -> None:
         if message not in self.problems:
@@ -563,8 +580,12 @@ class _Walker:
             named = [c for c in node.children if c.is_named and c.type != "comment"]
             last = named[-1] if named else None
             allowed = _PIPES if kind == "pipeline" else _SEPARATORS
+            piped = False  # (a command after `|` reads the pipe, whatever its own redirects)
             for child in node.children:
                 if child.is_named:
+                    saved = self.spread
+                    if piped:
+                        self.spread = (*saved, PIPED)
                     self.statement(
                         child,
                         context,
@@ -572,12 +593,17 @@ class _Walker:
                         analysable,
                         extra_redirects if child == last else (),
                     )
+                    self.spread = saved
                 elif child.type not in allowed:
                     self.problem(f"unsupported shell operator {child.type!r}")
                     analysable = False
-        elif kind == "subshell":
-            for child in node.named_children:
-                self.statement(child, context, False, analysable)
+                else:
+                    piped = piped or child.type in _PIPES
+        elif kind in ("subshell", "compound_statement"):
+            # `( ... )` runs in a child shell, `{ ...; }` in this one (a `cd` there moves
+            # it); either way the group's redirections reach every command inside.
+            self.group(node, context, top and kind == "compound_statement", analysable,
+                       extra_redirects)
         elif kind == "negated_command":
             for child in node.named_children:
                 self.statement(child, context, top, analysable, extra_redirects)
@@ -599,6 +625,22 @@ class _Walker:
         else:
             self.problem(f"unsupported shell construct: {kind}")
             self.descend(node, kind, False)
+
+    def group(
+        self,
+        node: Node,
+        context: str,
+        top: bool,
+        analysable: bool,
+        redirects: tuple[Redirect, ...],
+    ) -> None:
+        saved = self.spread
+        self.spread = (*saved, *redirects)
+        for child in node.named_children:
+            if child.type in _REDIRECTS:
+                continue  # (the group's own, given in `redirects` by the caller)
+            self.statement(child, context, top, analysable)
+        self.spread = saved
 
     def descend(self, node: Node, context: str, analysable: bool) -> None:
         """Find statements anywhere below an unsupported node, for deny and ask rules."""
@@ -640,6 +682,10 @@ class _Walker:
         ):
             self.statement(body, context, top, analysable, tuple(redirects))
             return
+        if body is not None and body.type in ("subshell", "compound_statement"):
+            self.group(body, context, top and body.type == "compound_statement", analysable,
+                       tuple(redirects))
+            return
         if body is not None:
             self.statement(body, context, False, analysable)
         if redirects:
@@ -670,10 +716,12 @@ class _Walker:
             for child in node.children:
                 if not child.is_named and child.type not in ("<<", "<<-", *_SEPARATORS, *_PIPES):
                     self.problem(f"unsupported shell operator {child.type!r}")
+            out.append(Redirect("<<", None))  # (the body is the command's stdin)
             return out
         if node.type == "herestring_redirect":
             for child in node.named_children:
                 self.argument(child, analysable)
+            out.append(Redirect("<<<", None))
             return out
         fd: str | None = None
         op = ""
@@ -841,6 +889,8 @@ class _Walker:
             assignments, words, analysable=analysable
         )
         nested: list[tuple[Word, ...]] = []
+        if self.spread:
+            redirects = (*self.spread, *redirects)
         if kind == "command" and words:
             for argv in argvs:
                 if argv and not argv[0].is_static:
@@ -848,7 +898,8 @@ class _Walker:
                     self.problem(f"the command name {argv[0].raw!r} is computed at run time")
                     analysable = False
                     break
-            analysable = self.nested_scripts(argvs, analysable, nested)
+            stdin = any(r.feeds_stdin for r in redirects)
+            analysable = self.nested_scripts(argvs, analysable, nested, stdin)
             if not analysable:
                 allow_form = None
         if kind in ("redirects", "assignment", "declaration", "unset", "test"):
@@ -877,15 +928,20 @@ class _Walker:
         argvs: Iterable[tuple[Word, ...]],
         analysable: bool,
         nested: list[tuple[Word, ...]],
+        stdin: bool = False,
     ) -> bool:
         """Detect code given as a string (``eval``, ``sh -c``, ``awk 'BEGIN{system(..)}'``,
-        ``python -c``, ``trap``): never allowable; shell strings are checked for deny."""
+        ``python -c``, ``trap``) or fed in (``perl <<< CODE``, ``cat x | node``, ``make -f
+        /dev/stdin``; ``stdin``: the command's standard input is given by the command
+        itself): never allowable; shell strings are checked for deny."""
         scripts: list[str] = []
         for variant in argvs:
             if not variant:
                 continue
             name = posixpath.basename(variant[0].text)
             inline = programs.runs_code(variant) if variant[0].is_static else None
+            if inline is None and variant[0].is_static:
+                inline = programs.reads_program(variant, stdin)
             if inline is not None:
                 self.problem(inline)
                 analysable = False
@@ -988,9 +1044,10 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
     if not walker.problems:
         simple = simple_commands(command)  # plain words and operators: no parse needed
         if simple is not None:
-            for text, top, assignments, words in simple:
-                walker.add(text, "command", assignments, words, (), "", top, True)
-            return BashAnalysis(command, tuple(walker.commands), tuple(walker.problems))
+            for text, top, assignments, words, piped in simple:
+                walker.add(text, "command", assignments, words, (PIPED,) if piped else (),
+                           "", top, True)
+            return _finish(command, walker)
     if "\\\n" in command and depth < MAX_NESTING:
         # Bash drops backslash-newline before splitting words; deny rules see that too.
         joined = _analyse(command.replace("\\\n", ""), depth + 1)
@@ -1004,7 +1061,18 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
     walker.statement(root, "", True, True)
     if not command.strip():
         walker.problem("empty command")
-    return BashAnalysis(command, tuple(walker.commands), tuple(walker.problems))
+    return _finish(command, walker)
+
+
+def _finish(command: str, walker: _Walker) -> BashAnalysis:
+    """The analysis, with the shell state each command leaves for the next followed
+    (variables set on their own) or refused (``shopt``, ``set -f``, ``IFS=``...)."""
+    commands = walker.commands
+    if any(c.kind in ("assignment", "declaration") for c in commands):
+        commands = shellstate.inherit(commands, SAFE_ENV_VARS)
+    for problem in shellstate.problems(command, commands):
+        walker.problem(problem)
+    return BashAnalysis(command, tuple(commands), tuple(walker.problems))
 
 
 @functools.lru_cache(maxsize=8192)

@@ -42,8 +42,8 @@ _SPECIAL = frozenset(
      "typeset", "export", "readonly", "local", "unset", "unsetenv", "[[", "]]"}
 )  # fmt: skip
 
-#: (text, top level, assignments, words) of each simple command
-Simple = tuple[str, bool, tuple[Word, ...], tuple[Word, ...]]
+#: (text, top level, assignments, words, reads a pipe) of each simple command
+Simple = tuple[str, bool, tuple[Word, ...], tuple[Word, ...], bool]
 
 
 def simple_commands(command: str) -> list[Simple] | None:
@@ -79,12 +79,13 @@ def simple_commands(command: str) -> list[Simple] | None:
             return None  # no command name (an operator first, two in a row, an assignment)
         piped = op == "|"
         out.append((command[start:last], not (piped or piped_before), tuple(assignments),
-                    tuple(words)))
+                    tuple(words), piped_before))
         operators.append(op)
         assignments, words, piped_before = [], [], piped
     if not words:
         return None  # nothing, or a trailing operator
-    out.append((command[start:last], not piped_before, tuple(assignments), tuple(words)))
+    out.append((command[start:last], not piped_before, tuple(assignments), tuple(words),
+                piped_before))
     if operators.count("|") > 1 and ("&&" in operators or "||" in operators):
         return None  # (tree-sitter nests `a | b | c && d` in ways of its own)
     return out

@@ -8,6 +8,11 @@ Each module names the programs it covers (``NAMES``) and may define:
 - ``runs_code(argv) -> str | None``: why the arguments themselves are code the program
   runs (``awk 'BEGIN{system(...)}'``, ``sed 'e ...'``, ``trap '...'``, ``python -c``). Such
   a command cannot be analysed: no rule may allow it, and deny rules cannot see inside.
+- ``reads_program(argv, stdin) -> str | None``: why the program runs text the command
+  feeds it: a script named ``-``, ``/dev/stdin``, ``/dev/fd/N``, ``<(...)``, or none at all
+  while ``stdin`` (the command's standard input is a pipe, a here-string, a here-doc or a
+  redirection) holds it (``perl <<< 'unlink "f"'``, ``cat x | node``, ``make -f -``). Such a
+  command cannot be analysed, exactly as ``bash <<< CMD`` and ``python -c`` cannot.
 - ``option_reads(argv) -> tuple[Word, ...]``: files named by options that are read
   (``grep -f FILE``), checked like file arguments.
 - ``recursive(argv) -> bool``: the program reads whole directory trees.
@@ -87,6 +92,12 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
     module = program(argv[0].value if argv else None)
     fn = getattr(module, "runs_code", None)
     return fn(argv) if fn is not None else None
+
+
+def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
+    module = program(argv[0].value if argv else None)
+    fn = getattr(module, "reads_program", None)
+    return fn(argv, stdin) if fn is not None else None
 
 
 @by_identity

@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from toolrun.permissions.programs import option_values
+from toolrun.permissions.programs.streams import is_stream
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -74,6 +75,14 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
     for word in found:
         if word.value is not None and _RUNS.search(word.value):
             return "the awk program runs commands (system, pipes, getline) or loads code"
+    return None
+
+
+def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
+    """``awk -f /dev/stdin <<< PROGRAM``: the program file is what the command feeds in."""
+    for word in option_values(argv, "fi", ("--file", "--include")):
+        if is_stream(word):
+            return f"awk -f {word.raw} runs a program the command feeds it"
     return None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from toolrun.permissions.programs.streams import is_stream
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -30,19 +31,12 @@ _NAMES_VARIABLES = frozenset(
 )  # fmt: skip
 
 
-#: Files that are the command's own input: sourcing them runs the string fed in.
-_STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/dev/tty", "-")
-
-
 def runs_code(argv: tuple[Word, ...]) -> str | None:
     name = argv[0].value
     if name in ("source", ".") and len(argv) > 1:
         script = argv[1]
-        if (
-            script.value is None
-            or script.value.startswith(_STDIN_FILES)
-            or (script.value.startswith("/proc/") and "/fd/" in script.value)
-        ):
+        # (`/dev/stdin`, `/dev/fd/N`, `<(...)`, `../../dev/stdin`: the string fed in)
+        if is_stream(script):
             return f"{name} {script.raw} runs commands fed in by the command itself"
     if name == "trap" and len(argv) > 2:
         action = argv[1]

@@ -1,14 +1,22 @@
-"""Interpreters given their program inline (``python -c``, ``perl -e``, ``node -e``, ``watch``).
+"""Interpreters given their program inline (``python -c``, ``perl -e``, ``node -e``, ``watch``)
+or fed by the command itself (``perl <<< CODE``, ``cat x | node``, ``make -f /dev/stdin``).
 
-The inline program can do anything (``os.system("rm x")``); toolrun does not read
-other languages, so such a command cannot be analysed: no rule allows it, and under
-bypassPermissions it asks while a Bash deny or ask rule exists.
+The program can do anything (``os.system("rm x")``); toolrun does not read other
+languages, so such a command cannot be analysed: no rule allows it, and under
+bypassPermissions it asks while a Bash deny or ask rule exists. A program read from a
+file (``python3 tool.py``) is analysable, like ``bash script.sh``.
+
+How each program finds its program text is a property of the program (:data:`READERS`),
+not a list in the resolver: where its script operand stands, which options name the
+program file, whether it reads commands from standard input whatever its operands.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from toolrun.permissions.programs.streams import any_stream, is_stream
 from toolrun.permissions.words import Word
 
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*")
@@ -28,6 +36,15 @@ INLINE: dict[str, frozenset[str]] = {
     "tclsh": frozenset(),
     "julia": frozenset({"-e", "--eval", "-E", "--print"}),
     "jshell": frozenset(),
+    "R": frozenset({"-e"}),
+    "expect": frozenset({"-c"}),
+    "dc": frozenset({"-e", "--expression"}),
+    "gdb": frozenset({"-ex", "--eval-command", "-iex", "--init-eval-command"}),
+    "psql": frozenset({"-c", "--command"}),
+    "mysql": frozenset({"-e", "--execute"}),
+    "sqlite3": frozenset({"-cmd"}),
+    "make": frozenset({"-E", "--eval"}),
+    "gmake": frozenset({"-E", "--eval"}),
 }
 #: Interpreter options whose next word is their value (the script comes after them).
 _VALUE_OPTIONS: dict[str, frozenset[str]] = {
@@ -43,7 +60,91 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
 }
 #: Programs that hand a string to ``sh -c``.
 _SHELL_STRING = frozenset({"watch", "script"})
-NAMES = frozenset({*INLINE, *_SHELL_STRING, "python", "python3", "pypy3", "su", "runuser", "env"})
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """Where a program finds its program text.
+
+    ``values``: options whose next word is their value (not the script). ``files``:
+    options whose value is the program file (``make -f``, ``php -f``, ``R --file``).
+    ``no_script``: options after which no program text is read (``python -m``,
+    ``--version``). ``stdin``: with no script operand (and no ``files`` option) the
+    program runs its standard input. ``commands``: it reads commands from standard
+    input whatever its operands are (``ed FILE``, ``sqlite3 DB``, ``at now``).
+    ``operand``: its first operand is the program file.
+    """
+
+    values: frozenset[str] = frozenset()
+    files: frozenset[str] = frozenset()
+    no_script: frozenset[str] = frozenset({"-V", "-v", "--version", "-h", "--help"})
+    stdin: bool = True
+    commands: bool = False
+    operand: bool = True
+
+
+_SCRIPTED = Reader()
+_COMMANDS = Reader(commands=True, operand=False)
+READERS: dict[str, Reader] = {
+    "python": Reader(values=frozenset({"-W", "-X", "-Q"}),
+                     no_script=frozenset({"-m", "-V", "--version", "-h", "--help"})),
+    "perl": Reader(values=frozenset({"-I", "-M", "-m"})),
+    "ruby": Reader(values=frozenset({"-I", "-r", "-C", "-E", "-F"})),
+    "irb": _COMMANDS,
+    "node": Reader(values=frozenset({"-r", "--require", "--import", "--loader", "-C",
+                                     "--conditions", "--input-type", "--title"})),
+    "nodejs": Reader(values=frozenset({"-r", "--require", "--import", "--loader"})),
+    "php": Reader(values=frozenset({"-c", "-d", "-z"}), files=frozenset({"-f", "--file"}),
+                  no_script=frozenset({"-S", "-l", "-v", "-h", "-i", "-m", "--version"})),
+    "lua": Reader(values=frozenset({"-l"})),
+    "luajit": Reader(values=frozenset({"-l"})),
+    "Rscript": _SCRIPTED,
+    # R ignores its operands: without --file it runs its standard input.
+    "R": Reader(files=frozenset({"-f", "--file"}), operand=False,
+                no_script=frozenset({"CMD", "--version", "-h", "--help"})),
+    "tclsh": _SCRIPTED,
+    "wish": _SCRIPTED,
+    "expect": Reader(files=frozenset({"-f"})),
+    "osascript": _SCRIPTED,
+    "julia": _SCRIPTED,
+    "jshell": _COMMANDS,
+    "deno": _SCRIPTED,
+    "bun": _SCRIPTED,
+    "dc": Reader(files=frozenset({"-f", "--file"})),
+    "ed": _COMMANDS,
+    "red": _COMMANDS,
+    "ex": _COMMANDS,
+    "gdb": Reader(files=frozenset({"-x", "--command"}), commands=True, operand=False),
+    "sqlite3": _COMMANDS,
+    "psql": Reader(files=frozenset({"-f", "--file"}), commands=True, operand=False),
+    "mysql": _COMMANDS,
+    "at": Reader(files=frozenset({"-f"}), commands=True, operand=False),
+    "batch": Reader(files=frozenset({"-f"}), commands=True, operand=False),
+    "crontab": Reader(no_script=frozenset({"-l", "-r", "-e", "-h", "--help"})),
+    "m4": _SCRIPTED,
+    # make reads ./Makefile when no -f is given: a file, not its input.
+    "make": Reader(files=frozenset({"-f", "--file", "--makefile"}), stdin=False,
+                   operand=False),
+    "gmake": Reader(files=frozenset({"-f", "--file", "--makefile"}), stdin=False,
+                    operand=False),
+}
+#: deno and bun take their script after a sub-command (``deno run -``); with none but
+#: ``repl`` they read standard input as a REPL.
+_SUBCOMMANDS = {"deno": frozenset({"run", "repl"}), "bun": frozenset({"run", "repl"})}
+_SCRIPT_SUFFIXES = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx")
+#: Package runners: the program they start is the rest of the line (``npm exec -- node``).
+_RUNNERS = {"npm": frozenset({"exec", "x"}), "pnpm": frozenset({"exec", "dlx"}),
+            "yarn": frozenset({"exec", "dlx", "node"})}
+#: Package-runner options that run a shell string (``npm exec -c 'rm f'``).
+_RUNNER_SHELL = frozenset({"-c", "--call", "--shell-mode"})
+#: The versioned names an interpreter is installed under (``python3.12``, ``pypy3.10``).
+_VERSIONED = frozenset(
+    {"python", "python2", "python2.7", "python3", "pypy", "pypy3",
+     *(f"python3.{minor}" for minor in range(4, 20)),
+     *(f"pypy3.{minor}" for minor in range(6, 16))}
+)  # fmt: skip
+NAMES = frozenset({*INLINE, *_SHELL_STRING, *READERS, *_RUNNERS, *_VERSIONED, "su", "runuser",
+                   "env", "parallel"})
 
 
 def _name(argv: tuple[Word, ...]) -> str:
@@ -55,6 +156,14 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
     name = _name(argv)
     if name in _SHELL_STRING and len(argv) > 1:
         return f"{name} runs its arguments as a shell command string"
+    if name == "parallel":
+        # (its arguments, or its input, are shell command lines: `parallel ::: 'rm f'`)
+        return "parallel runs its arguments or its input as shell commands"
+    if name in _RUNNERS:
+        return _runner(argv, None)
+    if name == "sqlite3" and len([w for w in argv[1:] if not w.text.startswith("-")]) > 1:
+        # `sqlite3 DB '.shell rm f'`: the operands after the database are input lines
+        return "sqlite3 runs the SQL and dot-commands given after the database"
     if name == "env" and any(
         w.value is None
         or w.value.startswith(("-S", "--split-string"))
@@ -91,4 +200,106 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
             return f"{name} {text} runs a program given inline"
         if not text.startswith("-"):
             break
+    return None
+
+
+def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
+    """Why ``argv`` runs program text the command feeds it (see the package docstring)."""
+    name = _name(argv)
+    if name in _RUNNERS:
+        return _runner(argv, stdin)
+    reader = READERS.get("python" if _PYTHON.fullmatch(name) else name)
+    if reader is None:
+        return None
+    words = argv[1:]
+    subcommands = _SUBCOMMANDS.get(name)
+    if subcommands is not None and words and words[0].value in subcommands:
+        if words[0].value == "repl":
+            return f"{name} repl runs its standard input" if stdin else None
+        words = words[1:]
+    elif (
+        subcommands is not None
+        and words
+        and not (words[0].value or "-").startswith("-")
+        and not (words[0].value or "").endswith(_SCRIPT_SUFFIXES)
+    ):
+        return None  # `deno fmt`, `bun install`: a sub-command, not a script
+    fed = "its standard input" if stdin else "a stream"
+    operand: Word | None = None
+    file_given = False
+    i = 0
+    while i < len(words):
+        word = words[i]
+        text = word.value
+        if text is None or word.glob:
+            return f"{name} argument {word.raw} is only known when the command runs"
+        if text in reader.no_script:
+            return None
+        option = text.split("=", 1)[0]
+        if option in reader.files:
+            file_given = True
+            value = Word(text[len(option) + 1 :], text[len(option) + 1 :]) if "=" in text else (
+                words[i + 1] if i + 1 < len(words) else None
+            )
+            if value is not None and is_stream(value):
+                return f"{name} {option} {value.raw} runs a program the command feeds it"
+            i += 1 if "=" in text else 2
+            continue
+        if text == "--":
+            operand = words[i + 1] if i + 1 < len(words) else None
+            break
+        if text.startswith("-") and text != "-":
+            # (an option's value may be code too: `node -r /dev/stdin`, `perl -M...`)
+            if text in reader.values and i + 1 < len(words) and is_stream(words[i + 1]):
+                return f"{name} {text} {words[i + 1].raw} loads code the command feeds it"
+            i += 2 if text in reader.values else 1
+            continue
+        operand = word
+        break
+    if reader.commands and stdin:
+        return f"{name} runs the commands on its standard input"
+    if reader.operand and operand is not None:
+        if is_stream(operand):
+            return f"{name} {operand.raw} runs the program in {fed}"
+        return None
+    if reader.stdin and stdin and not file_given:
+        return f"{name} with no script runs the program on its standard input"
+    stream = any_stream(words) if reader.operand else None
+    if stream is not None and stream.value == "-" and operand is None:
+        return f"{name} - runs the program in {fed}"
+    return None
+
+
+def _runner(argv: tuple[Word, ...], stdin: bool | None) -> str | None:
+    """``npm exec [--] PROG ...``: the program it starts decides (``stdin`` None: whether the
+    runner or the program runs a string inline)."""
+    from toolrun.permissions import programs
+
+    name = _name(argv)
+    words = argv[1:]
+    verbs = _RUNNERS[name]
+    for i, word in enumerate(words):
+        text = word.value
+        if text is None:
+            return f"{name} argument {word.raw} is only known when the command runs"
+        if text.split("=", 1)[0] in _RUNNER_SHELL:
+            return f"{name} {text} runs a shell command string"
+        if text in verbs:
+            rest = words[i + 1 :]
+            while rest and (rest[0].value or "").startswith("-"):
+                if rest[0].value == "--":
+                    rest = rest[1:]
+                    break
+                if (rest[0].value or "").split("=", 1)[0] in _RUNNER_SHELL:
+                    return f"{name} {rest[0].value} runs a shell command string"
+                rest = rest[1:]
+            if text == "node":
+                rest = (Word("node", "node"), *rest)
+            if not rest:
+                return None
+            if stdin is None:
+                return programs.runs_code(rest)
+            return programs.reads_program(rest, stdin)
+        if not text.startswith("-"):
+            return None  # `npm test`, `yarn build`: a script of package.json
     return None

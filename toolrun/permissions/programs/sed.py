@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolrun.permissions.programs import long_is, option_values, options, short_has
+from toolrun.permissions.programs.streams import is_stream
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -155,6 +156,14 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
             return "the sed script's e command runs a shell command"
         if "e" in flags:
             return "sed's s///e runs the pattern space as a shell command"
+    return None
+
+
+def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
+    """``sed -f /dev/stdin <<< '1e rm f'``: the script file is what the command feeds in."""
+    for word in option_values(argv, "f", ("--file",)):
+        if is_stream(word):
+            return f"sed -f {word.raw} runs a script the command feeds it"
     return None
 
 
