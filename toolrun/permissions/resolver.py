@@ -824,6 +824,24 @@ class _Call:
             rv = self.verdict(rs, protected=protected_reason(path, engine.boundary), inside=inside)
             parts.append(rv)
             targets.append(self._target(what, path.link, "write", rv, path, inside))
+        # Writes hidden in options (`sort -o F`, `curl -o F`, `find -fprint F`, `uniq IN
+        # OUT`): checked as redirect targets are, so Edit rules, the boundary and protected
+        # paths hold in every mode, bypassPermissions included.
+        for word in programs.option_writes(cmd.effective) if cmd.analysable else ():
+            what = f"{cmd.name} writes"
+            path = word_path(word, cwd, home)
+            if path is None:
+                self._unanalysable_redirect(
+                    word.raw, what, "write", "the file it writes is only known when it runs",
+                    parts, targets,
+                )
+                continue
+            ws = Subject("path", "Bash", path.link, "write", path=path, family="edit",
+                         redirect=True, what=what)
+            inside = self._check_boundary(what, path)
+            wv = self.verdict(ws, protected=protected_reason(path, engine.boundary), inside=inside)
+            parts.append(wv)
+            targets.append(self._target(what, path.link, "write", wv, path, inside))
         recursive = programs.recursive(cmd.effective)
         if not (args or option_files or cmd.redirects or recursive):
             return self._finish(index, cmd, parts, targets)  # (the usual `npm test`)
