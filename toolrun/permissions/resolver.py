@@ -832,10 +832,33 @@ class _Call:
         if cmd.analysable and programs.has(cmd.name, "file_writes"):
             self._program_effects(cmd, cwd, parts, targets)
         # --
+        # Writes hidden in options (`sort -o F`, `curl -o F`, `find -fprint F`, `uniq IN
+        # OUT`): checked as redirect targets are, so Edit rules, the boundary and protected
+        # paths hold in every mode, bypassPermissions included.
+        for word in programs.option_writes(cmd.effective) if cmd.analysable else ():
+            what = f"{cmd.name} writes"
+            path = word_path(word, cwd, home)
+            if path is None:
+                self._unanalysable_redirect(
+                    word.raw, what, "write", "the file it writes is only known when it runs",
+                    parts, targets,
+                )
+                continue
+            ws = Subject("path", "Bash", path.link, "write", path=path, family="edit",
+                         redirect=True, what=what)
+            inside = self._check_boundary(what, path)
+            wv = self.verdict(ws, protected=protected_reason(path, engine.boundary), inside=inside)
+            parts.append(wv)
+            targets.append(self._target(what, path.link, "write", wv, path, inside))
         recursive = programs.recursive(cmd.effective)
-        if not (args or option_files or cmd.redirects or recursive):
+        fed = _fed_by_xargs(cmd)
+        if not (args or option_files or cmd.redirects or recursive or fed):
             return self._finish(index, cmd, parts, targets)  # (the usual `npm test`)
         reads = [(arg.word, arg.access, f"{cmd.name} argument") for arg in args]
+        if fed:
+            # `find . | xargs grep K`: the files (or `--file=` options) come from stdin,
+            # so a Read deny or ask rule cannot be checked against them
+            reads.append((Word("<words from standard input>", None), "read", "xargs argument"))
         reads += [(w, "read", f"{cmd.name} option") for w in option_files]
         for redirect in cmd.redirects:
             if redirect.target is None:
@@ -1167,6 +1190,12 @@ def _mtimes(signature: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ..
         except OSError:
             out.append((directory, -1))
     return tuple(out)
+
+
+def _fed_by_xargs(cmd: SimpleCommand) -> bool:
+    """``xargs PROGRAM``: the program is given words read from standard input."""
+    stripped = len(cmd.words) - len(cmd.effective)
+    return stripped > 0 and any(w.value == "xargs" for w in cmd.words[:stripped])
 
 
 def _rm_argvs(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:

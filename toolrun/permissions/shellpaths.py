@@ -62,26 +62,15 @@ _FIRST_NOT_PATH = frozenset(
      "look", "gawk", "mawk", "nawk", "zgrep"}
 )
 _PATTERN_OPTIONS = frozenset({"-e", "--regexp", "-f", "--file", "--expression"})
-#: Options that take the next word as their value (so it is not a path).
+#: Options that take the next word as their value (so it is not a path), for the programs
+#: without a full option table (those with one are split by ``programs.parsed``).
 _OPTION_VALUES: dict[str, frozenset[str]] = {
-    "head": frozenset({"-n", "-c", "--lines", "--bytes"}),
-    "tail": frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--pid"}),
-    "grep": frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--regexp", "--file",
-                       "--max-count", "--context"}),
-    "rg": frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "-g", "-t", "-T", "--glob", "--type"}),
-    "sed": frozenset({"-e", "-f", "--expression", "--file", "-l"}),
-    "cut": frozenset({"-d", "-f", "-c", "-b", "--delimiter", "--fields"}),
-    "sort": frozenset({"-k", "-t", "-S", "--key", "--field-separator"}),
-    "du": frozenset({"-d", "--max-depth", "-B"}),
     "mkdir": frozenset({"-m", "--mode"}),
     "install": frozenset({"-m", "-o", "-g", "--mode", "--owner", "--group"}),
     "touch": frozenset({"-d", "-t", "--date"}),
     "truncate": frozenset({"-s", "--size"}),
-    "diff": frozenset({"-U", "-C", "--label"}),
-    "ls": frozenset({"-I", "--ignore", "-w", "--width", "-T"}),
     "xxd": frozenset({"-c", "-l", "-s", "-g"}),
     "od": frozenset({"-A", "-j", "-N", "-t", "-w"}),
-    "awk": frozenset({"-F", "-v", "-f"}),
 }  # fmt: skip
 
 
@@ -392,6 +381,10 @@ def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
             if w.value is not None and w.value[:3] in ("if=", "of=")
         )
     write = name in WRITE_FILE_COMMANDS or (name == "sed" and _sed_in_place(argv))
+    from_table = _operands(argv)
+    if from_table is not None:
+        access: Access = "write" if write else "read"
+        return tuple(PathArgument(w, access) for w in from_table)
     takes_value = _OPTION_VALUES.get(name, frozenset())
     positional: list[Word] = []
     options_done = False
@@ -442,7 +435,37 @@ def path_arguments(command: SimpleCommand) -> tuple[PathArgument, ...]:
     return tuple(PathArgument(w, "write") for w in positional)
 
 
+def _operands(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """The file operands of a program with an option table, split as the program splits
+    them (``grep -e. .env`` reads ``.env``); None when toolrun has no table for it.
+
+    When the program would refuse an option, every word that is not an option may still
+    be a file to another version of it: all are returned (fail closed).
+    """
+    from toolrun.permissions import programs
+
+    found = programs.parsed(argv)
+    if found is None:
+        return None
+    operands = found.operands
+    module = programs.program(argv[0].value)
+    patterns: frozenset[str] = getattr(module, "PATTERN_OPTIONS", frozenset())
+    first_not_path = argv[0].value in _FIRST_NOT_PATH or (
+        argv[0].value is not None and posixpath.basename(argv[0].value) in _FIRST_NOT_PATH)
+    if found.error is not None:
+        return operands
+    if first_not_path and not (patterns and found.has(*patterns)):
+        operands = operands[1:]
+    return operands
+
+
 def _sed_in_place(argv: tuple[Word, ...]) -> bool:
+    from toolrun.permissions.programs import parsed
+
+    if parsed(argv) is not None:
+        from toolrun.permissions.programs.sed import in_place
+
+        return in_place(argv)
     for word in argv[1:]:
         value = word.value
         if value is None:

@@ -22,6 +22,16 @@ Each module names the programs it covers (``NAMES``) and may define:
 - ``content_reads(argv, ctx, guarded) -> tuple[str, ...] | None``: paths whose content
   the program prints without opening them (git's history); ``guarded`` keeps those a
   Read deny or ask rule covers. None when toolrun cannot tell.
+- ``option_writes(argv) -> tuple[Word, ...]``: files options (or operands) make it write
+  (``sort -o F``, ``curl -o F``, ``find -fprint F``, ``uniq IN OUT``): write targets checked
+  as redirections are, in every mode. A word with no value stands for a file only known at
+  run time (the command is then not analysable).
+- ``SPEC`` (one :class:`~toolrun.permissions.options.Spec` for every name) or ``SPECS``
+  (by name): every option the program accepts. For a program in the read-only set an
+  option the table does not list makes the command not read-only, and its operands (the
+  file arguments) come from the same parse (``grep -e. .env`` reads ``.env``).
+- ``PATTERN_OPTIONS``: option keys that give the pattern or script, so the first operand
+  is a file (``grep -e P FILE``).
 
 ``argv`` is the command after wrappers are stripped; ``argv[0]`` is the program name.
 A new bypass of one program is a one-file fix here.
@@ -38,14 +48,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from toolrun.permissions.memo import by_identity
+from toolrun.permissions.options import Parsed, Spec, parse
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
     from toolrun.permissions.paths import Boundary
 
 _MODULES = (
-    "awk", "base64", "builtins", "curl", "find", "git", "grep", "interpreters", "less", "rg",
-    "sed", "sort", "tree", "uniq", "xargs",
+    "awk", "base64", "builtins", "coreutils", "curl", "diff", "find", "git", "grep",
+    "interpreters", "less", "rg", "sed", "sort", "tree", "uniq", "xargs",
 )  # fmt: skip
 
 
@@ -80,12 +91,66 @@ def program(name: str | None) -> ModuleType | None:
     return _TABLE.get(posixpath.basename(name) if "/" in name else name)
 
 
+def _base(name: str) -> str:
+    return posixpath.basename(name) if "/" in name else name
+
+
+def spec_of(name: str | None) -> Spec | None:
+    """Every option ``name`` accepts, when toolrun has its table."""
+    module = program(name)
+    if module is None or name is None:
+        return None
+    found: Spec | None = getattr(module, "SPEC", None)
+    if found is None:
+        found = getattr(module, "SPECS", {}).get(_base(name))
+    return found
+
+
+@by_identity
+def parsed(argv: tuple[Word, ...]) -> Parsed | None:
+    """``argv`` split as its program splits it (None: toolrun has no table for it)."""
+    found = spec_of(argv[0].value if argv else None)
+    return parse(found, argv[1:]) if found is not None else None
+
+
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
     module = program(argv[0].value if argv else None)
     if module is None:
         return None
+    split = parsed(argv)
+    if split is not None and split.error is not None:
+        # An option toolrun's table does not list: unknown is not read-only.
+        return f"{argv[0].value}: {split.error} (not in toolrun's table of its options)"
+    written = option_writes(argv)
+    if written:
+        return f"{argv[0].value} writes {written[0].raw}"
     fn = getattr(module, "check", None)
     return fn(argv, ctx) if fn is not None else None
+
+
+@by_identity
+def option_writes(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    """The files the command writes through its options or operands (not redirections)."""
+    module = program(argv[0].value if argv else None)
+    fn = getattr(module, "option_writes", None)
+    if fn is None:
+        return ()
+    written = tuple(fn(argv))
+    split = parsed(argv)
+    if split is not None and split.error is not None:
+        # An option toolrun does not know may be one that writes: fail closed.
+        written += (unknown_file(f"(what {split.error} may write)"),)
+    return written
+
+
+def unknown_file(label: str) -> Word:
+    """A file the command opens that is only known when it runs (checked as unanalysable)."""
+    return Word(label, None)
+
+
+def unknown_files(lists: tuple[Word, ...]) -> tuple[Word, ...]:
+    """The files named inside each list file (``--files0-from=F``): unknown here."""
+    return tuple(unknown_file(f"(the files named in {w.raw})") for w in lists)
 
 
 def runs_code(argv: tuple[Word, ...]) -> str | None:
@@ -230,7 +295,23 @@ def options_matter(name: str | None) -> bool:
     return name in _names_with("DANGEROUS_OPTIONS")
 
 
+def options_only_read(name: str | None) -> bool:
+    """Whether the options of ``name`` that matter can only read files (``grep -f F``)."""
+    module = program(name)
+    return getattr(module, "DANGEROUS_OPTIONS", None) == "reads"
+
+
 def value_options(name: str | None) -> frozenset[str]:
     """Options of ``name`` whose next word is their value, not an option."""
     found: frozenset[str] = getattr(program(name), "VALUE_OPTIONS", frozenset())
+    table = spec_of(name)
+    if table is not None:
+        found = found | _spec_values(table)
     return found
+
+
+@functools.cache
+def _spec_values(table: Spec) -> frozenset[str]:
+    shorts = {f"-{c}" for c, o in table.short.items() if o.arity == "required"}
+    longs = {f"--{n}" for n, o in table.long.items() if o.arity == "required"}
+    return frozenset(shorts | longs)

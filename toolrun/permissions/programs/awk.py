@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from toolrun.permissions.programs import option_values
-from toolrun.permissions.programs.streams import is_stream
+from toolrun.permissions.options import Parsed, flag, optional, spec, value
+from toolrun.permissions.programs import parsed
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -15,27 +15,37 @@ if TYPE_CHECKING:
 NAMES = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 #: An option can write, run or read: a word that might become one is never trusted.
 DANGEROUS_OPTIONS = True
-#: Options whose next word is their value (that word is never read as an option).
-VALUE_OPTIONS = frozenset(
-    {"-F", "--field-separator", "-v", "--assign"}
+#: gawk 5's and mawk's options together (``awk`` is either); both stop at the program text.
+SPEC = spec(
+    value("-f", "--file"), value("-F", "--field-separator"), value("-v", "--assign"),
+    flag("-b", "--characters-as-bytes"), flag("-c", "--traditional"), flag("-C", "--copyright"),
+    optional("-d", "--dump-variables"), optional("-D", "--debug"), value("-e", "--source"),
+    value("-E", "--exec"), flag("-g", "--gen-pot"), flag("-h"), value("-i", "--include"),
+    flag("-I", "--trace"), flag("-k", "--csv"), value("-l", "--load"), optional("-L", "--lint"),
+    flag("-M", "--bignum"), flag("-N", "--use-lc-numeric"), flag("-n", "--non-decimal-data"),
+    optional("-o", "--pretty-print"), flag("-O", "--optimize"), optional("-p", "--profile"),
+    flag("-P", "--posix"), flag("-r", "--re-interval"), flag("-s", "--no-optimize"),
+    flag("-S", "--sandbox"), flag("-t", "--lint-old"), flag("-V"), value("-W"),
+    permute=False,
 )  # fmt: skip
-_VALUE_OPTIONS = frozenset(
-    {
-        "-F",
-        "-v",
-        "-f",
-        "-e",
-        "-i",
-        "-l",
-        "-W",
-        "--source",
-        "--include",
-        "--load",
-        "--file",
-        "--field-separator",
-        "--assign",
-    }
-)
+#: mawk's -W values that change nothing toolrun checks.
+#: Options that give the program text: then the first operand is a file.
+PATTERN_OPTIONS = frozenset({"-f", "-e", "-E"})
+_HARMLESS_W = ("version", "v", "dump", "interactive", "i", "posix_space", "usage", "sprintf",
+               "random", "help")
+#: Where gawk writes when -d/-o/-p name no file.
+_DEFAULT_FILES = {"-d": "awkvars.out", "-o": "awkprof.out", "-p": "awkprof.out"}
+
+
+def _code_from_files(found: Parsed) -> bool:
+    """The program (or part of it) comes from a file toolrun does not read."""
+    if found.has("-f", "-i", "-l", "-E", "-D"):
+        return True
+    return any(
+        not (w.value or "-").split("=", 1)[0].startswith(_HARMLESS_W) for w in found.values("-W")
+    )
+
+
 _RUNS = re.compile(
     r"\bsystem\s*\(|\|\s*&|\|\s*getline|\b(?:print|printf)\b[^;{}\n]*\||@load|@include|"
     r"\bgetline\b[^;{}\n]*<|\bclose\s*\(|\bfflush\s*\("
@@ -47,42 +57,23 @@ _FILES = re.compile(r"\bARG[VC]\b|\bFILENAME\s*=")
 
 def programs(argv: tuple[Word, ...]) -> list[Word] | None:
     """The program texts given on the command line; None when one is read from a file."""
-    if option_values(argv, "f", ("--file",)) or option_values(argv, "il", ("--include", "--load")):
+    found = parsed(argv)
+    if found is None or _code_from_files(found):
         return None
-    given = option_values(argv, "e", ("--source",))
+    given = found.values("-e")
     if given:
-        return given
-    words = argv[1:]
-    i = 0
-    while i < len(words):
-        text = words[i].text
-        if text == "--":
-            return list(words[i + 1 : i + 2])
-        if text in _VALUE_OPTIONS:
-            i += 2
-            continue
-        if text.startswith("-") and text != "-":
-            i += 1
-            continue
-        return [words[i]]
-    return []
+        return list(given)
+    return list(found.operands[:1])
 
 
 def runs_code(argv: tuple[Word, ...]) -> str | None:
     found = programs(argv)
     if found is None:
-        return None
+        # (``awk -f /dev/stdin <<< 'BEGIN{system("rm f")}'``: toolrun does not read it)
+        return "awk runs a program from a file toolrun does not read"
     for word in found:
         if word.value is not None and _RUNS.search(word.value):
             return "the awk program runs commands (system, pipes, getline) or loads code"
-    return None
-
-
-def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
-    """``awk -f /dev/stdin <<< PROGRAM``: the program file is what the command feeds in."""
-    for word in option_values(argv, "fi", ("--file", "--include")):
-        if is_stream(word):
-            return f"awk -f {word.raw} runs a program the command feeds it"
     return None
 
 
@@ -101,4 +92,17 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
 
 
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
-    return tuple(option_values(argv, "f", ("--file",)))
+    found = parsed(argv)
+    return () if found is None else found.values("-f", "-i", "-E")
+
+
+def option_writes(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    found = parsed(argv)
+    if found is None:
+        return ()
+    out: list[Word] = []
+    for given in found.given:
+        default = _DEFAULT_FILES.get(given.key)
+        if default is not None:
+            out.append(given.value if given.value is not None else Word(default, default))
+    return tuple(out)

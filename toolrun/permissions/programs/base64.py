@@ -1,28 +1,34 @@
-"""base64 (and its cousins): ``-o``/``--output`` (BSD, macOS) writes a file."""
+"""base64 (and its cousins): ``-o``/``--output`` (BSD, macOS) writes a file.
+
+GNU base64 refuses ``-o``; macOS writes it. The table holds both so the write is seen
+wherever the command runs.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from toolrun.permissions.programs import long_is, options, short_has
+from toolrun.permissions.options import flag, spec, value
+from toolrun.permissions.programs import parsed
 from toolrun.permissions.words import Word
 
-if TYPE_CHECKING:
-    from toolrun.permissions.programs import Context
-
 NAMES = frozenset({"base64", "base32", "basenc"})
-#: An option can write, run or read: a word that might become one is never trusted.
+#: An option can write: a word that might become one is never trusted.
 DANGEROUS_OPTIONS = True
-#: Options whose next word is their value (that word is never read as an option).
-VALUE_OPTIONS = frozenset(
-    {"-w", "--wrap"}
+_COMMON = (
+    flag("-d", "-D", "--decode"), flag("-i", "--ignore-garbage"), value("-w", "--wrap"),
+    value("-o", "--output"), value("--input"), value("-b", "--break"),
 )  # fmt: skip
+_BASENC = (
+    flag("--base64"), flag("--base64url"), flag("--base32"), flag("--base32hex"),
+    flag("--base16"), flag("--base2msbf"), flag("--base2lsbf"), flag("--z85"),
+)  # fmt: skip
+SPECS = {"base64": spec(*_COMMON), "base32": spec(*_COMMON), "basenc": spec(*_COMMON, *_BASENC)}
 
 
-def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
-    for opt in options(argv):
-        if opt == "\x00":
-            return "a base64 option is only known when the command runs"
-        if long_is(opt, "--output") or short_has(opt, "o"):
-            return "base64 -o writes a file"
-    return None
+def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    found = parsed(argv)
+    return () if found is None else found.values("--input")
+
+
+def option_writes(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    found = parsed(argv)
+    return () if found is None else tuple(w for w in found.values("-o") if w.value != "-")

@@ -45,6 +45,23 @@ def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
         text = word.text
         if text in _FILE_TESTS or (text.startswith("-newer") and len(text) == 8):
             out.append(words[k + 1])
+            if text == "-files0-from":
+                # the starting points are named inside the file: unknown here
+                out.append(Word(f"(the paths named in {words[k + 1].raw})", None))
+    return tuple(out)
+
+
+#: Actions whose next word is a file find writes (``-fprintf FILE FORMAT``).
+_WRITE_ACTIONS = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
+
+
+def option_writes(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    words = argv[1:]
+    out: list[Word] = []
+    for k, word in enumerate(words):
+        if word.value in _WRITE_ACTIONS:
+            # (a missing file is find's error: nothing is written)
+            out.extend(words[k + 1 : k + 2])
     return tuple(out)
 
 

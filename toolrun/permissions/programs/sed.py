@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolrun.permissions.programs import long_is, option_values, options, short_has
-from toolrun.permissions.programs.streams import is_stream
+from toolrun.permissions.options import flag, optional, spec, value
+from toolrun.permissions.programs import parsed
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -19,10 +19,16 @@ if TYPE_CHECKING:
 NAMES = frozenset({"sed", "gsed"})
 #: An option can write, run or read: a word that might become one is never trusted.
 DANGEROUS_OPTIONS = True
-#: Options whose next word is their value (that word is never read as an option).
-VALUE_OPTIONS = frozenset(
-    {"-l", "--line-length"}
+#: GNU sed 4.9's options (``-i`` takes its suffix glued only: ``-i.bak``, ``-ie`` is suffix e).
+SPEC = spec(
+    flag("-n", "--quiet", "--silent"), flag("--debug"), value("-e", "--expression"),
+    value("-f", "--file"), flag("--follow-symlinks"), optional("-i", "--in-place"),
+    value("-l", "--line-length"), flag("--posix"), flag("-E", "-r", "--regexp-extended"),
+    flag("-s", "--separate"), flag("--sandbox"), flag("-u", "--unbuffered"),
+    flag("-z", "--null-data"), flag("-b", "--binary"),
 )  # fmt: skip
+#: Options that give the script: then the first operand is a file.
+PATTERN_OPTIONS = frozenset({"-e", "-f"})
 _FILE_COMMANDS = frozenset("wWrR")
 _LABEL_COMMANDS = frozenset("btT:")
 _TEXT_COMMANDS = frozenset("aic")
@@ -134,20 +140,26 @@ def commands(script: str) -> tuple[set[str], set[str]]:
 
 def scripts(argv: tuple[Word, ...]) -> list[Word] | None:
     """The sed scripts of the command; None when one comes from a file (-f)."""
-    if option_values(argv, "f", ("--file",)):
+    found = parsed(argv)
+    if found is None or found.has("-f"):
         return None
-    given = option_values(argv, "e", ("--expression",))
+    given = found.values("-e")
     if given:
-        return given
-    for word in argv[1:]:
-        text = word.text
-        if text.startswith("-") and text != "-":
-            continue
-        return [word]
-    return []
+        return list(given)
+    return list(found.operands[:1])
+
+
+def in_place(argv: tuple[Word, ...]) -> bool:
+    """``-i``/``--in-place``: sed writes its file operands."""
+    found = parsed(argv)
+    return found is None or found.error is not None or found.has("-i")
 
 
 def runs_code(argv: tuple[Word, ...]) -> str | None:
+    split = parsed(argv)
+    if split is not None and split.has("-f"):
+        # (``sed -f /dev/stdin <<< '1e rm f'``: toolrun does not read the script)
+        return "sed -f runs a script toolrun does not read, and its e command runs commands"
     for word in scripts(argv) or ():
         if word.value is None:
             continue
@@ -159,20 +171,9 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
     return None
 
 
-def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
-    """``sed -f /dev/stdin <<< '1e rm f'``: the script file is what the command feeds in."""
-    for word in option_values(argv, "f", ("--file",)):
-        if is_stream(word):
-            return f"sed -f {word.raw} runs a script the command feeds it"
-    return None
-
-
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
-    for opt in options(argv):
-        if opt == "\x00":
-            return "a sed option is only known when the command runs"
-        if long_is(opt, "--in-place") or (short_has(opt, "i") and not opt.startswith("--")):
-            return "sed -i edits files in place"
+    if in_place(argv):
+        return "sed -i edits files in place"
     found = scripts(argv)
     if found is None:
         return "sed -f runs a script from a file toolrun does not read"
@@ -186,4 +187,5 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
 
 
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
-    return tuple(option_values(argv, "f", ("--file",)))
+    found = parsed(argv)
+    return () if found is None else tuple(w for w in found.values("-f") if w.value != "-")

@@ -1,33 +1,58 @@
-"""tree: ``-o FILE`` writes; ``--fromfile`` reads a listing; it reads whole trees."""
+"""tree: ``-o FILE`` writes, ``-R`` writes ``00Tree.html`` in every directory; files named
+by ``--infofile``/``--gitfile``/``--hintro``/``--houtro`` are read; it reads whole trees.
+
+tree parses its own options (tree 2.x): letters bundle, a letter's value is the next word
+(never glued), long options are exact (``--opt X`` or ``--opt=X``), no abbreviations.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolrun.permissions.programs import options, short_has
+from toolrun.permissions.options import flag, spec, value
+from toolrun.permissions.programs import parsed, unknown_file
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"tree"})
-#: An option can write, run or read: a word that might become one is never trusted.
+#: An option can write or read: a word that might become one is never trusted.
 DANGEROUS_OPTIONS = True
-#: Options whose next word is their value (that word is never read as an option).
-VALUE_OPTIONS = frozenset(
-    {"-I", "-P", "-L", "--filelimit", "--charset", "--timefmt", "-H"}
+SPEC = spec(
+    *(flag(f"-{c}") for c in "adlfxRqNQpugshDFvtcUriASnCXJ"), value("-L"), value("-P"),
+    value("-I"), value("-o"), value("-H"), value("-T"), flag("--gitignore"), value("--gitfile"),
+    flag("--ignore-case"), flag("--matchdirs"), flag("--metafirst"), flag("--prune"),
+    flag("--info"), value("--infofile"), flag("--noreport"), value("--charset"),
+    value("--filelimit"), value("--timefmt"), flag("--si"), flag("--du"), flag("--inodes"),
+    flag("--device"), flag("--dirsfirst"), flag("--filesfirst"), value("--sort"),
+    flag("--nolinks"), value("--hintro"), value("--houtro"), flag("--fromfile"),
+    flag("--fromtabfile"), flag("--fflinks"), flag("--condense"), value("--opt-toggle"),
+    abbreviations=False, glued=False,
 )  # fmt: skip
 
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
-    for opt in options(argv):
-        if opt == "\x00":
-            return "a tree option is only known when the command runs"
-        if short_has(opt, "o"):
-            return "tree -o writes a file"
-        if opt.split("=", 1)[0] in ("--fromfile", "--infofile"):
-            return f"tree {opt} reads files named elsewhere"
+    found = parsed(argv)
+    if found is not None and found.has("--fromfile", "--fromtabfile"):
+        return "tree --fromfile prints the contents of the files it is given"
     return None
+
+
+def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    found = parsed(argv)
+    return () if found is None else found.values("--infofile", "--gitfile", "--hintro",
+                                                 "--houtro")
+
+
+def option_writes(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    found = parsed(argv)
+    if found is None:
+        return ()
+    written = found.values("-o")
+    if found.has("-R"):
+        written += (unknown_file("(00Tree.html in every directory, tree -R)"),)
+    return written
 
 
 def recursive(argv: tuple[Word, ...]) -> bool:

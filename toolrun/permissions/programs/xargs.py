@@ -67,7 +67,7 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
         return "the command xargs runs is only known when the command runs"
     if not inner[0].is_static:
         return f"the command name {inner[0].raw} is computed at run time"
-    if programs.options_matter(inner[0].value):
+    if programs.options_matter(inner[0].value) and not programs.options_only_read(inner[0].value):
         # `echo '. -delete' | xargs find`, `xargs sed` given `-e 1e\ rm`: an option that
         # writes or runs can come from standard input
         return f"xargs gives {inner[0].raw} words from standard input, which can be options " \
