@@ -209,7 +209,7 @@ LN = Grammar(
     flags="bdFfinLPrsTv", valued="St",
     longs={**_COREUTILS_COMMON, "directory": NONE, "logical": NONE, "no-dereference": NONE,
            "physical": NONE, "relative": NONE, "symbolic": NONE},
-    aliases={**_COREUTILS_ALIASES, "s": "symbolic"},
+    aliases={**_COREUTILS_ALIASES, "s": "symbolic", "r": "relative"},
 )
 INSTALL = Grammar(
     flags="bcCdDpsTvZ", valued="gmoSt",

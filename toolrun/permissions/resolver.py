@@ -1001,6 +1001,7 @@ class _Call:
         engine = self.engine
         guarded = engine.read_guarded
         found = observe(_guarded_below, engine, root) if guarded else None
+        outside: list[Verdict] = []
         if copy.follows:
             linked = observe(linked_trees, root.target)
             if linked[-1:] == ("",):
@@ -1010,17 +1011,16 @@ class _Call:
                     continue
                 path = resolve(tree, "/", engine.home)
                 what = f"{copy.program} follows a link below {root.link} to"
-                inside = self._check_boundary(what, path)
-                if not inside:
+                if not self._check_boundary(what, path):
                     s = Subject("path", "Bash", path.link, "read", path=path, family="read",
                                 constraint=True, what=what)
                     verdict = self.verdict(s, inside=False)
                     if verdict.step is not None:
-                        return [verdict]
+                        outside.append(verdict)
                 if guarded and found is None:
                     found = observe(_guarded_below, engine, path)
         if found is None:
-            return []
+            return outside
         label, rule = found
         what = f"{copy.program} carries {root.link} (and what is in it)"
         s = Subject("path", "Bash", label, "read", path=resolve(label, "/", engine.home),
@@ -1036,7 +1036,7 @@ class _Call:
             reason = f"{what}; {rule.describe()} covers {label}, which the copy carries"
             verdict = Verdict(outcome.decision, "rule", step, reason, rule)
         self.subjects.append((s, verdict))
-        return [verdict]
+        return [verdict, *outside]
 
     def _tree_reads(
         self, cmd: SimpleCommand, paths: Sequence[ResolvedPath], cwd: str | None
