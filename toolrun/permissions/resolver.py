@@ -970,7 +970,7 @@ class _Call:
                         targets.append(self._target(what, path.link, "read", verdict, path,
                                                     inside))
                     if observe(os.path.isdir, path.target):
-                        parts.extend(self._carried_tree(copy, path))
+                        parts.extend(self._carried_tree(copy, path, targets))
         written = {id(a.word) for a in args if a.access == "write"}
         home = engine.home
         for word in copy.destinations:
@@ -994,7 +994,9 @@ class _Call:
             targets.append(self._target(where, dest.link, "write", verdict, dest, inside))
         return parts
 
-    def _carried_tree(self, copy: Carried, root: ResolvedPath) -> list[Verdict]:
+    def _carried_tree(
+        self, copy: Carried, root: ResolvedPath, targets: list[TargetVerdict]
+    ) -> list[Verdict]:
         """The guarded path a copied tree holds (through the links it follows), decided as
         a read of it by the rule that covers it (too large a tree asks); a followed link
         that leads out of the workspace is a read out there."""
@@ -1023,8 +1025,9 @@ class _Call:
             return outside
         label, rule = found
         what = f"{copy.program} carries {root.link} (and what is in it)"
-        s = Subject("path", "Bash", label, "read", path=resolve(label, "/", engine.home),
-                    family="read", constraint=True, what=what)
+        carried_path = resolve(label, "/", engine.home)
+        s = Subject("path", "Bash", label, "read", path=carried_path, family="read",
+                    constraint=True, what=what)
         if rule is None:
             # Like an ask rule: bypassPermissions does not wave it through.
             outcome = apply_mode("ask_rule", "read", self.mode)
@@ -1036,6 +1039,7 @@ class _Call:
             reason = f"{what}; {rule.describe()} covers {label}, which the copy carries"
             verdict = Verdict(outcome.decision, "rule", step, reason, rule)
         self.subjects.append((s, verdict))
+        targets.append(self._target(what, label, "read", verdict, carried_path, None))
         return [verdict, *outside]
 
     def _tree_reads(
