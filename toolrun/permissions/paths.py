@@ -24,6 +24,39 @@ from toolrun.permissions.tilde import expand_tilde, tilde_prefix
 
 Behavior = Literal["allow", "ask", "deny"]
 
+# What a write may never be approved for automatically: the files that configure what runs
+# later (git, the shell, editors, package managers, agents), where one written line is code.
+# Sources: Claude Code's documented protected paths (docs/permission-modes "Protected
+# paths": .git .claude .vscode .idea .husky, .gitconfig .gitmodules .bashrc .zshrc .npmrc
+# .mcp.json .claude.json, ...) and sandbox-runtime's DANGEROUS_FILES / DANGEROUS_DIRECTORIES
+# (src/sandbox/sandbox-utils.ts: .gitconfig .gitmodules .bashrc .bash_profile .zshrc
+# .zprofile .profile .ripgreprc .mcp.json; .git .vscode .idea, .claude/commands, .claude/agents).
+#
+#   name                     why                                             source
+#   .git/ (all of it)        hooks/, config, config.worktree, info/,         Claude Code, srt
+#                            commondir, worktrees/*/, modules/*/config: git
+#                            runs hooks and config values (core.fsmonitor)
+#   .claude/ .vscode/ .idea/ agent and editor settings that run commands     Claude Code, srt
+#   .husky/                  git hooks managed by husky                      Claude Code
+#   .ssh/ .gnupg/            keys and their config (ProxyCommand)            by hand
+#   .gitconfig .gitmodules   git configuration, submodule URLs/updates       Claude Code, srt
+#   ~/.config/git/           git's XDG user configuration (config,           issue 24, git-config(1)
+#                            attributes, ignore): the twin of ~/.gitconfig
+#   etc/gitconfig            git's system configuration ($(prefix)/etc)      issue 24, git-config(1)
+#   .ripgreprc               rg reads options from it (--pre runs a program) srt
+#   shell rc files           run by every new shell                          Claude Code, srt
+#   .npmrc .yarnrc .pypirc   package manager config (scripts, registries)    Claude Code
+#   .netrc .envrc            credentials; direnv runs .envrc                 by hand
+#   .mcp.json .claude.json   MCP servers are commands                        Claude Code, srt
+#   toolrun.yaml/.yml        toolrun's own rules                             toolrun
+#   X.git/hooks/ ...         a bare repository's hooks and config            by hand (git init --bare)
+#
+# Not protected: .gitattributes. Attributes only *name* filter/diff/merge drivers; the
+# commands a driver runs live in git's config, which is protected, and .gitattributes is an
+# ordinary tracked project file (neither Claude Code nor srt lists it).
+#
+# Names are compared in lower case, as sandbox-runtime does (normalizeCaseForComparison):
+# on a case-insensitive filesystem (macOS, Windows) `.GIT/hooks` is `.git/hooks`.
 PROTECTED_DIRS = frozenset(
     {".git", ".toolrun", ".claude", ".vscode", ".idea", ".husky", ".ssh", ".gnupg"}
 )
@@ -31,6 +64,7 @@ PROTECTED_FILES = frozenset(
     {
         ".gitconfig",
         ".gitmodules",
+        ".ripgreprc",
         ".bashrc",
         ".bash_profile",
         ".bash_login",
@@ -52,6 +86,15 @@ PROTECTED_FILES = frozenset(
         "toolrun.yaml",
         "toolrun.yml",
     }
+)
+#: A directory (or file) protected where it follows the one named first: (parent, name).
+PROTECTED_NESTED: dict[tuple[str, str], str] = {
+    (".config", "git"): ".config/git/ is git's user configuration",
+    ("etc", "gitconfig"): "etc/gitconfig is git's system configuration",
+}
+#: What git keeps in a repository directory; protected below a bare one (``name.git/``).
+GIT_DIR_ENTRIES = frozenset(
+    {"hooks", "config", "config.worktree", "info", "commondir", "worktrees", "modules"}
 )
 #: Writes that look like files but are not (never checked against rules).
 EXEMPT_WRITE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -344,12 +387,17 @@ def protected_reason(path: ResolvedPath, boundary: Boundary) -> str | None:
     for form in path.forms:
         root = boundary.root_of(form)
         rest = form[len(root) :] if root is not None and root != "/" else form
-        parts = [p for p in rest.split("/") if p]
+        parts = [p for p in rest.lower().split("/") if p]
+        last = len(parts) - 1
         for i, part in enumerate(parts):
             if part in PROTECTED_DIRS:
-                if part == ".claude" and i + 1 < len(parts) and parts[i + 1] == "worktrees":
+                if part == ".claude" and i < last and parts[i + 1] == "worktrees":
                     continue
                 return f"{part}/ is a protected directory"
+            if i and (parts[i - 1], part) in PROTECTED_NESTED:
+                return PROTECTED_NESTED[parts[i - 1], part]
+            if i < last and part.endswith(".git") and parts[i + 1] in GIT_DIR_ENTRIES:
+                return f"{part}/{parts[i + 1]} is a bare repository's {parts[i + 1]}"
         if parts and parts[-1] in PROTECTED_FILES:
             return f"{parts[-1]} is a protected file"
     return None

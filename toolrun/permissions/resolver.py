@@ -35,6 +35,7 @@ from toolrun.permissions.bash import SimpleCommand, analyse
 from toolrun.permissions.claude_tools import PATH_FIELDS as CLAUDE_PATH_FIELDS
 from toolrun.permissions.claude_tools import claude_tool
 from toolrun.permissions.claude_tools import subject as claude_subject
+from toolrun.permissions.copies import Carried, carried, is_copier, linked_trees
 from toolrun.permissions.decision import (
     BoundaryCheck,
     DecidedBy,
@@ -74,6 +75,7 @@ from toolrun.permissions.rules import (
     tool_name_matches,
 )
 from toolrun.permissions.shellpaths import (
+    PathArgument,
     cd_destinations,
     glob_directory,
     glob_matches,
@@ -850,6 +852,12 @@ class _Call:
             wv = self.verdict(ws, protected=protected_reason(path, engine.boundary), inside=inside)
             parts.append(wv)
             targets.append(self._target(what, path.link, "write", wv, path, inside))
+        # -- copies carry the rules of what they copy (issue 24, point 7) --------------
+        if cmd.analysable and is_copier(cmd.name):
+            copy = carried(cmd.effective)
+            if copy is not None:
+                parts.extend(self._carried(cmd, copy, args, cwd, targets))
+        # -- (end of the copies block) ------------------------------------------------
         recursive = programs.recursive(cmd.effective)
         fed = _fed_by_xargs(cmd)
         if not (args or option_files or cmd.redirects or recursive or fed):
@@ -1013,6 +1021,124 @@ class _Call:
             return (directory,) if directory is not None else None
         path = word_path(word, cwd, home)
         return (path,) if path is not None else None
+
+    def _carried(
+        self,
+        cmd: SimpleCommand,
+        copy: Carried,
+        args: Sequence[PathArgument],
+        cwd: str | None,
+        targets: list[TargetVerdict],
+    ) -> list[Verdict]:
+        """A copy, move, link or archive reads all it carries and writes where it lands.
+
+        Each source is a read (a ``mv`` too: the content becomes readable elsewhere), and a
+        source directory is a read of every guarded path below it, decided by the rule
+        covering it: a Read deny denies the copy, a Read ask asks, in every mode. The
+        destinations the file-command reader does not already check are writes.
+        """
+        engine = self.engine
+        parts: list[Verdict] = []
+        what = f"{copy.program} copies"
+        if engine.read_guarded or copy.follows:
+            if copy.problem is not None and engine.read_guarded:
+                self._unanalysable_redirect(
+                    cmd.text, "the copy", "read", f"what it copies cannot be told: {copy.problem}",
+                    parts, targets,
+                )
+            already = {id(a.word) for a in args if a.access == "read"}
+            for word in copy.sources:
+                paths = self._word_paths(word, cwd)
+                if paths is None:
+                    if not engine.read_guarded:
+                        continue
+                    self._unanalysable_redirect(
+                        word.raw, what, "read", "the files copied are only known when the "
+                        "command runs", parts, targets,
+                    )
+                    continue
+                for path in paths:
+                    if id(word) not in already and engine.read_guarded:
+                        s = Subject("path", "Bash", path.link, "read", path=path,
+                                    family="read", constraint=True, what=what)
+                        inside = self._check_boundary(what, path)
+                        verdict = self.verdict(s, inside=inside)
+                        if verdict.step is not None:
+                            parts.append(verdict)
+                        targets.append(self._target(what, path.link, "read", verdict, path,
+                                                    inside))
+                    if observe(os.path.isdir, path.target):
+                        parts.extend(self._carried_tree(copy, path, targets))
+        written = {id(a.word) for a in args if a.access == "write"}
+        home = engine.home
+        for word in copy.destinations:
+            if id(word) in written or word.value in EXEMPT_WRITE_TARGETS:
+                continue
+            where = f"{copy.program} writes"
+            dest = word_path(word, cwd, home)
+            if dest is None:
+                self._unanalysable_redirect(
+                    word.raw, where, "write", "where it writes is only known when the "
+                    "command runs", parts, targets,
+                )
+                continue
+            s = Subject("path", "Bash", dest.link, "write", path=dest, family="edit",
+                        constraint=True, what=where)
+            inside = self._check_boundary(where, dest)
+            verdict = self.verdict(s, protected=protected_reason(dest, engine.boundary),
+                                   inside=inside)
+            if verdict.step is not None:
+                parts.append(verdict)
+            targets.append(self._target(where, dest.link, "write", verdict, dest, inside))
+        return parts
+
+    def _carried_tree(
+        self, copy: Carried, root: ResolvedPath, targets: list[TargetVerdict]
+    ) -> list[Verdict]:
+        """The guarded path a copied tree holds (through the links it follows), decided as
+        a read of it by the rule that covers it (too large a tree asks); a followed link
+        that leads out of the workspace is a read out there."""
+        engine = self.engine
+        guarded = engine.read_guarded
+        found = observe(_guarded_below, engine, root) if guarded else None
+        outside: list[Verdict] = []
+        if copy.follows:
+            linked = observe(linked_trees, root.target)
+            if linked[-1:] == ("",):
+                found = found or (f"the links below {root.link}", None)
+            for tree in linked:
+                if not tree:
+                    continue
+                path = resolve(tree, "/", engine.home)
+                what = f"{copy.program} follows a link below {root.link} to"
+                if not self._check_boundary(what, path):
+                    s = Subject("path", "Bash", path.link, "read", path=path, family="read",
+                                constraint=True, what=what)
+                    verdict = self.verdict(s, inside=False)
+                    if verdict.step is not None:
+                        outside.append(verdict)
+                if guarded and found is None:
+                    found = observe(_guarded_below, engine, path)
+        if found is None:
+            return outside
+        label, rule = found
+        what = f"{copy.program} carries {root.link} (and what is in it)"
+        carried_path = resolve(label, "/", engine.home)
+        s = Subject("path", "Bash", label, "read", path=carried_path, family="read",
+                    constraint=True, what=what)
+        if rule is None:
+            # Like an ask rule: bypassPermissions does not wave it through.
+            outcome = apply_mode("ask_rule", "read", self.mode)
+            verdict = Verdict(outcome.decision, "default", "ask_rule",
+                              f"{what}: {label}, too much to check (Read deny/ask rules exist)")
+        else:
+            step: Step = "deny_rule" if rule.behavior == "deny" else "ask_rule"
+            outcome = apply_mode(step, "read", self.mode)
+            reason = f"{what}; {rule.describe()} covers {label}, which the copy carries"
+            verdict = Verdict(outcome.decision, "rule", step, reason, rule)
+        self.subjects.append((s, verdict))
+        targets.append(self._target(what, label, "read", verdict, carried_path, None))
+        return [verdict, *outside]
 
     def _tree_reads(
         self, cmd: SimpleCommand, paths: Sequence[ResolvedPath], cwd: str | None

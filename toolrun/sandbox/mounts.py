@@ -33,7 +33,11 @@ from toolrun.permissions.paths import PROTECTED_DIRS, PROTECTED_FILES
 PLACEHOLDERS = (".git/", ".claude/", "toolrun.yaml/", "toolrun.yml/", ".mcp.json/")
 #: Inside an existing ``.git`` directory (``modules`` holds submodules' hooks and configs).
 GIT_PROTECTED = ("hooks/", "config")
-GIT_READ_ONLY = ("modules",)
+#: Read-only where they exist (a missing one gets no placeholder: a directory where git
+#: expects the file ``commondir`` or ``config.worktree`` would make every git command fail).
+#: ``info/`` holds attributes and excludes, ``commondir`` names the repository whose config
+#: git loads, ``worktrees/*/`` each linked worktree's HEAD and ``config.worktree`` (#24).
+GIT_READ_ONLY = ("modules", "info", "commondir", "worktrees", "config.worktree")
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _MAX_LINKS = 40
 
