@@ -115,7 +115,11 @@ def test_a_daemon_left_with_setsid_is_gone_after_the_call(
 
 @needs_curl
 def test_connections_reach_only_allowed_domains(ws: Path, server: int) -> None:
-    config = SANDBOX_ON + "  network:\n    allowedDomains: [localhost]\n"
+    # The test server is on the host's loopback: reaching it needs the exact opt-in
+    # (tests/sandbox/test_proxy_addresses.py shows it refused without).
+    config = SANDBOX_ON + (
+        f"  network:\n    allowedDomains: [localhost]\n    allowPrivateHosts: ['localhost:{server}']\n"
+    )
     calls = [
         bash(f"curl -sS http://localhost:{server}/"),
         bash(f"curl -sS -p http://localhost:{server}/"),

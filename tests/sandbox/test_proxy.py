@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from toolrun.permissions.addresses import AddrInfo
 from toolrun.sandbox.proxy import DomainPolicy, DomainProxy
 
+#: a public address (TEST names resolve here, so the address check passes them)
+PUBLIC = "93.184.215.14"
 
-def local(host: str, port: int) -> socket.socket:
-    """Every test host name lives on 127.0.0.1."""
-    return socket.create_connection(("127.0.0.1", port), timeout=5)
+
+def public(host: str, port: int) -> list[AddrInfo]:
+    """Every test host name has one public address..."""
+    return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (PUBLIC, port))]
+
+
+def local(infos: Sequence[AddrInfo]) -> socket.socket:
+    """... which is the local test server."""
+    assert [i[4][0] for i in infos] == [PUBLIC]
+    return socket.create_connection(("127.0.0.1", int(str(infos[0][4][1]))), timeout=5)
 
 
 @pytest.fixture
@@ -21,7 +31,7 @@ def proxy(tmp_path: Path) -> Iterator[DomainProxy]:
     policy = DomainPolicy.of(
         ["api.test", "*.cdn.test", "docs.*.test"], [("blocked.cdn.test", "toolrun.yaml:3")]
     )
-    served = DomainProxy(str(tmp_path / "p.sock"), policy, connect=local)
+    served = DomainProxy(str(tmp_path / "p.sock"), policy, resolve=public, connect=local)
     yield served
     served.close()
 

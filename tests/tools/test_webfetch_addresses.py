@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from tests.tools.test_webfetch import Server
-from toolrun.permissions.domains import address_refusal, exact_host
+from toolrun.permissions.addresses import address_refusal
+from toolrun.permissions.domains import exact_host
 
 
 @pytest.fixture

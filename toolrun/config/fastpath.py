@@ -321,18 +321,26 @@ SANDBOX_FILESYSTEM = Shape(
 
 
 class SandboxNetwork(Section):
-    __slots__ = ("allowAllUnixSockets", "allowLocalBinding", "allowUnixSockets", "allowedDomains")
+    __slots__ = (
+        "allowAllUnixSockets",
+        "allowLocalBinding",
+        "allowPrivateHosts",
+        "allowUnixSockets",
+        "allowedDomains",
+    )
     allowedDomains: tuple[str, ...] | None
     allowLocalBinding: bool | None
+    allowPrivateHosts: tuple[str, ...]
     allowUnixSockets: tuple[str, ...]
     allowAllUnixSockets: bool | None
-    _defaults: ClassVar[Mapping[str, object]] = {"allowUnixSockets": ()}
+    _defaults: ClassVar[Mapping[str, object]] = {"allowUnixSockets": (), "allowPrivateHosts": ()}
 
 
 SANDBOX_NETWORK = Shape(
     SandboxNetwork,
     allowedDomains=optional(_STRINGS),
     allowLocalBinding=optional(boolean),
+    allowPrivateHosts=_STRINGS,
     allowUnixSockets=_STRINGS,
     allowAllUnixSockets=optional(boolean),
 )

@@ -299,6 +299,28 @@ def _check_verifiers(loaded: _Loaded, problems: list[Problem]) -> None:
                 )
 
 
+def _check_network(loaded: _Loaded, problems: list[Problem]) -> None:
+    """``sandbox.network``: no over-broad ``allowedDomains`` entry (``*``, ``*.com``), as
+    sandbox-runtime refuses them; ``allowPrivateHosts`` names exact hosts only."""
+    sandbox = loaded.spec.sandbox
+    net = sandbox.network if sandbox is not None else None
+    if net is None:
+        return
+    from toolrun.permissions.domains import host_port, overbroad
+    from toolrun.yamlfile import format_path
+
+    found: list[tuple[str, int, str | None]] = [
+        ("allowedDomains", i, overbroad(p)) for i, p in enumerate(net.allowedDomains or ())
+    ]
+    for i, entry in enumerate(net.allowPrivateHosts):
+        parsed = host_port(entry)
+        found.append(("allowPrivateHosts", i, parsed if isinstance(parsed, str) else None))
+    for key, i, message in found:
+        if message is not None:
+            where = ("sandbox", "network", key, i)
+            problems.append(Problem(loaded.doc.value_location(where), format_path(where), message))
+
+
 def _env_max_concurrency(env: Mapping[str, str]) -> int | None:
     raw = env.get(MAX_CONCURRENCY_ENV)
     if raw is None or raw == "":
@@ -396,6 +418,7 @@ def load_config(
         _check_rules(item, problems, warned)
         _check_hooks(item, problems, warned)
         _check_verifiers(item, problems)
+        _check_network(item, problems)
         warned.extend(item.keys.warnings)
     examples = _collect_examples(loaded, problems)
     strict = strict or any(s.spec.toolrun is not None and s.spec.toolrun.strict for s in loaded)
@@ -712,6 +735,7 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
     deny_read: list[str] = []
     domains: list[str] | None = None
     sockets: list[str] = []
+    private_hosts: list[str] = []
     hidden_env: list[str] = []
     local_binding: bool | None = None
     all_sockets: bool | None = None
@@ -730,6 +754,7 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
             if net.allowedDomains is not None:
                 domains = [*(domains or []), *net.allowedDomains]
             sockets.extend(net.allowUnixSockets)
+            private_hosts.extend(net.allowPrivateHosts)
             if local_binding is None:
                 local_binding = net.allowLocalBinding
             if all_sockets is None:
@@ -750,6 +775,7 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
         deny_write=merged(deny_write),
         deny_read=merged(deny_read),
         allowed_domains=None if domains is None else merged(domains),
+        allow_private_hosts=merged(private_hosts),
         allow_local_binding=bool(local_binding),
         allow_all_unix_sockets=bool(all_sockets),
         allow_unix_sockets=merged(sockets),

@@ -27,6 +27,9 @@ class SandboxSettings:
     deny_read: tuple[str, ...] = ()
     #: None: no network at all; a tuple (maybe empty): only these domains, via the proxy.
     allowed_domains: tuple[str, ...] | None = None
+    #: ``network.allowPrivateHosts``: exact ``host`` / ``host:port`` entries the proxy may
+    #: reach on a loopback, private, link-local or own address (never a wildcard).
+    allow_private_hosts: tuple[str, ...] = ()
     allow_local_binding: bool = False
     allow_all_unix_sockets: bool = False
     allow_unix_sockets: tuple[str, ...] = ()

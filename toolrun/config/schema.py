@@ -185,6 +185,13 @@ class SandboxNetworkSection(_Open):
         default=None, description="Domains reachable through toolrun's proxy (none: no network)."
     )
     allowLocalBinding: bool | None = None
+    allowPrivateHosts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Exact hosts (host or host:port) the proxy may reach on a loopback, private, "
+            "link-local or this host's own address (none: never)."
+        ),
+    )
     allowUnixSockets: list[str] = Field(default_factory=list)
     allowAllUnixSockets: bool | None = None
 

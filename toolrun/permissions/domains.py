@@ -9,7 +9,6 @@ other than http/https) has no host: no domain rule can allow it.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -85,6 +84,26 @@ def compile_domain(pattern: str) -> DomainPattern:
     return DomainPattern(pattern, re.compile(domain_regex(pattern)))
 
 
+def overbroad(pattern: str) -> str | None:
+    """Why an ``allowedDomains`` entry allows too much, or None.
+
+    As sandbox-runtime refuses them: ``*``, ``*.``, ``*.*``, a wildcard over a top-level
+    domain (``*.com``, ``example.*``): after the leading ``*.``, the last two labels must
+    be literal (``*.example.com``, ``api-*.example.com`` are fine). An exact single-label
+    name (``localhost``) names one host and is fine.
+    """
+    host = pattern.strip().lower().rstrip(".")
+    if "*" not in host:
+        return None
+    labels = host.removeprefix("*.").split(".")
+    if len(labels) < 2 or any("*" in label or not label for label in labels[-2:]):
+        return (
+            f"{pattern!r} is over-broad: a wildcard may not cover a top-level domain or every "
+            "host; name the domain (example.com, *.example.com)"
+        )
+    return None
+
+
 # --------------------------------------------------------------------------- addresses
 
 
@@ -110,43 +129,29 @@ def connect_host(host: str) -> str:
         return name
 
 
-def address_refusal(address: str) -> str | None:
-    """Why WebFetch must not connect to ``address`` (an IP it resolved), or None when it
-    is a public address. Addresses embedded in IPv6 (mapped, 6to4, Teredo, NAT64) are
-    judged by the IPv4 address inside."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address):
-        for inner in _embedded(ip):
-            why = address_refusal(str(inner))
-            if why is not None:
-                return f"{why}, inside {ip}"
-    if ip.is_loopback:
-        return "a loopback address"
-    if ip.is_unspecified:
-        return "the unspecified address (this host)"
-    if ip.is_link_local:
-        return "a link-local address (where cloud metadata services answer)"
-    if ip.is_multicast:
-        return "a multicast address"
-    if ip.is_private:
-        return "a private address"
-    if not ip.is_global:
-        return "not a public address"
-    return None
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """One exact host (spelled as :func:`url_host` spells it), on one port or on any."""
+
+    host: str
+    port: int | None = None
+
+    def covers(self, host: str, port: int) -> bool:
+        return self.host == host and (self.port is None or self.port == port)
+
+    def __str__(self) -> str:
+        return self.host if self.port is None else f"{self.host}:{self.port}"
 
 
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
-
-
-def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    inner: list[ipaddress.IPv4Address] = []
-    if ip.ipv4_mapped is not None:
-        inner.append(ip.ipv4_mapped)
-    if ip.sixtofour is not None:
-        inner.append(ip.sixtofour)
-    if ip.teredo is not None:
-        inner.append(ip.teredo[1])
-    if ip in _NAT64 or ip in _NAT64_LOCAL or (int(ip) >> 32 == 0 and int(ip) > 1):  # NAT64, ::a.b.c.d
-        inner.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
-    return inner
+def host_port(entry: str) -> HostPort | str:
+    """``host`` or ``host:port`` (``[::1]:8080``) naming exactly one host, or why not."""
+    text = entry.strip()
+    if "*" in text:
+        return f"{entry!r} is a wildcard; name one exact host (localhost:8080)"
+    host = url_host(f"http://{text}/")
+    if host.name is None or "/" in text:
+        return f"{entry!r} is not a host or host:port ({host.problem or 'a path is not a host'})"
+    port = urlsplit(f"http://{text}/").port
+    if port == 0:
+        return f"{entry!r}: port 0 is no port"
+    return HostPort(host.name, port)

@@ -6,6 +6,15 @@ each connection to this proxy's Unix socket. The proxy allows exactly the hosts
 :class:`DomainPolicy` allows and answers ``403`` naming the host otherwise; it
 records every refused host so the call's result can say what was blocked.
 One proxy serves one call.
+
+A name is only half the decision: the proxy runs outside the sandbox, so a name
+(or IP spelling) that resolves to loopback, private, link-local or this host's
+own addresses would reach the host's services. After the name is allowed, the
+proxy resolves it once, refuses it if any address is one of those (the check
+WebFetch makes, :mod:`toolrun.permissions.addresses`), and connects to the
+addresses it checked. Only a host the user lists in
+``sandbox.network.allowPrivateHosts`` (exact, optionally one port) may be reached
+on such an address.
 """
 
 from __future__ import annotations
@@ -18,11 +27,27 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from toolrun.permissions.domains import DomainPattern, compile_domain, url_host
+from toolrun.permissions.addresses import (
+    AddressRefused,
+    AddrInfo,
+    Resolver,
+    checked_addresses,
+    connect_first,
+    stream_addresses,
+)
+from toolrun.permissions.domains import (
+    DomainPattern,
+    HostPort,
+    compile_domain,
+    connect_host,
+    host_port,
+    url_host,
+)
 
 MAX_HEADER = 64 * 1024
 CONNECT_TIMEOUT_S = 10.0
-Connector = Callable[[str, int], socket.socket]
+#: opens a connection to the first of the (checked) addresses that answers
+Connector = Callable[[Sequence[AddrInfo]], socket.socket]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,21 +58,34 @@ class DenyingRule:
 
 @dataclass(frozen=True, slots=True)
 class DomainPolicy:
-    """``allowedDomains`` with WebFetch(domain:...) semantics; deny rules win."""
+    """``allowedDomains`` with WebFetch(domain:...) semantics; deny rules win.
+
+    ``private`` (``allowPrivateHosts``): the exact hosts, maybe on one port, that may
+    be reached on a loopback, private, link-local or this host's own address.
+    """
 
     allowed: tuple[DomainPattern, ...]
     denied: tuple[DenyingRule, ...] = ()
+    private: tuple[HostPort, ...] = ()
 
     @classmethod
-    def of(cls, allowed: Sequence[str], denied: Sequence[tuple[str, str]] = ()) -> DomainPolicy:
+    def of(
+        cls,
+        allowed: Sequence[str],
+        denied: Sequence[tuple[str, str]] = (),
+        private: Sequence[str] = (),
+    ) -> DomainPolicy:
+        # A malformed opt-in is a config error at load time; here it opts nothing in.
+        hosts = (host_port(p) for p in private)
         return cls(
             tuple(compile_domain(p) for p in allowed),
             tuple(DenyingRule(compile_domain(p), source) for p, source in denied),
+            tuple(h for h in hosts if isinstance(h, HostPort)),
         )
 
     def refusal(self, host: str) -> str | None:
-        """Why ``host`` may not be reached, or None when it may."""
-        name = url_host(f"http://{host}/").name
+        """Why ``host`` may not be reached by name, or None when it may."""
+        name = _name(host)
         if name is None:
             return f"{host!r} is not a host name toolrun can check"
         for rule in self.denied:
@@ -57,17 +95,46 @@ class DomainPolicy:
             return None
         return f"{name} is not in sandbox.network.allowedDomains"
 
+    def reaches_private(self, host: str, port: int) -> bool:
+        """Did the user opt in to reaching ``host:port`` on a non-public address?"""
+        name = _name(host)
+        return name is not None and any(h.covers(name, port) for h in self.private)
 
-def _connect(host: str, port: int) -> socket.socket:
-    return socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+
+def _name(host: str) -> str | None:
+    """``host`` as a client sent it (``::1``, ``API.test.``), spelled as rules spell it."""
+    return url_host(f"http://{connect_host(host)}/").name
+
+
+def _connect(infos: Sequence[AddrInfo]) -> socket.socket:
+    return connect_first(infos, CONNECT_TIMEOUT_S)
+
+
+def _private_refusal(host: str, port: int) -> Callable[[str, str], str]:
+    def say(shown: str, why: str) -> str:
+        return (
+            f"refused to connect to {shown}: {why}; the sandbox reaches loopback, private, "
+            "link-local and this host's own addresses only for a host listed in "
+            f"sandbox.network.allowPrivateHosts ({_name(host) or host}:{port})"
+        )
+
+    return say
 
 
 class DomainProxy:
     """A threaded proxy on a Unix socket; :meth:`close` stops it and its connections."""
 
-    def __init__(self, path: str, policy: DomainPolicy, *, connect: Connector = _connect) -> None:
+    def __init__(
+        self,
+        path: str,
+        policy: DomainPolicy,
+        *,
+        resolve: Resolver = stream_addresses,
+        connect: Connector = _connect,
+    ) -> None:
         self.path = path
         self.policy = policy
+        self._resolve = resolve
         self._connect = connect
         self.blocked: list[str] = []  # reasons, in the order the requests came
         self._lock = threading.Lock()
@@ -105,6 +172,11 @@ class DomainProxy:
             self._track(conn)
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
 
+    def _refuse(self, client: socket.socket, why: str) -> None:
+        with self._lock:
+            self.blocked.append(why)
+        _answer(client, 403, "Forbidden", f"toolrun sandbox: {why}\n")
+
     def _track(self, sock: socket.socket) -> None:
         with self._lock:
             self._open.add(sock)
@@ -141,12 +213,26 @@ class DomainProxy:
                 host, port = parts.hostname, parts.port or 80
             refusal = self.policy.refusal(host) if host else "the request names no host"
             if refusal is not None:
-                with self._lock:
-                    self.blocked.append(refusal)
-                _answer(client, 403, "Forbidden", f"toolrun sandbox: {refusal}\n")
+                self._refuse(client, refusal)
                 return
             try:
-                upstream = self._connect(host, port)
+                # Resolved once, here, under the name that was decided (``Localhost.`` is
+                # ``localhost``): the addresses checked are the addresses connected to.
+                infos = checked_addresses(
+                    (_name(host) or host).strip("[]"),
+                    port,
+                    exempt=self.policy.reaches_private(host, port),
+                    resolve=self._resolve,
+                    refused=_private_refusal(host, port),
+                )
+            except AddressRefused as exc:
+                self._refuse(client, str(exc))
+                return
+            except OSError as exc:
+                _answer(client, 502, "Bad Gateway", f"toolrun sandbox: {host}:{port}: {exc}\n")
+                return
+            try:
+                upstream = self._connect(infos)
             except OSError as exc:
                 _answer(client, 502, "Bad Gateway", f"toolrun sandbox: {host}:{port}: {exc}\n")
                 return

@@ -62,7 +62,10 @@ async def run_bash(
     proxy: DomainProxy | None = None
     if settings.allowed_domains is not None:
         path = str(folders().control / f"proxy-{os.getpid()}-{next(_numbers)}.sock")
-        proxy = DomainProxy(path, DomainPolicy.of(settings.allowed_domains, policy.denied_domains))
+        domains = DomainPolicy.of(
+            settings.allowed_domains, policy.denied_domains, settings.allow_private_hosts
+        )
+        proxy = DomainProxy(path, domains)
     plan = held_placeholders.hold(plan)
     launcher = _launcher(policy, found.bwrap, plan, proxy)
     try:

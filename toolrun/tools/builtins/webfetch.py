@@ -117,19 +117,17 @@ class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-class AddressRefused(OSError):
-    """The host resolved to an address WebFetch does not reach."""
-
-
 def guarded_connection(
     private_hosts: frozenset[str],
 ) -> Callable[..., socket.socket]:
     """``socket.create_connection`` that resolves the host once, refuses it if any of
-    its addresses is loopback, private, link-local, ... (unless ``private_hosts`` names
-    the host), then connects to an address it checked: never a second lookup that a
-    rebinding DNS server could answer differently."""
+    its addresses is loopback, private, link-local, this host's own, ... (unless
+    ``private_hosts`` names the host), then connects to an address it checked: never a
+    second lookup that a rebinding DNS server could answer differently. The check is
+    the sandbox proxy's too (:mod:`toolrun.permissions.addresses`)."""
 
-    from toolrun.permissions.domains import address_refusal, connect_host
+    from toolrun.permissions.addresses import checked_addresses, connect_first, stream_addresses
+    from toolrun.permissions.domains import connect_host
 
     def connect(
         address: tuple[str, int],
@@ -137,32 +135,22 @@ def guarded_connection(
         source_address: tuple[str, int] | None = None,
     ) -> socket.socket:
         host, port = address
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        if connect_host(host) not in private_hosts:
-            for info in infos:
-                ip = str(info[4][0])
-                why = address_refusal(ip)
-                if why is not None:
-                    shown = host if host == ip else f"{ip}, the address of {host}"
-                    raise AddressRefused(
-                        f"refused to connect to {shown}: {why}; WebFetch reaches loopback, "
-                        "link-local, private and metadata addresses only for a host that a "
-                        f"WebFetch(domain:{connect_host(host)}) allow rule names"
-                    )
-        error: OSError | None = None
-        for family, kind, proto, _name, sockaddr in infos:
-            sock = socket.socket(family, kind, proto)
-            try:
-                if timeout is not None:
-                    sock.settimeout(timeout)
-                if source_address is not None:
-                    sock.bind(source_address)
-                sock.connect(sockaddr)
-                return sock
-            except OSError as exc:
-                sock.close()
-                error = exc
-        raise error if error is not None else OSError(f"{host} has no address")
+
+        def refused(shown: str, why: str) -> str:
+            return (
+                f"refused to connect to {shown}: {why}; WebFetch reaches loopback, "
+                "link-local, private and metadata addresses only for a host that a "
+                f"WebFetch(domain:{connect_host(host)}) allow rule names"
+            )
+
+        infos = checked_addresses(
+            host,
+            port,
+            exempt=connect_host(host) in private_hosts,
+            resolve=stream_addresses,
+            refused=refused,
+        )
+        return connect_first(infos, timeout, source_address)
 
     return connect
 
@@ -213,6 +201,8 @@ def fetch(url: str, timeout: float, private_hosts: frozenset[str] = frozenset())
         e.close()
         raise ToolError(f"HTTP {e.code} {e.reason} for {url}") from None
     except urllib.error.URLError as e:
+        from toolrun.permissions.addresses import AddressRefused
+
         if isinstance(e.reason, AddressRefused):
             raise ToolError(f"cannot fetch {url}: {e.reason}") from None
         if isinstance(e.reason, TimeoutError):
