@@ -6,6 +6,9 @@ from toolrun.permissions.programs import option_values
 from toolrun.permissions.words import Word
 
 NAMES = frozenset({"curl", "wget"})
+#: Start-up files whose options write files (curl(1) CURL_HOME/.curlrc `output`, wget(1)
+#: WGETRC), and curl's TLS key log it writes (envcode reads this).
+CODE_ENV = frozenset({"CURL_HOME", "WGETRC", "SYSTEM_WGETRC", "SSLKEYLOGFILE"})
 _AT_OPTIONS = ("--data", "--data-binary", "--data-raw", "--data-urlencode", "--json", "--form")
 
 

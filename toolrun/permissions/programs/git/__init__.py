@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from toolrun.permissions.observe import observe
@@ -52,6 +53,43 @@ GLOBAL_FLAGS = frozenset(
 )  # fmt: skip
 #: Global options that change nothing git runs or writes.
 _HARMLESS_GLOBALS = frozenset({"-P", "--no-pager", "--no-optional-locks", "--no-advice"})
+
+#: Environment git runs as a program or reads configuration (and so programs) from:
+#: git(1) ENVIRONMENT VARIABLES, git-config(1) ENVIRONMENT (envcode reads this).
+CODE_ENV = frozenset(
+    {"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_SSH",
+     "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_CONFIG_COUNT",
+     "GIT_CONFIG_KEY_*", "GIT_CONFIG_VALUE_*", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG",
+     "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR",
+     "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+     "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_TRACE*", "GIT_ATTR_SOURCE", "GIT_NAMESPACE",
+     "GIT_REPLACE_REF_BASE", "HOME", "XDG_CONFIG_HOME"}
+)  # fmt: skip
+#: GIT_TRACE* values that print to stderr or nothing (any other value is a file it writes).
+_TRACE_TO_STDERR = frozenset({"", "0", "1", "2", "true", "false"})
+
+
+def harmless_env(name: str, value: str, env: Mapping[str, str | None]) -> bool:
+    """``GIT_PAGER=cat``, ``GIT_TRACE=1``, ``GIT_CONFIG_KEY_0=user.name``: runs nothing."""
+    from toolrun.permissions.envcode import plain_program
+
+    if name in ("GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR"):
+        return plain_program(value)
+    if name.startswith("GIT_TRACE"):
+        return value.lower() in _TRACE_TO_STDERR
+    if name.startswith("GIT_CONFIG_KEY_"):
+        return not git_config.code_key(value)
+    if name.startswith("GIT_CONFIG_VALUE_"):
+        key = env.get("GIT_CONFIG_KEY_" + name.removeprefix("GIT_CONFIG_VALUE_"))
+        return key is not None and not git_config.code_key(key)
+    if name == "GIT_CONFIG_COUNT":
+        # it switches on GIT_CONFIG_KEY_0.. : only those this same command shows
+        if not value.isdigit() or int(value) > 16:
+            return False
+        keys = [env.get(f"GIT_CONFIG_KEY_{i}") for i in range(int(value))]
+        return all(k is not None and not git_config.code_key(k) for k in keys)
+    return False
+
 
 READ_ONLY = frozenset(
     {
