@@ -438,7 +438,7 @@ def file_writes(argv: tuple[Word, ...], ctx: Context) -> tuple[Word, ...] | None
     cmd = argv[at:]
     if directory is None:
         # (only when it writes: elsewhere another check refuses the options)
-        writes = sub in ("config", "format-patch", "archive") or any(
+        writes = sub in ("config", "format-patch", "archive", *_CREATES) or any(
             long_is(w.text, "--output") for w in cmd)
         return None if writes else ()
     found: list[Word] = []
@@ -459,9 +459,102 @@ def file_writes(argv: tuple[Word, ...], ctx: Context) -> tuple[Word, ...] | None
                 found.append(Word(w.raw, value, w.glob, w.tilde))
     elif sub == "archive":
         found.extend(option_values(cmd, "o", ("--output",)))
+    elif sub in _CREATES:
+        made = _created(sub, cmd)
+        if made is None:
+            return None
+        found.extend(made)
     else:
         found.extend(option_values(cmd, "", ("--output",)))
     return tuple(_rebased(w, directory) for w in found)
+
+
+#: Sub-commands that create a directory or file named by an operand: (options that take
+#: a value, flags; where the created path stands among the operands). git-init(1),
+#: git-clone(1), git-worktree(1), git-bundle(1).
+_CREATES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "init": (frozenset({"--template", "--separate-git-dir", "-b", "--initial-branch",
+                        "--object-format", "--ref-format", "--shared"}),
+             frozenset({"-q", "--quiet", "--bare"})),
+    "clone": (frozenset({"-b", "--branch", "-o", "--origin", "--depth", "--reference",
+                         "--reference-if-able", "--separate-git-dir", "-c", "--config",
+                         "--template", "-u", "--upload-pack", "-j", "--jobs", "--filter",
+                         "--shallow-since", "--shallow-exclude", "--server-option",
+                         "--bundle-uri", "--ref-format", "--revision"}),
+              frozenset({"--bare", "--mirror", "-q", "--quiet", "-v", "--verbose", "-n",
+                         "--no-checkout", "--recursive", "--recurse-submodules",
+                         "--single-branch", "--no-single-branch", "--no-tags", "--tags",
+                         "-s", "--shared", "-l", "--local", "--no-local", "--no-hardlinks",
+                         "--dissociate", "--sparse", "--progress", "--no-progress",
+                         "--remote-submodules", "--no-remote-submodules",
+                         "--shallow-submodules", "--no-shallow-submodules",
+                         "--also-filter-submodules", "--reject-shallow",
+                         "--no-reject-shallow"})),
+    "worktree": (frozenset({"-b", "-B", "--reason", "--orphan"}),
+                 frozenset({"-f", "--force", "--detach", "-d", "--checkout", "--no-checkout",
+                            "--lock", "-q", "--quiet", "--track", "--no-track",
+                            "--guess-remote", "--no-guess-remote", "--relative-paths",
+                            "--no-relative-paths"})),
+    "bundle": (frozenset(), frozenset({"-q", "--quiet", "--progress", "--all"})),
+}
+
+
+def _created(sub: str, cmd: tuple[Word, ...]) -> list[Word] | None:
+    """What ``git init DIR`` / ``clone URL DIR`` / ``worktree add DIR`` / ``bundle create
+    F`` create (None: an option toolrun does not know, so where is unknown)."""
+    values, flags = _CREATES[sub]
+    operands: list[Word] = []
+    found: list[Word] = []
+    words = cmd[1:]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        text = word.text
+        if text == "--":
+            operands.extend(words[i + 1 :])
+            break
+        if text.startswith("-") and text != "-":
+            name, eq, value = text.partition("=")
+            if name in values:
+                got = Word(value, value) if eq else (words[i + 1] if i + 1 < len(words)
+                                                      else None)
+                if got is None:
+                    return None
+                if name == "--separate-git-dir":
+                    found.append(got)
+                i += 1 if eq else 2
+                continue
+            if name.startswith("--recurse-submodules") or text in flags:
+                i += 1
+                continue
+            return None
+        operands.append(word)
+        i += 1
+    if sub == "init":
+        found.extend(operands[:1] or [Word(".", ".")])
+    elif sub == "clone":
+        if len(operands) >= 2:
+            found.append(operands[1])
+        elif operands and operands[0].value is not None:
+            # `git clone URL`: a directory named after the repository, here
+            name = operands[0].value.rstrip("/").rpartition("/")[2].rpartition(":")[2]
+            name = name.removesuffix(".git") or "repo"
+            found.append(Word(name, name))
+        else:
+            return None
+    elif sub == "worktree":
+        action = operands[0].value if operands else None
+        if action == "add" and len(operands) >= 2:
+            found.append(operands[1])
+        elif action == "move" and len(operands) >= 3:
+            found.append(operands[2])
+        elif action in ("add", "move"):
+            return None
+    elif sub == "bundle" and operands[:1] and operands[0].value == "create":
+        if len(operands) < 2:
+            return None
+        found.append(operands[1])
+    return found
 
 
 def content_reads(
