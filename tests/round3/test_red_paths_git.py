@@ -157,3 +157,39 @@ def test_git_creating_outside_the_workspace_asks_in_accept_edits(
     decision = engine.decide("Bash", {"command": command}, cwd=scene.ws)
     assert decision.decision == "ask"
     assert any(t.inside is False for s in decision.subcommands for t in s.targets), command
+
+
+# ---------------------------------------------------------------------- /proc/self/cwd
+
+#: /proc/self/cwd is the *command's* directory (proc(5)); toolrun's own realpath of it
+#: is toolrun's, so `cd src && cat /proc/self/cwd/../.env` looked like T/.env.
+PROC_SELF = [
+    ("cd src && cat /proc/self/cwd/../.env", "proc(5) magic link, by hand"),
+    ("cd config && cat /proc/thread-self/cwd/../.env", "proc(5) thread-self, by hand"),
+    ("cd docs && cat /proc/self/cwd/../config/.env", "by hand"),
+    ("cd src && cat < /proc/self/cwd/../.env", "brief: redirect source, by hand"),
+    ("cd src && cat /proc/self/cwd/../.e*", "by hand: a glob under /proc/self"),
+    ("cd src && echo x > /proc/self/cwd/../docs/a.md", "by hand: an Edit-denied write"),
+]
+
+
+@pytest.mark.parametrize("mode", ["bypassPermissions", "acceptEdits"])
+def test_proc_self_cwd_is_the_commands_directory(tmp_path: Path, mode: str) -> None:
+    scene = Scene.make(tmp_path)
+    scene.config()
+    _done, results = scene.run([c for c, _s in PROC_SELF], mode=mode,
+                               extra=("--ask", "allow"))
+    for result, (command, source) in zip(results, PROC_SELF, strict=True):
+        assert result["decision"] == "deny", (command, source)
+    assert scene.leaked(results) == []
+    assert scene.changed() == []
+
+
+@pytest.mark.parametrize("command", ["cat /proc/1/cwd/.env", "cat /proc/self/fd/9/x",
+                                     "cat /proc/self/root/proc/self/cwd/.env"])
+def test_another_process_or_descriptor_under_proc_is_not_resolvable(
+    tmp_path: Path, command: str
+) -> None:
+    engine = PermissionEngine(make_config(tmp_path, deny=("Read(./.env)",),
+                                          mode="bypassPermissions"), memo=False)
+    assert engine.decide("Bash", {"command": command}, cwd=tmp_path).decision != "allow"
