@@ -90,6 +90,7 @@ HARMLESS = [
     "shopt dotglob; ls", "shopt -p; ls", "ls; shopt -s dotglob", "cat *; GLOBIGNORE=x",
     "x=1; echo $x", "export NODE_ENV=test; npm test", "read -r line < README.md; echo ok",
     "printf '%s\\n' a; ls", "unset FOO; ls", "declare -i n=1; ls", "hash -r; ls", "cd src; ls",
+    "export -n FOO; ls",  # (export -n un-exports: not a nameref)
 ]
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from toolrun.permissions import expansions, fidelity, programs, shellstate
+from toolrun.permissions import envcode, expansions, fidelity, programs, shellstate
 from toolrun.permissions.bash_simple import simple_commands
 from toolrun.permissions.braces import brace_expands
 from toolrun.permissions.frozen import fast_init
@@ -891,6 +891,12 @@ class _Walker:
         nested: list[tuple[Word, ...]] = []
         if self.spread:
             redirects = (*self.spread, *redirects)
+        # `GIT_PAGER='rm f' git -p log`, `export LESSOPEN='|cmd'`: code in the environment
+        env_code = envcode.problem(kind, assignments, words, argvs)
+        if env_code is not None:
+            self.problem(env_code)
+            analysable = False
+            allow_form = None
         if kind == "command" and words:
             for argv in argvs:
                 if argv and not argv[0].is_static:

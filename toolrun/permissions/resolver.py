@@ -1197,10 +1197,15 @@ class _Call:
     def _critical(self, cmd: SimpleCommand, cwd: str | None) -> str | None:
         """Why this command removes a critical path (``/``, ~, the workspace or a parent)."""
         argvs = _rm_argvs(cmd)
-        if not argvs:
+        finds = _emptying_finds(cmd)
+        if not argvs and not finds:
             return None
         home = self.engine.home
         anchors = [*self.engine.anchors, *(variants(cwd) if cwd else ())]
+        for argv in finds:
+            why = self._find_critical(argv, cwd, anchors)
+            if why is not None:
+                return why
         for argv in argvs:
             options_done = False
             for word in argv[1:]:
@@ -1245,6 +1250,26 @@ class _Call:
                     # `ln -s /T x && rm -rf x/../ws`: the `..` leaves whatever x becomes.
                     return (f"rm of {text}: its '..' follows {missing}, which does not exist "
                             "yet, so toolrun cannot tell where it leads")
+        return None
+
+    def _find_critical(
+        self, argv: tuple[Word, ...], cwd: str | None, anchors: Sequence[str]
+    ) -> str | None:
+        """``find ROOT -delete`` (or ``-exec rm``) with no test that narrows it empties
+        ROOT: a critical ROOT (``/``, ~, the workspace or a parent) is as ``rm -rf``."""
+        home = self.engine.home
+        roots = _find_roots(argv) or (Word(".", "."),)
+        for word in roots:
+            if word.value is None:
+                return f"find {word.raw} -delete, a directory only known when the command runs"
+            path = (glob_directory(word, cwd, home) if word.glob
+                    else word_path(word, cwd, home))
+            if path is None:
+                return f"find {word.raw} -delete in a directory toolrun cannot determine"
+            why = critical_reason(path, home=home, anchors=anchors)
+            if why is not None:
+                return f"find {word.raw} deletes everything under {path.link}: {why} " \
+                       "(critical path)"
         return None
 
     def _file_op_inside(
@@ -1322,6 +1347,59 @@ def _fed_by_xargs(cmd: SimpleCommand) -> bool:
     """``xargs PROGRAM``: the program is given words read from standard input."""
     stripped = len(cmd.words) - len(cmd.effective)
     return stripped > 0 and any(w.value == "xargs" for w in cmd.words[:stripped])
+
+
+#: find(1) tests that narrow what -delete removes (with a pattern other than ``*``).
+_FIND_NARROWING = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+     "-lname", "-ilname", "-empty", "-newer", "-anewer", "-cnewer", "-mtime", "-atime",
+     "-ctime", "-mmin", "-amin", "-cmin", "-size", "-samefile", "-inum", "-links", "-perm",
+     "-user", "-group", "-uid", "-gid", "-nouser", "-nogroup", "-used"}
+)  # fmt: skip
+#: Operators under which a narrowing test no longer guards the -delete.
+_FIND_OPERATORS = frozenset({"-o", "-or", ",", "!", "-not"})
+_FIND_START_OPTIONS = frozenset({"-H", "-L", "-P"})
+
+
+def _emptying_finds(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:
+    """The ``find`` argvs of ``cmd`` that delete (``-delete``, ``-exec rm``) everything
+    under their roots: no narrowing test, or one an operator can step around."""
+    out: list[tuple[Word, ...]] = []
+    for argv in cmd.argvs:
+        if not argv or argv[0].text.rpartition("/")[2] != "find":
+            continue
+        texts = [w.text for w in argv[1:]]
+        deletes = "-delete" in texts or any(
+            t in ("-exec", "-execdir", "-ok", "-okdir")
+            and k + 1 < len(texts) and texts[k + 1].rpartition("/")[2] in _RM
+            for k, t in enumerate(texts)
+        )
+        if not deletes:
+            continue
+        narrowed = any(
+            t in _FIND_NARROWING and k + 1 < len(texts) and texts[k + 1] != "*"
+            for k, t in enumerate(texts)
+        ) or texts[-1:] == ["-empty"]
+        if narrowed and not any(t in _FIND_OPERATORS for t in texts):
+            continue
+        out.append(argv)
+    return tuple(out)
+
+
+def _find_roots(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    """find's starting points: the words before its expression (after -H/-L/-P/-D/-O)."""
+    roots: list[Word] = []
+    i = 1
+    while i < len(argv) and (argv[i].text in _FIND_START_OPTIONS
+                             or argv[i].text.startswith("-O")):
+        i += 1
+    if i < len(argv) and argv[i].text == "-D":
+        i += 2
+    for word in argv[i:]:
+        if word.text.startswith(("-", "(", "!", ",")) or word.text in (")",):
+            break
+        roots.append(word)
+    return tuple(roots)
 
 
 def _rm_argvs(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:

@@ -294,7 +294,37 @@ def word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
     """The path a static shell word names, resolved as the kernel resolves it from ``cwd``
     (``$PWD``); None when it depends on run time."""
     joined = word_text(word, cwd, home)
+    if joined is not None and "proc/" in joined[:16]:  # (also //proc, /./proc)
+        joined = proc_self(joined, cwd)
     return resolve(joined, "/", home) if joined is not None else None
+
+
+_PROC = ("/proc/", "/dev/fd/")
+#: The magic links of /proc/PID/ (proc(5)) that lead to another file or directory.
+_PROC_LINKS = frozenset({"cwd", "root", "fd", "map_files", "exe", "fdinfo"})
+
+
+def proc_self(path: str, cwd: str | None) -> str | None:
+    """``/proc/self/cwd/.env`` is ``.env`` of the *command's* directory (the kernel's magic
+    link); toolrun's own ``realpath`` would read toolrun's. ``/proc/self/root`` is ``/``.
+    Another process's cwd or root, or a descriptor of one: toolrun cannot tell (None)."""
+    parts = [p for p in path.split("/") if p and p != "."]  # ['proc', 'self', 'cwd', ...]
+    if parts[:1] == ["proc"] and ".." in parts[:3]:
+        return None  # /proc/self/../self/cwd: a walk through toolrun's own /proc
+    if parts[:1] != ["proc"] or len(parts) < 3:
+        return path  # /dev/fd/N: a descriptor the command's redirections opened (checked)
+    who, what, rest = parts[1], parts[2], parts[3:]
+    if what not in _PROC_LINKS:
+        return path  # /proc/self/status, /proc/cpuinfo: no link to follow
+    if who not in ("self", "thread-self") or what not in ("cwd", "root"):
+        return None
+    if what == "root":
+        inner = "/" + "/".join(rest)
+        return proc_self(inner, cwd) if inner.startswith(_PROC) else inner
+    if cwd is None:
+        return None
+    # (the kernel's cwd is the physical directory: the link resolves to it)
+    return posixpath.join(realpath(cwd), *rest)
 
 
 def expand_glob(word: Word, cwd: str | None, home: str) -> list[str] | None:
@@ -319,6 +349,12 @@ def expand_glob(word: Word, cwd: str | None, home: str) -> list[str] | None:
         if cwd is None:
             return None
         prefix = cwd.rstrip("/") + "/"
+    elif pattern.startswith("/proc/"):
+        # (Python's glob would list toolrun's own /proc/self, not the command's)
+        mapped = proc_self(pattern, cwd)
+        if mapped is None:
+            return None
+        pattern = mapped
     return observe(_glob, prefix, pattern)
 
 

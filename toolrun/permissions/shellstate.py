@@ -136,7 +136,8 @@ def _changes(cmd: SimpleCommand) -> str | None:
             why = _state_name(word)
             if why is not None:
                 return why
-        if cmd.kind == "declaration":
+        # (`export -n` un-exports; only declare/typeset/local -n make a nameref)
+        if cmd.kind == "declaration" and cmd.words[0].text != "export":
             for word in cmd.words[1:]:
                 text = word.text
                 if text.startswith(("-", "+")) and "n" in text[1:]:

@@ -191,6 +191,11 @@ def _url_reads(urls: tuple[Word, ...]) -> list[Word]:
     return out
 
 
+#: Start-up files whose options write files (curl(1) CURL_HOME/.curlrc `output`, wget(1)
+#: WGETRC), and curl's TLS key log it writes (envcode reads this).
+CODE_ENV = frozenset({"CURL_HOME", "WGETRC", "SYSTEM_WGETRC", "SSLKEYLOGFILE"})
+
+
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
     found = parsed(argv)
     if found is None:

@@ -146,6 +146,30 @@ _VERSIONED = frozenset(
 NAMES = frozenset({*INLINE, *_SHELL_STRING, *READERS, *_RUNNERS, *_VERSIONED, "su", "runuser",
                    "env", "parallel"})
 
+#: Options and start-up code interpreters take from the environment (perlrun(1) PERL5OPT,
+#: ruby(1) RUBYOPT, node(1) NODE_OPTIONS --require, python(1) PYTHONSTARTUP, lua(1)
+#: LUA_INIT, the JVM's JAVA_TOOL_OPTIONS -javaagent). Search paths (PYTHONPATH) name
+#: files of code, as a script argument does, and are not listed (envcode reads this).
+CODE_ENV = frozenset(
+    {"PERL5OPT", "PERL5DB", "RUBYOPT", "NODE_OPTIONS", "PYTHONSTARTUP", "LUA_INIT*",
+     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "PHP_INI_SCAN_DIR", "PHPRC"}
+)  # fmt: skip
+#: NODE_OPTIONS / RUBYOPT / PERL5OPT words that only tune the runtime.
+_TUNING = re.compile(
+    r"--(max-old-space-size|max-semi-space-size|stack-size|stack-trace-limit)=\d+"
+    r"|--(enable-source-maps|no-warnings|trace-warnings|trace-deprecation|no-deprecation"
+    r"|experimental-vm-modules|openssl-legacy-provider|trace-uncaught)"
+    r"|--(unhandled-rejections|dns-result-order)=[a-z0-9-]+"
+    r"|-W[0-2]?|-w|-[wWX]+"
+)
+
+
+def harmless_env(name: str, value: str, _env: object) -> bool:
+    """``NODE_OPTIONS=--max-old-space-size=4096``, ``RUBYOPT=-W0``: runs nothing new."""
+    if name in ("NODE_OPTIONS", "RUBYOPT", "PERL5OPT"):
+        return all(_TUNING.fullmatch(w) for w in value.split())
+    return False
+
 
 def _name(argv: tuple[Word, ...]) -> str:
     value = argv[0].value or ""

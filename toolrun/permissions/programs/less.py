@@ -7,6 +7,7 @@ long names may be abbreviated (``--log`` is ``--log-file``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from toolrun.permissions.options import flag, spec, value
@@ -17,6 +18,26 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"less", "more"})
+#: less(1) ENVIRONMENT VARIABLES: input preprocessors (LESSOPEN='|cmd %s'), options read
+#: at start (LESS='+!cmd'), key files (their #env section sets LESSOPEN), the editor `v`
+#: runs, the history file it writes (envcode reads this).
+CODE_ENV = frozenset(
+    {"LESS", "LESSOPEN", "LESSCLOSE", "LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM",
+     "LESSKEYIN_SYSTEM", "LESSKEY_CONTENT", "LESSEDIT", "LESSHISTFILE", "MORE"}
+)  # fmt: skip
+
+
+def harmless_env(name: str, value: str, _env: Mapping[str, str | None]) -> bool:
+    """``LESS=-R``, ``LESSHISTFILE=-``: display flags, no history file."""
+    from toolrun.permissions.envcode import plain_program
+
+    if name in ("LESS", "MORE"):
+        return plain_program(f"less {value}")
+    if name == "LESSHISTFILE":
+        return value in ("-", "/dev/null")
+    return False
+
+
 #: An option can write, run or read: a word that might become one is never trusted.
 DANGEROUS_OPTIONS = True
 SPEC = spec(

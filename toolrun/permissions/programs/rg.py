@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from toolrun.permissions.programs import Context
 
 NAMES = frozenset({"rg"})
+#: ripgrep reads options from this file: `--pre=CMD` runs a program (envcode reads this).
+CODE_ENV = frozenset({"RIPGREP_CONFIG_PATH"})
 #: An option can write, run or read: a word that might become one is never trusted.
 DANGEROUS_OPTIONS = True
 SPEC = spec(

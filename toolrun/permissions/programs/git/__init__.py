@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from toolrun.permissions.observe import observe
@@ -52,6 +53,43 @@ GLOBAL_FLAGS = frozenset(
 )  # fmt: skip
 #: Global options that change nothing git runs or writes.
 _HARMLESS_GLOBALS = frozenset({"-P", "--no-pager", "--no-optional-locks", "--no-advice"})
+
+#: Environment git runs as a program or reads configuration (and so programs) from:
+#: git(1) ENVIRONMENT VARIABLES, git-config(1) ENVIRONMENT (envcode reads this).
+CODE_ENV = frozenset(
+    {"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_SSH",
+     "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_CONFIG_COUNT",
+     "GIT_CONFIG_KEY_*", "GIT_CONFIG_VALUE_*", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG",
+     "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR",
+     "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+     "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_TRACE*", "GIT_ATTR_SOURCE", "GIT_NAMESPACE",
+     "GIT_REPLACE_REF_BASE", "HOME", "XDG_CONFIG_HOME"}
+)  # fmt: skip
+#: GIT_TRACE* values that print to stderr or nothing (any other value is a file it writes).
+_TRACE_TO_STDERR = frozenset({"", "0", "1", "2", "true", "false"})
+
+
+def harmless_env(name: str, value: str, env: Mapping[str, str | None]) -> bool:
+    """``GIT_PAGER=cat``, ``GIT_TRACE=1``, ``GIT_CONFIG_KEY_0=user.name``: runs nothing."""
+    from toolrun.permissions.envcode import plain_program
+
+    if name in ("GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR"):
+        return plain_program(value)
+    if name.startswith("GIT_TRACE"):
+        return value.lower() in _TRACE_TO_STDERR
+    if name.startswith("GIT_CONFIG_KEY_"):
+        return not git_config.code_key(value)
+    if name.startswith("GIT_CONFIG_VALUE_"):
+        key = env.get("GIT_CONFIG_KEY_" + name.removeprefix("GIT_CONFIG_VALUE_"))
+        return key is not None and not git_config.code_key(key)
+    if name == "GIT_CONFIG_COUNT":
+        # it switches on GIT_CONFIG_KEY_0.. : only those this same command shows
+        if not value.isdigit() or int(value) > 16:
+            return False
+        keys = [env.get(f"GIT_CONFIG_KEY_{i}") for i in range(int(value))]
+        return all(k is not None and not git_config.code_key(k) for k in keys)
+    return False
+
 
 READ_ONLY = frozenset(
     {
@@ -400,7 +438,7 @@ def file_writes(argv: tuple[Word, ...], ctx: Context) -> tuple[Word, ...] | None
     cmd = argv[at:]
     if directory is None:
         # (only when it writes: elsewhere another check refuses the options)
-        writes = sub in ("config", "format-patch", "archive") or any(
+        writes = sub in ("config", "format-patch", "archive", *_CREATES) or any(
             long_is(w.text, "--output") for w in cmd)
         return None if writes else ()
     found: list[Word] = []
@@ -421,9 +459,102 @@ def file_writes(argv: tuple[Word, ...], ctx: Context) -> tuple[Word, ...] | None
                 found.append(Word(w.raw, value, w.glob, w.tilde))
     elif sub == "archive":
         found.extend(option_values(cmd, "o", ("--output",)))
+    elif sub in _CREATES:
+        made = _created(sub, cmd)
+        if made is None:
+            return None
+        found.extend(made)
     else:
         found.extend(option_values(cmd, "", ("--output",)))
     return tuple(_rebased(w, directory) for w in found)
+
+
+#: Sub-commands that create a directory or file named by an operand: (options that take
+#: a value, flags; where the created path stands among the operands). git-init(1),
+#: git-clone(1), git-worktree(1), git-bundle(1).
+_CREATES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "init": (frozenset({"--template", "--separate-git-dir", "-b", "--initial-branch",
+                        "--object-format", "--ref-format", "--shared"}),
+             frozenset({"-q", "--quiet", "--bare"})),
+    "clone": (frozenset({"-b", "--branch", "-o", "--origin", "--depth", "--reference",
+                         "--reference-if-able", "--separate-git-dir", "-c", "--config",
+                         "--template", "-u", "--upload-pack", "-j", "--jobs", "--filter",
+                         "--shallow-since", "--shallow-exclude", "--server-option",
+                         "--bundle-uri", "--ref-format", "--revision"}),
+              frozenset({"--bare", "--mirror", "-q", "--quiet", "-v", "--verbose", "-n",
+                         "--no-checkout", "--recursive", "--recurse-submodules",
+                         "--single-branch", "--no-single-branch", "--no-tags", "--tags",
+                         "-s", "--shared", "-l", "--local", "--no-local", "--no-hardlinks",
+                         "--dissociate", "--sparse", "--progress", "--no-progress",
+                         "--remote-submodules", "--no-remote-submodules",
+                         "--shallow-submodules", "--no-shallow-submodules",
+                         "--also-filter-submodules", "--reject-shallow",
+                         "--no-reject-shallow"})),
+    "worktree": (frozenset({"-b", "-B", "--reason", "--orphan"}),
+                 frozenset({"-f", "--force", "--detach", "-d", "--checkout", "--no-checkout",
+                            "--lock", "-q", "--quiet", "--track", "--no-track",
+                            "--guess-remote", "--no-guess-remote", "--relative-paths",
+                            "--no-relative-paths"})),
+    "bundle": (frozenset(), frozenset({"-q", "--quiet", "--progress", "--all"})),
+}
+
+
+def _created(sub: str, cmd: tuple[Word, ...]) -> list[Word] | None:
+    """What ``git init DIR`` / ``clone URL DIR`` / ``worktree add DIR`` / ``bundle create
+    F`` create (None: an option toolrun does not know, so where is unknown)."""
+    values, flags = _CREATES[sub]
+    operands: list[Word] = []
+    found: list[Word] = []
+    words = cmd[1:]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        text = word.text
+        if text == "--":
+            operands.extend(words[i + 1 :])
+            break
+        if text.startswith("-") and text != "-":
+            name, eq, value = text.partition("=")
+            if name in values:
+                got = Word(value, value) if eq else (words[i + 1] if i + 1 < len(words)
+                                                      else None)
+                if got is None:
+                    return None
+                if name == "--separate-git-dir":
+                    found.append(got)
+                i += 1 if eq else 2
+                continue
+            if name.startswith("--recurse-submodules") or text in flags:
+                i += 1
+                continue
+            return None
+        operands.append(word)
+        i += 1
+    if sub == "init":
+        found.extend(operands[:1] or [Word(".", ".")])
+    elif sub == "clone":
+        if len(operands) >= 2:
+            found.append(operands[1])
+        elif operands and operands[0].value is not None:
+            # `git clone URL`: a directory named after the repository, here
+            name = operands[0].value.rstrip("/").rpartition("/")[2].rpartition(":")[2]
+            name = name.removesuffix(".git") or "repo"
+            found.append(Word(name, name))
+        else:
+            return None
+    elif sub == "worktree":
+        action = operands[0].value if operands else None
+        if action == "add" and len(operands) >= 2:
+            found.append(operands[1])
+        elif action == "move" and len(operands) >= 3:
+            found.append(operands[2])
+        elif action in ("add", "move"):
+            return None
+    elif sub == "bundle" and operands[:1] and operands[0].value == "create":
+        if len(operands) < 2:
+            return None
+        found.append(operands[1])
+    return found
 
 
 def content_reads(
