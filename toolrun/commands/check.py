@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolrun.commands.split_check import Sink
     from toolrun.config.models import Config
     from toolrun.execution.decide import EngineDecider
+    from toolrun.execution.depends import Footprint, Reads, Writes
     from toolrun.execution.executor import Executor
     from toolrun.execution.partition import Run
     from toolrun.execution.results import CallDecision, Result
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from toolrun.tools.registry import ToolRegistry
 
 FAIL_ON = ("deny", "ask", "never")
+
+#: what a part of a split plan keeps of one call for the marks across parts
+Deps = tuple["Reads | None", "Writes | None", bool]
 
 
 class CallCheck(NamedTuple):
@@ -74,6 +78,8 @@ class CallCheck(NamedTuple):
     rebased: tuple[tuple[str, str, str], ...] = ()
     origin: str = ""  # "sidechain", "subagent FILE": not the session's main thread
     file: str = ""  # the file the call was read from, when not the input itself
+    # a part of a split plan only, until its parts are joined (``split_check.joined``)
+    deps: Deps | None = None
 
     @property
     def target(self) -> str:
@@ -505,6 +511,10 @@ class _CheckDecider:
     Nothing runs during a check, so the same call in the same directory gets the same
     answer from the permission engine: it is asked once. Calls with a hook decision are
     always decided afresh (hooks see every call; they run before this, in the executor).
+
+    What a decision read from the disk is kept with it, so that an allow an earlier call
+    of the plan may change is marked (``toolrun.execution.depends``): exec decides each
+    call after the earlier ones ran.
     """
 
     MAX_CACHED = 1 << 16
@@ -513,22 +523,37 @@ class _CheckDecider:
     MIN_CACHED = 1 << 12
 
     def __init__(self, inner: EngineDecider) -> None:
+        from toolrun.execution.depends import PlanDependencies
+
         self.inner = inner
-        self.cache: dict[tuple[str, Path, str], CallDecision] = {}
+        self.cache: dict[tuple[str, Path, str], tuple[CallDecision, Footprint]] = {}
         self.limit = self.MIN_CACHED
         self.hits = 0
         self.reasons: dict[int, str] = {}
         self.cwds: Mapping[int, Path] = {}  # the plan being decided: each call's own cwd
+        self.plan = PlanDependencies(inner.engine)
+        # a split plan: (reads of an unmarked allow, writes, follows a cd) by call index,
+        # for the marks that cross parts (``split_check.joined``); None: not kept
+        self.deps: dict[int, Deps] | None = None
+
+    def begin(self, *, keep_deps: bool) -> None:
+        """A plan (or a part of one) starts: no call of it has been decided yet."""
+        self.plan.reset()
+        self.deps = {} if keep_deps else None
 
     def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
-        cwd = self.cwds.get(call.index, cwd)
+        from toolrun.execution.depends import recorded
+
+        own = self.cwds.get(call.index)
+        if own is not None:
+            cwd = own
         if hooks is not None and hooks.decision is not None:
-            decision = self.inner.decide(call, cwd, hooks)
+            decision, footprint = recorded(self.inner.decide, call, cwd, hooks)
         else:
             key = (call.tool, cwd, _input_key(call.input))
             found = self.cache.get(key)
             if found is None:
-                found = self.inner.decide(call, cwd, hooks)
+                found = recorded(self.inner.decide, call, cwd, hooks)
                 if len(self.cache) >= self.limit:
                     # at least one hit for every 8 decisions kept: worth a big cache
                     useful = self.hits * 8 >= len(self.cache)
@@ -538,9 +563,28 @@ class _CheckDecider:
                 self.cache[key] = found
             else:
                 self.hits += 1
-            decision = found
+            decision, footprint = found
+        if self.deps is None:
+            decision = self.plan.after(call, cwd, decision, footprint,
+                                       cwd_recorded=own is not None)  # fmt: skip
+        else:  # a part of a split plan: marked once its parts are joined, in plan order
+            self._keep(self.deps, call, cwd, decision, footprint, own is not None)
         self.reasons[call.index] = decision.reason
         return decision
+
+    def _keep(
+        self, deps: dict[int, Deps], call: Call, cwd: Path, decision: CallDecision,
+        footprint: Footprint, cwd_recorded: bool,
+    ) -> None:  # fmt: skip
+        """What the marks of a split plan need of this call: its reads if it is an allow,
+        its writes if it may write."""
+        engine, here = self.plan.engine, str(cwd)
+        reads = footprint.reads(engine, call, here, decision) if decision.decision == "allow" else None
+        writes = footprint.writes(engine, call, here, decision)
+        if reads is not None and reads.empty:
+            reads = None
+        if reads is not None or writes:
+            deps[call.index] = (reads, writes or None, call.tool == "Bash" and not cwd_recorded)
 
 
 def _input_key(value: Mapping[str, Any]) -> str:
@@ -932,6 +976,10 @@ def _decide(
     runs: list[tuple[int, str, int]] = []
     run_of: dict[int, tuple[int, str]] = {}
     calls: list[CallCheck] = []
+    # a part of a split plan keeps what the marks across parts need (``joined``)
+    decider = state.decider
+    decider.begin(keep_deps=turn_starts is not None)
+    deps = decider.deps
     if turn_starts is None:
         turn_starts = _turn_starts(turns)
 
@@ -972,6 +1020,7 @@ def _decide(
                 rebased.get(r.index, ()),
                 marks.get(r.index, ""),
                 loc.file if loc and loc.file != file else "",
+                deps.pop(r.index, None) if deps else None,
             )
         )
         if sink is not None and len(calls) >= batch:
