@@ -535,11 +535,13 @@ class _CheckDecider:
         # a split plan: (reads of an unmarked allow, writes, follows a cd) by call index,
         # for the marks that cross parts (``split_check.joined``); None: not kept
         self.deps: dict[int, Deps] | None = None
+        self.anything = False
 
     def begin(self, *, keep_deps: bool) -> None:
         """A plan (or a part of one) starts: no call of it has been decided yet."""
         self.plan.reset()
         self.deps = {} if keep_deps else None
+        self.anything = False  # (a part of a split plan) a call that may write anything
 
     def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
         from toolrun.execution.depends import recorded
@@ -578,13 +580,25 @@ class _CheckDecider:
     ) -> None:  # fmt: skip
         """What the marks of a split plan need of this call: its reads if it is an allow,
         its writes if it may write."""
+        from toolrun.execution.depends import SOME_READS
+
         engine, here = self.plan.engine, str(cwd)
-        reads = footprint.reads(engine, call, here, decision) if decision.decision == "allow" else None
-        writes = footprint.writes(engine, call, here, decision)
-        if reads is not None and reads.empty:
-            reads = None
-        if reads is not None or writes:
-            deps[call.index] = (reads, writes or None, call.tool == "Bash" and not cwd_recorded)
+        reads: Reads | None = None
+        writes: Writes | None = None
+        if self.anything:
+            # after a call of this part that may write anything, only whether a call read
+            # something counts (the marks name the first such call of the plan)
+            if decision.decision == "allow" and footprint.reads_anything(call, here, decision):
+                reads = SOME_READS
+        else:
+            if decision.decision == "allow":
+                reads = footprint.reads(engine, call, here, decision)
+                if reads.empty:
+                    reads = None
+            writes = footprint.writes(engine, call, here, decision) or None
+            self.anything = writes is not None and writes.anything
+        if reads is not None or writes is not None:
+            deps[call.index] = (reads, writes, call.tool == "Bash" and not cwd_recorded)
 
 
 def _input_key(value: Mapping[str, Any]) -> str:

@@ -69,6 +69,10 @@ class Writes:
 
 
 NO_READS = Reads()
+#: stands for reads that are not empty, once what they are no longer matters
+SOME_READS = Reads(trees=frozenset({"/"}))
+#: reads of no file a plan's call writes: the tool registry, the user database
+_NO_PATH_READS = frozenset({"registered", "_user_home"})
 NO_WRITES = Writes()
 ANYTHING = Writes(anything=True, moves_cwd=True)
 
@@ -109,7 +113,7 @@ def reads_of(
             repos.update(a for a in args if isinstance(a, str))
         elif name == "_glob" and args and isinstance(args[0], str):
             trees.add(args[0].rstrip("/") or "/")
-        elif name in ("registered", "_user_home"):
+        elif name in _NO_PATH_READS:
             continue  # the tool registry, the user database: no plan call writes them
         else:
             found = False
@@ -305,6 +309,14 @@ class Footprint:
             self._reads = reads_of(self.log, cwd, engine.workspace, extra, repo)
         return self._reads
 
+    def reads_anything(self, call: Call, cwd: str, decision: CallDecision) -> bool:
+        """Whether :meth:`reads` is not empty, without working it out."""
+        if self._reads is not None:
+            return not self._reads.empty
+        return bool(decision.paths or git_directory(call.tool, call.input, cwd)) or any(
+            getattr(fn, "__name__", "") not in _NO_PATH_READS for fn, _, _ in self.log
+        )
+
     def writes(self, engine: PermissionEngine, call: Call, cwd: str,
                decision: CallDecision) -> Writes:  # fmt: skip
         if self._writes is None:
@@ -335,6 +347,13 @@ class PlanDependencies:
         then the call's own writes join the writers."""
         engine, writers, here = self.engine, self.writers, str(cwd)
         out = decision
+        anything = writers.anything
+        if anything is not None:
+            # whatever it read, that earlier call may have changed it; nor do the writes
+            # of this call matter any more (the first such call is named for every mark)
+            if decision.decision == "allow" and footprint.reads_anything(call, here, decision):
+                out = marked(decision, anything)
+            return out
         if decision.decision == "allow" and writers:
             reads = footprint.reads(engine, call, here, decision)
             follows = call.tool == "Bash" and not cwd_recorded
