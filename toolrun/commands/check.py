@@ -189,6 +189,9 @@ class CheckRequest:
     strict: bool = False
     managed_settings: Path | None = None
     shard: Shard | None = None  # --shard K/N: only the inputs of that shard
+    # mark an allow an earlier call of its plan may change (``depends on call-N``); a
+    # policy diff compares rules, not what the plan's order makes of them
+    marks: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,6 +459,7 @@ class _Options:
     managed_settings: str | None = None
     # one input decided in this many processes (split by turns): 0 automatic
     split: int = 1
+    marks: bool = True
 
 
 @dataclass
@@ -499,6 +503,7 @@ def _state(options: _Options) -> _State:
         hooks = HookRunner(config, run_id=options.run_id, registry=registry)
     # the check remembers its decisions itself (nothing runs: no read can change)
     decider = _CheckDecider(EngineDecider(PermissionEngine(config, registry, memo=False)))
+    decider.marks = options.marks
     state = _State(config, registry, decider, hooks)
     _STATES.clear()  # one configuration at a time
     _STATES[options] = state
@@ -536,6 +541,7 @@ class _CheckDecider:
         # for the marks that cross parts (``split_check.joined``); None: not kept
         self.deps: dict[int, Deps] | None = None
         self.anything = False
+        self.marks = True
 
     def begin(self, *, keep_deps: bool) -> None:
         """A plan (or a part of one) starts: no call of it has been decided yet."""
@@ -566,7 +572,9 @@ class _CheckDecider:
             else:
                 self.hits += 1
             decision, footprint = found
-        if self.deps is None:
+        if not self.marks:
+            pass
+        elif self.deps is None:
             decision = self.plan.after(call, cwd, decision, footprint,
                                        cwd_recorded=own is not None)  # fmt: skip
         else:  # a part of a split plan: marked once its parts are joined, in plan order
@@ -1149,6 +1157,7 @@ def check(
         strict=request.strict,
         managed_settings=str(request.managed_settings) if request.managed_settings else None,
         split=1 if request.jobs is not None and request.jobs <= 1 else request.jobs or 0,
+        marks=request.marks,
     )
     state = _state(options)  # an invalid config stops everything here
     _check_examples(state)
@@ -1205,11 +1214,12 @@ def compare(
 
     if request.fail_on not in ("loosen", "never"):
         raise ValueError(f"a policy diff fails on loosen or never, not {request.fail_on!r}")
-    base = check(replace(request, fail_on="never"), on_plan=on_plan)
+    base = check(replace(request, fail_on="never", marks=False), on_plan=on_plan)
     new = check(
         replace(
             request,
             fail_on="never",
+            marks=False,
             config_file=config_file if config_file is not None else request.config_file,
             settings_files=settings_files if settings_files else request.settings_files,
         )

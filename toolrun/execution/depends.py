@@ -63,6 +63,9 @@ class Writes:
     paths: frozenset[str] = frozenset()
     anything: bool = False  # not analysable: any file, anywhere
     moves_cwd: bool = False  # a cd that exec carries to the calls after it
+    # only the content of regular files (Write, Edit: they write where the path led when
+    # decided, or nowhere): no path resolves otherwise after them, only searches differ
+    contents: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.paths) or self.anything or self.moves_cwd
@@ -92,20 +95,20 @@ def _holds(parent: str, path: str) -> bool:
 
 def reads_of(
     log: Sequence[Observation],
-    cwd: str,
-    workspace: str,
+    anchors: Sequence[str],
     extra: Iterable[str] = (),
     repo: str | None = None,
 ) -> Reads:
     """The paths a decision's observations (and ``extra`` paths it covered) depend on;
-    ``repo``: a directory a git command looks up its repository from."""
+    ``anchors``: the workspace and the directories the call works in; ``repo``: a
+    directory a git command looks up its repository from."""
     lines: set[str] = set()
     trees: set[str] = set()
     repos: set[str] = {repo} if repo else set()
 
     def path(p: str) -> None:
-        # resolving the workspace or the cwd is no search of it (see the module's doc)
-        (lines if _holds(p, cwd) or _holds(p, workspace) else trees).add(p)
+        # resolving the workspace or a cwd is no search of it (see the module's doc)
+        (lines if any(_holds(p, a) for a in anchors) else trees).add(p)
 
     for fn, args, result in log:
         name = getattr(fn, "__name__", "")
@@ -153,10 +156,16 @@ def writes_of(
     field = PATH_FIELDS.get(tool)
     if tool in _NETWORK_ONLY or (field is not None and field[1] == "read"):
         return NO_WRITES
+    from toolrun.permissions.claude_tools import claude_tool
+
+    known = claude_tool(tool)
+    if known is not None and known.need == "none":
+        return NO_WRITES  # TodoWrite, Task...: toolrun runs nothing for them (a subagent's
+        # own calls are calls of the plan, decided on their own)
     if tool == "Bash":
         return bash_writes(engine, str(input.get("command", "")), cwd)
     if (field is not None or tool == "ApplyPatch") and decision.paths:
-        return Writes(frozenset(p for pair in decision.paths for p in pair))
+        return Writes(frozenset(p for pair in decision.paths for p in pair), contents=True)
     return ANYTHING  # a tool of its own (MCP, plugin): it may write anything
 
 
@@ -214,25 +223,28 @@ def bash_writes(engine: PermissionEngine, command: str, cwd: str) -> Writes:
 class Writers:
     """The writes of a plan's calls so far, indexed by path, each with its first writer."""
 
-    __slots__ = ("anything", "cwd", "exact", "git", "parents")
+    __slots__ = ("anything", "contents", "cwd", "exact", "git", "parents")
 
     def __init__(self) -> None:
         self.exact: dict[str, str] = {}  # a written path
+        self.contents: dict[str, str] = {}  # a path only written to (``Writes.contents``)
         self.parents: dict[str, str] = {}  # a parent of a written path
         self.git: dict[str, str] = {}  # a directory where a .git (or inside one) is written
         self.anything: str | None = None
         self.cwd: str | None = None  # the first call whose cd exec carries on
 
     def __bool__(self) -> bool:
-        return bool(self.exact) or self.anything is not None or self.cwd is not None
+        return (bool(self.exact) or bool(self.contents) or self.anything is not None
+                or self.cwd is not None)  # fmt: skip
 
     def add(self, call_id: str, writes: Writes) -> None:
         if writes.anything and self.anything is None:
             self.anything = call_id
         if writes.moves_cwd and self.cwd is None:
             self.cwd = call_id
+        written = self.contents if writes.contents else self.exact
         for path in writes.paths:
-            self.exact.setdefault(path, call_id)
+            written.setdefault(path, call_id)
             head, sep, _ = path.partition("/.git")
             if sep and (len(head) + 5 == len(path) or path[len(head) + 5] == "/"):
                 self.git.setdefault(head or "/", call_id)
@@ -256,6 +268,7 @@ class Writers:
                 for parent in _above(path):
                     if parent in exact:
                         return exact[parent]
+        # (a path only written to matters to searches above it: its name is new there)
         for path in reads.trees:
             if path in self.parents:
                 return self.parents[path]
@@ -290,6 +303,18 @@ def git_directory(tool: str, input: Mapping[str, Any], cwd: str) -> str | None:
     return cwd if isinstance(command, str) and "git" in command else None
 
 
+def _anchors(engine: PermissionEngine, call: Call, cwd: str) -> list[str]:
+    """The workspace, the call's directory and those its ``cd``s move to."""
+    anchors = [engine.workspace, cwd]
+    command = call.input.get("command") if call.tool == "Bash" else None
+    if isinstance(command, str) and "cd" in command:
+        from toolrun.permissions.readonly import bash_verdicts
+
+        verdicts = bash_verdicts(command, cwd, engine.home, engine.boundary)
+        anchors.extend(d for d in set(verdicts.cwds) if d is not None and d != cwd)
+    return anchors
+
+
 class Footprint:
     """What one decision read, and what its call may write, worked out when first asked
     (most plans never need either: nothing before the call writes)."""
@@ -306,7 +331,8 @@ class Footprint:
         if self._reads is None:
             extra = [p for pair in decision.paths for p in pair]
             repo = git_directory(call.tool, call.input, cwd)
-            self._reads = reads_of(self.log, cwd, engine.workspace, extra, repo)
+            anchors = _anchors(engine, call, cwd)
+            self._reads = reads_of(self.log, anchors, extra, repo)
         return self._reads
 
     def reads_anything(self, call: Call, cwd: str, decision: CallDecision) -> bool:
