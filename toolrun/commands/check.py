@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolrun.commands.split_check import Sink
     from toolrun.config.models import Config
     from toolrun.execution.decide import EngineDecider
+    from toolrun.execution.depends import Footprint, Reads, Writes
     from toolrun.execution.executor import Executor
     from toolrun.execution.partition import Run
     from toolrun.execution.results import CallDecision, Result
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from toolrun.tools.registry import ToolRegistry
 
 FAIL_ON = ("deny", "ask", "never")
+
+#: what a part of a split plan keeps of one call for the marks across parts
+Deps = tuple["Reads | None", "Writes | None", bool]
 
 
 class CallCheck(NamedTuple):
@@ -74,6 +78,8 @@ class CallCheck(NamedTuple):
     rebased: tuple[tuple[str, str, str], ...] = ()
     origin: str = ""  # "sidechain", "subagent FILE": not the session's main thread
     file: str = ""  # the file the call was read from, when not the input itself
+    # a part of a split plan only, until its parts are joined (``split_check.joined``)
+    deps: Deps | None = None
 
     @property
     def target(self) -> str:
@@ -183,6 +189,9 @@ class CheckRequest:
     strict: bool = False
     managed_settings: Path | None = None
     shard: Shard | None = None  # --shard K/N: only the inputs of that shard
+    # mark an allow an earlier call of its plan may change (``depends on call-N``); a
+    # policy diff compares rules, not what the plan's order makes of them
+    marks: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,6 +459,7 @@ class _Options:
     managed_settings: str | None = None
     # one input decided in this many processes (split by turns): 0 automatic
     split: int = 1
+    marks: bool = True
 
 
 @dataclass
@@ -493,6 +503,7 @@ def _state(options: _Options) -> _State:
         hooks = HookRunner(config, run_id=options.run_id, registry=registry)
     # the check remembers its decisions itself (nothing runs: no read can change)
     decider = _CheckDecider(EngineDecider(PermissionEngine(config, registry, memo=False)))
+    decider.marks = options.marks
     state = _State(config, registry, decider, hooks)
     _STATES.clear()  # one configuration at a time
     _STATES[options] = state
@@ -505,6 +516,10 @@ class _CheckDecider:
     Nothing runs during a check, so the same call in the same directory gets the same
     answer from the permission engine: it is asked once. Calls with a hook decision are
     always decided afresh (hooks see every call; they run before this, in the executor).
+
+    What a decision read from the disk is kept with it, so that an allow an earlier call
+    of the plan may change is marked (``toolrun.execution.depends``): exec decides each
+    call after the earlier ones ran.
     """
 
     MAX_CACHED = 1 << 16
@@ -513,22 +528,40 @@ class _CheckDecider:
     MIN_CACHED = 1 << 12
 
     def __init__(self, inner: EngineDecider) -> None:
+        from toolrun.execution.depends import PlanDependencies
+
         self.inner = inner
-        self.cache: dict[tuple[str, Path, str], CallDecision] = {}
+        self.cache: dict[tuple[str, Path, str], tuple[CallDecision, Footprint]] = {}
         self.limit = self.MIN_CACHED
         self.hits = 0
         self.reasons: dict[int, str] = {}
         self.cwds: Mapping[int, Path] = {}  # the plan being decided: each call's own cwd
+        self.plan = PlanDependencies(inner.engine)
+        # a split plan: (reads of an unmarked allow, writes, follows a cd) by call index,
+        # for the marks that cross parts (``split_check.joined``); None: not kept
+        self.deps: dict[int, Deps] | None = None
+        self.anything = False
+        self.marks = True
+
+    def begin(self, *, keep_deps: bool) -> None:
+        """A plan (or a part of one) starts: no call of it has been decided yet."""
+        self.plan.reset()
+        self.deps = {} if keep_deps else None
+        self.anything = False  # (a part of a split plan) a call that may write anything
 
     def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
-        cwd = self.cwds.get(call.index, cwd)
+        from toolrun.execution.depends import recorded
+
+        own = self.cwds.get(call.index)
+        if own is not None:
+            cwd = own
         if hooks is not None and hooks.decision is not None:
-            decision = self.inner.decide(call, cwd, hooks)
+            decision, footprint = recorded(self.inner.decide, call, cwd, hooks)
         else:
             key = (call.tool, cwd, _input_key(call.input))
             found = self.cache.get(key)
             if found is None:
-                found = self.inner.decide(call, cwd, hooks)
+                found = recorded(self.inner.decide, call, cwd, hooks)
                 if len(self.cache) >= self.limit:
                     # at least one hit for every 8 decisions kept: worth a big cache
                     useful = self.hits * 8 >= len(self.cache)
@@ -538,9 +571,42 @@ class _CheckDecider:
                 self.cache[key] = found
             else:
                 self.hits += 1
-            decision = found
+            decision, footprint = found
+        if not self.marks:
+            pass
+        elif self.deps is None:
+            decision = self.plan.after(call, cwd, decision, footprint,
+                                       cwd_recorded=own is not None)  # fmt: skip
+        else:  # a part of a split plan: marked once its parts are joined, in plan order
+            self._keep(self.deps, call, cwd, decision, footprint, own is not None)
         self.reasons[call.index] = decision.reason
         return decision
+
+    def _keep(
+        self, deps: dict[int, Deps], call: Call, cwd: Path, decision: CallDecision,
+        footprint: Footprint, cwd_recorded: bool,
+    ) -> None:  # fmt: skip
+        """What the marks of a split plan need of this call: its reads if it is an allow,
+        its writes if it may write."""
+        from toolrun.execution.depends import SOME_READS
+
+        engine, here = self.plan.engine, str(cwd)
+        reads: Reads | None = None
+        writes: Writes | None = None
+        if self.anything:
+            # after a call of this part that may write anything, only whether a call read
+            # something counts (the marks name the first such call of the plan)
+            if decision.decision == "allow" and footprint.reads_anything(call, here, decision):
+                reads = SOME_READS
+        else:
+            if decision.decision == "allow":
+                reads = footprint.reads(engine, call, here, decision)
+                if reads.empty:
+                    reads = None
+            writes = footprint.writes(engine, call, here, decision) or None
+            self.anything = writes is not None and writes.anything
+        if reads is not None or writes is not None:
+            deps[call.index] = (reads, writes, call.tool == "Bash" and not cwd_recorded)
 
 
 def _input_key(value: Mapping[str, Any]) -> str:
@@ -932,6 +998,10 @@ def _decide(
     runs: list[tuple[int, str, int]] = []
     run_of: dict[int, tuple[int, str]] = {}
     calls: list[CallCheck] = []
+    # a part of a split plan keeps what the marks across parts need (``joined``)
+    decider = state.decider
+    decider.begin(keep_deps=turn_starts is not None)
+    deps = decider.deps
     if turn_starts is None:
         turn_starts = _turn_starts(turns)
 
@@ -972,6 +1042,7 @@ def _decide(
                 rebased.get(r.index, ()),
                 marks.get(r.index, ""),
                 loc.file if loc and loc.file != file else "",
+                deps.pop(r.index, None) if deps else None,
             )
         )
         if sink is not None and len(calls) >= batch:
@@ -1086,6 +1157,7 @@ def check(
         strict=request.strict,
         managed_settings=str(request.managed_settings) if request.managed_settings else None,
         split=1 if request.jobs is not None and request.jobs <= 1 else request.jobs or 0,
+        marks=request.marks,
     )
     state = _state(options)  # an invalid config stops everything here
     _check_examples(state)
@@ -1142,11 +1214,12 @@ def compare(
 
     if request.fail_on not in ("loosen", "never"):
         raise ValueError(f"a policy diff fails on loosen or never, not {request.fail_on!r}")
-    base = check(replace(request, fail_on="never"), on_plan=on_plan)
+    base = check(replace(request, fail_on="never", marks=False), on_plan=on_plan)
     new = check(
         replace(
             request,
             fail_on="never",
+            marks=False,
             config_file=config_file if config_file is not None else request.config_file,
             settings_files=settings_files if settings_files else request.settings_files,
         )

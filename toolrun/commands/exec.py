@@ -28,6 +28,8 @@ from toolrun.plan.models import Plan
 if TYPE_CHECKING:
     from toolrun.commands.exec_stdin import StdinCalls
     from toolrun.config.models import Config
+    from toolrun.execution.decide import EngineDecider
+    from toolrun.execution.executor import Decider
     from toolrun.tools.registry import ToolRegistry
     from toolrun.verify.runner import AutoVerify
 
@@ -237,7 +239,9 @@ class _Session:
                 display=display_path,
                 max_calls_per_turn=config.toolrun.max_calls_per_turn,
             )
-        engine = PermissionEngine(config, registry)
+        # a dry run marks what earlier calls may change, from what each decision read:
+        # a remembered decision would not say (``toolrun.execution.depends``)
+        engine = PermissionEngine(config, registry, memo=not request.dry_run)
         settings = ExecSettings(
             max_concurrency=request.max_concurrency or config.toolrun.max_concurrency,
             kind_limits=dict(config.toolrun.kind_limits),
@@ -262,7 +266,7 @@ class _Session:
         executor = Executor(
             workspace=config.workspace,
             registry=registry,
-            decider=EngineDecider(engine),
+            decider=_decider(EngineDecider(engine), request.dry_run),
             settings=settings,
             run_id=self.run_id,
             on_result=self.on_result,
@@ -433,6 +437,16 @@ def _kill_child_groups() -> None:
             if ppid == me and pgrp == pid and pid != spared:
                 with contextlib.suppress(OSError):
                     os.killpg(pgrp, signal.SIGKILL)
+
+
+def _decider(inner: EngineDecider, dry_run: bool) -> Decider:
+    """exec decides each call right before it runs; a dry run marks an allow that an
+    earlier call, had it run, may have changed."""
+    if not dry_run:
+        return inner
+    from toolrun.execution.depends import DryRunDecider
+
+    return DryRunDecider(inner)
 
 
 def _auto_verify(config: Config, dry_run: bool) -> AutoVerify | None:

@@ -3,9 +3,12 @@
 The plan is loaded once; then a process is forked for every part but the first, which
 this process decides itself. A forked process starts with the loaded plan, the config and
 the warm caches already in place (nothing is re-read or re-imported) and sends back only
-its compact records. Turns are independent during a check (nothing runs, so no call can
-change what a later one sees), which is what makes the parts' records, put back in plan
-order with their run numbers shifted, the very records one process would make.
+its compact records. Turns are independent during a check (nothing runs, so the disk a
+part decides on is the one every part sees), which is what makes the parts' records, put
+back in plan order with their run numbers shifted, the very records one process would
+make. The one thing that crosses parts, an allow that a call of an earlier part may
+change once exec runs it, each part keeps the reads and writes of (``CallCheck.deps``),
+and ``joined`` marks it as one process would have.
 
 Nothing is lost when a part's process fails (killed, out of memory, a bug): that part is
 decided again here. Ctrl-C ends the check as in one process, and no forked process
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck
+    from toolrun.execution.depends import Writers
     from toolrun.plan.models import Turn
 
 #: what ps shows for a process deciding a part of a plan
@@ -263,13 +267,36 @@ def end_part(pid: int, fd: int) -> None:
 
 def joined(decided: Sequence[Decided]) -> Decided:
     """The parts' records, their run numbers already moved on (``collect_part``,
-    ``shifted``), as one process would have made them."""
+    ``shifted``), as one process would have made them: an allow that an earlier call
+    may change is marked here, in plan order across the parts (as ``PlanDependencies``
+    marks one process's), and what the parts kept for it is let go."""
+    from toolrun.execution.depends import Writers
+
     runs: list[tuple[int, str, int]] = []
     calls: list[CallCheck] = []
+    writers = Writers()
     for part_runs, part_calls in decided:
         runs.extend(part_runs)
-        calls.extend(part_calls)
+        calls.extend(c if c.deps is None else _across(c, writers) for c in part_calls)
     return tuple(runs), tuple(calls)
+
+
+def _across(call: CallCheck, writers: Writers) -> CallCheck:
+    """``call`` marked when the writes of the calls before it (in every part) meet what
+    it read; its own writes join them."""
+    from toolrun.execution.depends import mark_reason
+
+    assert call.deps is not None
+    reads, writes, follows_cd = call.deps
+    changes: dict[str, Any] = {"deps": None}
+    if reads is not None and call.decision == "allow" and writers:
+        writer = writers.on(reads, follows_cd=follows_cd)
+        if writer is not None:
+            changes.update(decision="ask", kind="depends", rule=None, source=writer,
+                           reason=mark_reason(call.reason, writer))  # fmt: skip
+    if writes:
+        writers.add(call.id, writes)
+    return call._replace(**changes)
 
 
 def runs_in(decided: Sequence[Decided]) -> int:
