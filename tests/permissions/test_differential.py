@@ -6,6 +6,7 @@ bounded run; ``bench/differential_bash.py --count N`` runs longer."""
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 import pytest
@@ -131,10 +132,8 @@ _scene_commands = st.one_of(
 )
 
 
-# The other engineers of issue 24 fix what these find (physical paths, getopt, git blob
-# readers); until their parts are in, a leak found here is expected, not a regression.
-@pytest.mark.xfail(strict=False, reason="issue 24 points 1, 2, 4: the resolver's parts")
-@settings(max_examples=80, deadline=None, database=None,
+# TOOLRUN_FUZZ_EXAMPLES raises the count for a long run by hand (1500 passed once; the space is small).
+@settings(max_examples=int(os.environ.get("TOOLRUN_FUZZ_EXAMPLES", "80")), deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(command=_scene_commands)
 def test_no_secret_is_printed_by_a_command_toolrun_allowed(
