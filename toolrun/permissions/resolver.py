@@ -816,19 +816,8 @@ class _Call:
             what = f"redirect {redirect.op}"
             if word.value in EXEMPT_WRITE_TARGETS:
                 continue
-            path = word_path(word, cwd, home)
-            if path is None:
-                self._unanalysable_redirect(
-                    word.raw, what, "write", "the target is only known when the command runs",
-                    parts, targets,
-                )
-                continue
-            rs = Subject("path", "Bash", path.link, "write", path=path, family="edit",
-                         redirect=True, what=what)
-            inside = self._check_boundary(what, path)
-            rv = self.verdict(rs, protected=protected_reason(path, engine.boundary), inside=inside)
-            parts.append(rv)
-            targets.append(self._target(what, path.link, "write", rv, path, inside))
+            self._write(word, what, cwd, "the target is only known when the command runs",
+                        parts, targets)
         # -- files a program writes by option or form, content it prints from history
         # (programs.git: `git log --output=F`, `git config K V`, `git show HEAD:.env`)
         if cmd.analysable and programs.has(cmd.name, "file_writes"):
@@ -838,20 +827,8 @@ class _Call:
         # OUT`): checked as redirect targets are, so Edit rules, the boundary and protected
         # paths hold in every mode, bypassPermissions included.
         for word in programs.option_writes(cmd.effective) if cmd.analysable else ():
-            what = f"{cmd.name} writes"
-            path = word_path(word, cwd, home)
-            if path is None:
-                self._unanalysable_redirect(
-                    word.raw, what, "write", "the file it writes is only known when it runs",
-                    parts, targets,
-                )
-                continue
-            ws = Subject("path", "Bash", path.link, "write", path=path, family="edit",
-                         redirect=True, what=what)
-            inside = self._check_boundary(what, path)
-            wv = self.verdict(ws, protected=protected_reason(path, engine.boundary), inside=inside)
-            parts.append(wv)
-            targets.append(self._target(what, path.link, "write", wv, path, inside))
+            self._write(word, f"{cmd.name} writes", cwd,
+                        "the file it writes is only known when it runs", parts, targets)
         # -- copies carry the rules of what they copy (issue 24, point 7) --------------
         if cmd.analysable and is_copier(cmd.name):
             copy = carried(cmd.effective)
@@ -929,18 +906,8 @@ class _Call:
             self._unanalysable_redirect(cmd.text, what, "write", "the file it writes is only "
                                         "known when it runs", parts, targets)
         for word in writes or ():
-            path = word_path(word, cwd, engine.home)
-            if path is None:
-                self._unanalysable_redirect(word.raw, what, "write", "the file it writes is "
-                                            "only known when it runs", parts, targets)
-                continue
-            ws = Subject("path", "Bash", path.link, "write", path=path, family="edit",
-                         redirect=True, what=what)
-            inside = self._check_boundary(what, path)
-            wv = self.verdict(ws, protected=protected_reason(path, engine.boundary),
-                              inside=inside)
-            parts.append(wv)
-            targets.append(self._target(what, path.link, "write", wv, path, inside))
+            self._write(word, what, cwd, "the file it writes is only known when it runs",
+                        parts, targets)
         if not engine.read_guarded:
             return  # (no Read deny or ask rule: nothing printed can be refused)
         printed = programs.content_reads(argv, ctx, self._guarded)
@@ -994,6 +961,29 @@ class _Call:
             ),
             combined,
         )
+
+    def _write(
+        self,
+        word: Word,
+        what: str,
+        cwd: str | None,
+        unknown: str,
+        parts: list[Verdict],
+        targets: list[TargetVerdict],
+    ) -> None:
+        """A file the command writes (a redirection, ``sort -o F``, ``git config K V``):
+        the boundary, Edit rules and protected paths, in every mode."""
+        path = word_path(word, cwd, self.engine.home)
+        if path is None:
+            self._unanalysable_redirect(word.raw, what, "write", unknown, parts, targets)
+            return
+        s = Subject("path", "Bash", path.link, "write", path=path, family="edit",
+                    redirect=True, what=what)
+        inside = self._check_boundary(what, path)
+        verdict = self.verdict(s, protected=protected_reason(path, self.engine.boundary),
+                               inside=inside)
+        parts.append(verdict)
+        targets.append(self._target(what, path.link, "write", verdict, path, inside))
 
     def _unanalysable_redirect(
         self,
