@@ -74,18 +74,22 @@ def three_ways(tmp_path: Path, calls: list[dict[str, Any]], mode: str | None,
 
 # (calls, mode, the call that depends, on which call, source)
 CASES = [
-    # copies carry what they copy: exec's recursive read sees the copied secret
-    ([bash("mkdir -p build && cp -r config build/cfg"), bash("grep -r K build")],
+    # a copy makes what exec's later read refuses (a copy of a folder holding a denied file
+    # is itself denied now: these copy what no rule covers into what one does, or a link out)
+    ([bash("mkdir -p build && cp -r src build/s"), bash("grep -r TOP build/s/link/")],
      "acceptEdits", 2, 1, "issue 24"),
-    ([bash("mkdir -p build && cp -r config build/cfg"), bash("cat build/cfg/.env")],
+    ([bash("mkdir -p build && cp -r src build/s"), bash("cat build/s/link/secret.txt")],
      "acceptEdits", 2, 1, "issue 24"),
-    ([bash("cp -a config cfg2"), bash("grep -rn SECRET cfg2")], "acceptEdits", 2, 1, "by hand"),
-    ([bash("rsync -a config/ c3/"), bash("cat c3/app.yaml")], "acceptEdits", 2, 1, "by hand"),
+    ([bash("cp -a src cfg2"), bash("grep -rn SECRET cfg2/link/")], "acceptEdits", 2, 1,
+     "by hand"),
+    ([bash("rsync -a src/ c3/"), bash("cat c3/link/secret.txt")], "acceptEdits", 2, 1,
+     "by hand"),
     # a link made by an earlier call: exec resolves it, check saw nothing there
     ([bash("ln -s ../outside link"), bash("cat link/secret.txt")], None, 2, 1, "issue 24"),
-    ([bash("ln -s config cfglink"), bash("cat cfglink/.env")], None, 2, 1, "by hand"),
-    ([bash("ln -sn config c2"), bash("head c2/.env")], None, 2, 1, "by hand"),
-    ([bash("ln -s -- ./config/ c3"), bash("grep SECRET c3/.env")], None, 2, 1, "by hand"),
+    ([bash("ln -s src srclink"), bash("cat srclink/link/secret.txt")], None, 2, 1, "by hand"),
+    ([bash("ln -sn src s2"), bash("head s2/link/secret.txt")], None, 2, 1, "by hand"),
+    ([bash("ln -s -- ./src/ s3"), bash("grep SECRET s3/link/secret.txt")], None, 2, 1,
+     "by hand"),
     # a cd that exec carries to the next call (src/link leads out of the workspace)
     ([bash("cd src"), bash("cat link/secret.txt")], None, 2, 1, "by hand"),
     ([bash("cd src && ls"), bash("head -n1 link/secret.txt")], None, 2, 1, "by hand"),
@@ -126,6 +130,7 @@ UNMARKED = [
     ([bash("npm install --no-audit nothing-here"), bash("echo done")], "acceptEdits"),
     # a denied call never runs: nothing after it depends on it
     ([bash("mv config/.env x.txt"), bash("cat x.txt")], "acceptEdits"),
+    ([bash("mkdir -p b && cp config/app.yaml b/app.key"), bash("grep -r K b")], "acceptEdits"),
     ([bash("cat README.md"), bash("ls src"), bash("git log --oneline -1")], None),
 ]
 

@@ -50,6 +50,9 @@ class Reads:
     lines: frozenset[str] = frozenset()  # a write of it or a parent changes the decision
     trees: frozenset[str] = frozenset()  # ... or of anything below it
     repos: frozenset[str] = frozenset()  # git looks up a repository from here (a .git above)
+    # the trees of these were searched (a glob expanded, a guarded tree walked): a new file
+    # there changes the decision even when only its content is written (Write, Edit)
+    searches: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
@@ -104,6 +107,7 @@ def reads_of(
     directory a git command looks up its repository from."""
     lines: set[str] = set()
     trees: set[str] = set()
+    searches: set[str] = set()
     repos: set[str] = {repo} if repo else set()
 
     def path(p: str) -> None:
@@ -116,6 +120,7 @@ def reads_of(
             repos.update(a for a in args if isinstance(a, str))
         elif name == "_glob" and args and isinstance(args[0], str):
             trees.add(args[0].rstrip("/") or "/")
+            searches.add(args[0].rstrip("/") or "/")
         elif name in _NO_PATH_READS:
             continue  # the tool registry, the user database: no plan call writes them
         else:
@@ -125,13 +130,15 @@ def reads_of(
                     found = True
                     if name == "_guarded_below":
                         trees.add(p)
+                        searches.add(p)
                     else:
                         path(p)
             if not found:
                 trees.add("/")  # a read toolrun cannot place: fail closed
+                searches.add("/")
     for p in extra:
         path(p)
-    return Reads(frozenset(lines), frozenset(trees), frozenset(repos))
+    return Reads(frozenset(lines), frozenset(trees), frozenset(repos), frozenset(searches))
 
 
 def _paths_in(value: Any) -> Iterable[str]:
@@ -223,12 +230,13 @@ def bash_writes(engine: PermissionEngine, command: str, cwd: str) -> Writes:
 class Writers:
     """The writes of a plan's calls so far, indexed by path, each with its first writer."""
 
-    __slots__ = ("anything", "contents", "cwd", "exact", "git", "parents")
+    __slots__ = ("anything", "content_parents", "contents", "cwd", "exact", "git", "parents")
 
     def __init__(self) -> None:
         self.exact: dict[str, str] = {}  # a written path
         self.contents: dict[str, str] = {}  # a path only written to (``Writes.contents``)
         self.parents: dict[str, str] = {}  # a parent of a written path
+        self.content_parents: dict[str, str] = {}  # a parent of a path only written to
         self.git: dict[str, str] = {}  # a directory where a .git (or inside one) is written
         self.anything: str | None = None
         self.cwd: str | None = None  # the first call whose cd exec carries on
@@ -243,15 +251,16 @@ class Writers:
         if writes.moves_cwd and self.cwd is None:
             self.cwd = call_id
         written = self.contents if writes.contents else self.exact
+        parents = self.content_parents if writes.contents else self.parents
         for path in writes.paths:
             written.setdefault(path, call_id)
             head, sep, _ = path.partition("/.git")
             if sep and (len(head) + 5 == len(path) or path[len(head) + 5] == "/"):
                 self.git.setdefault(head or "/", call_id)
             for parent in _above(posixpath.dirname(path)):
-                if parent in self.parents:
+                if parent in parents:
                     break  # (its parents are in already)
-                self.parents[parent] = call_id
+                parents[parent] = call_id
 
     def on(self, reads: Reads, *, follows_cd: bool = False) -> str | None:
         """The earlier call whose writes ``reads`` meet (``follows_cd``: a Bash call whose
@@ -268,10 +277,14 @@ class Writers:
                 for parent in _above(path):
                     if parent in exact:
                         return exact[parent]
-        # (a path only written to matters to searches above it: its name is new there)
         for path in reads.trees:
             if path in self.parents:
                 return self.parents[path]
+        # (a path only written to, by Write or Edit, resolves as before: it matters only to
+        # a real search above it, where its name may be new: a glob, a guarded tree)
+        for path in reads.searches:
+            if path in self.content_parents:
+                return self.content_parents[path]
         for path in reads.repos:
             for parent in _above(path):
                 if parent in self.git:
