@@ -1,0 +1,67 @@
+"""Red team of issue 24 (points 2, 3, 5, 6, 7, 8), run for real through ``toolrun exec`` in
+the round-3 scene: the spellings that got through, and others of the same class.
+
+Each class runs once for real (the disk must not change, no secret may be printed) and
+each row is decided by the engine. Every row names its public source.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.permissions.conftest import make_config
+from tests.round3.scene import Scene
+from toolrun.permissions import PermissionEngine
+
+DENY = ["Read(./.env)", "Read(./config/.env)", "Edit(./docs/**)"]
+DENY_RM = DENY + ["Bash(rm *)"]
+
+
+def _yaml(deny: list[str]) -> str:
+    return "permissions:\n  deny: [" + ", ".join(f"'{d}'" for d in deny) + "]\n"
+
+
+@pytest.fixture
+def scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Scene:
+    made = Scene.make(tmp_path)
+    monkeypatch.setenv("HOME", str(made.home))
+    return made
+
+
+def _engine(scene: Scene, mode: str, deny: list[str]) -> PermissionEngine:
+    return PermissionEngine(make_config(scene.ws, deny=deny, mode=mode))
+
+
+def _attack(scene: Scene, rows: list[tuple[str, str]], mode: str, deny: list[str]) -> None:
+    """Every row is not allowed by the engine, and running them all changes and prints
+    nothing."""
+    scene.config(_yaml(deny))
+    engine = _engine(scene, mode, deny)
+    commands = [c.format(ws=scene.ws) for c, _ in rows]
+    for command, (_, source) in zip(commands, rows, strict=True):
+        decision = engine.decide("Bash", {"command": command}, cwd=scene.ws)
+        assert decision.decision != "allow", (command, source, decision.reason)
+    _done, results = scene.run(commands, mode=mode)
+    assert len(results) >= len(commands), results
+    assert scene.leaked(results) == []
+    assert scene.changed() == []
+
+
+# -- point 5: a program fed its program by the command ----------------------------------
+FED = [
+    ("make -f- <<< $'all:\\n\\t@rm -f README.md'", "by hand: getopt glues -f's value"),
+    ("make --mak=/dev/stdin <<< $'all:\\n\\t@rm -f README.md'",
+     "GNU make manual: --makefile, a getopt_long prefix"),
+    ("make -sf - <<< $'all:\\n\\t@rm -f README.md'", "by hand: a bundle, then -f"),
+    ("python3 -m code <<< 'import os; os.remove(\"README.md\")'",
+     "Python docs: the code module's console reads stdin"),
+    ("vim -es <<< '!rm README.md'", "vim manual: -e -s, Ex mode from stdin"),
+    ("bash -O extglob <<< 'rm README.md'", "GNU bash manual: -O takes a value"),
+    ("bash +o posix <<< 'rm README.md'", "GNU bash manual: +o takes a value"),
+]
+
+
+def test_programs_fed_their_program_do_not_run_under_bypass(scene: Scene) -> None:
+    _attack(scene, FED, "bypassPermissions", DENY_RM)
