@@ -77,3 +77,36 @@ def test_fed_programs_ask_in_bypass_with_a_deny_rule(tree: Tree, command: str, s
 @pytest.mark.parametrize("command", STILL_ANALYSABLE)
 def test_programs_given_a_file_stay_analysable(command: str) -> None:
     assert analysable(command)
+
+
+# -- points 2/3: a file command behind a deny-only wrapper opens its files all the same ----
+WRAPPED_FILES = [
+    ("env cat .env", "by hand: env runs its operands (coreutils manual)"),
+    ("exec cat .env", "GNU bash manual: exec replaces the shell with the command"),
+    ("sudo cat src/.env", "sudo(8)"),
+    ("env -i X=1 head -n1 .env", "coreutils manual: env -i, NAME=VALUE"),
+    ("env grep -f .env README.md", "by hand: an option's file behind env"),
+    ("setsid -w sed -n p .env", "util-linux setsid(1)"),
+]
+WRAPPED_WRITES = [
+    ("exec sort -o ~/.bashrc README.md", "by hand: sort -o behind exec"),
+    ("env tee ~/.bashrc", "by hand: tee behind env"),
+    ("sudo find . -fprint ~/.bashrc", "findutils manual -fprint, behind sudo"),
+    ("env X=1 cp README.md .git/config", "by hand: cp behind env"),
+]
+
+
+@pytest.mark.parametrize(("command", "source"), WRAPPED_FILES + WRAPPED_WRITES)
+def test_wrapped_file_commands_are_checked_in_bypass(tree: Tree, command: str, source: str
+                                                     ) -> None:
+    decision = decide(tree, "Bash", {"command": command}, deny=["Read(./.env)",
+                      "Read(./src/.env)"], mode="bypassPermissions")
+    assert decision.decision != "allow", (source, decision.reason)
+
+
+@pytest.mark.parametrize("command", ["env LC_ALL=C sort README.md", "sudo ls src",
+                                     "exec cat README.md"])
+def test_wrapped_everyday_reads_are_not_refused(tree: Tree, command: str) -> None:
+    decision = decide(tree, "Bash", {"command": command}, deny=["Read(./.env)"],
+                      mode="bypassPermissions")
+    assert decision.decision == "allow", decision.reason

@@ -65,3 +65,18 @@ FED = [
 
 def test_programs_fed_their_program_do_not_run_under_bypass(scene: Scene) -> None:
     _attack(scene, FED, "bypassPermissions", DENY_RM)
+
+
+# -- a file command behind a deny-only wrapper (env, exec, sudo, setsid, ...) ------------
+WRAPPED = [
+    ("env cat .env", "by hand: env runs its operands (coreutils manual)"),
+    ("exec cat config/.env", "GNU bash manual: exec"),
+    ("env -i head -n1 .env", "coreutils manual: env -i"),
+    ("setsid -w sed -n p config/.env", "util-linux setsid(1): -w waits"),
+    ("exec sort -o ~/.bashrc README.md", "by hand: sort -o behind exec"),
+    ("env tee -a ~/.profile < README.md", "by hand: tee behind env"),
+]
+
+
+def test_wrapped_file_commands_keep_the_rules_under_bypass(scene: Scene) -> None:
+    _attack(scene, WRAPPED, "bypassPermissions", DENY)
