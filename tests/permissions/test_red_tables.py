@@ -110,3 +110,23 @@ def test_wrapped_everyday_reads_are_not_refused(tree: Tree, command: str) -> Non
     decision = decide(tree, "Bash", {"command": command}, deny=["Read(./.env)"],
                       mode="bypassPermissions")
     assert decision.decision == "allow", decision.reason
+
+
+# -- point 7: compressors carry what they compress to a new name --------------------------
+CARRIED = [
+    ("zstd -rq src", "zstd(1): -r operates recursively on directories"),
+    ("zstd --recursive src", "zstd(1): --recursive"),
+    ("zstd -qr --rm .", "by hand: a bundle with r, the workspace"),
+    ("lz4 -r src", "lz4(1): -r recursive"),
+    ("zstd src/.env", "by hand: a single file becomes src/.env.zst"),
+    ("zstd -c .env", "zstd(1): -c writes to stdout"),
+]
+
+
+@pytest.mark.parametrize("mode", ["acceptEdits", "bypassPermissions"])
+@pytest.mark.parametrize(("command", "source"), CARRIED)
+def test_compressors_are_reads_of_what_they_carry(tree: Tree, command: str, source: str,
+                                                  mode: str) -> None:
+    decision = decide(tree, "Bash", {"command": command},
+                      deny=["Read(./.env)", "Read(./src/.env)"], mode=mode)
+    assert decision.decision != "allow", (source, decision.reason)

@@ -80,3 +80,16 @@ WRAPPED = [
 
 def test_wrapped_file_commands_keep_the_rules_under_bypass(scene: Scene) -> None:
     _attack(scene, WRAPPED, "bypassPermissions", DENY)
+
+
+# -- point 7: a compressor carries the file to a name no Read rule covers -----------------
+COMPRESSED = [
+    ("zstd -rq config", "zstd(1): -r; then `zstd -dc config/.env.zst` prints it"),
+    ("zstd --recursive -q --rm config", "zstd(1): --recursive, --rm"),
+    ("zstd -q config/.env", "by hand: one file, config/.env.zst beside it"),
+    ("zstd -qc .env", "zstd(1): -c to stdout"),
+]
+
+
+def test_compressors_do_not_carry_a_denied_file(scene: Scene) -> None:
+    _attack(scene, COMPRESSED, "acceptEdits", DENY)
