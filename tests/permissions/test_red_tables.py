@@ -130,3 +130,29 @@ def test_compressors_are_reads_of_what_they_carry(tree: Tree, command: str, sour
     decision = decide(tree, "Bash", {"command": command},
                       deny=["Read(./.env)", "Read(./src/.env)"], mode=mode)
     assert decision.decision != "allow", (source, decision.reason)
+
+
+# -- point 8: twins of the protected files ------------------------------------------------
+TWINS = [
+    ("echo x > ~/.config/fish/config.fish", "fish docs: config.fish runs at start"),
+    ("echo x > ~/.config/fish/conf.d/x.fish", "fish docs: conf.d snippets"),
+    ("echo x >> ~/.bash_aliases", "Debian's ~/.bashrc sources ~/.bash_aliases"),
+    ("sort -o ~/.kshrc README.md", "ksh(1): $ENV, ~/.kshrc"),
+    ("cp README.md ~/.mkshrc", "mksh(1): ~/.mkshrc"),
+    ("echo x | tee ~/.cshrc", "csh(1): ~/.cshrc"),
+    ("echo x > ~/.tcshrc", "tcsh(1): ~/.tcshrc"),
+    ("echo '-o x' > ~/.curlrc", "curl manual: ~/.curlrc holds command-line options"),
+    ("echo 'output_document=x' > ~/.wgetrc", "GNU wget manual: wgetrc commands"),
+]
+
+
+@pytest.mark.parametrize(("command", "source"), TWINS)
+def test_protected_twins_ask_even_in_bypass(tree: Tree, command: str, source: str) -> None:
+    decision = decide(tree, "Bash", {"command": command}, mode="bypassPermissions")
+    assert decision.decision == "ask", (source, decision.reason)
+
+
+def test_a_name_that_only_starts_like_a_twin_is_not_protected(tree: Tree) -> None:
+    decision = decide(tree, "Bash", {"command": "echo x > ~/.config/fishy"},
+                      mode="bypassPermissions")
+    assert decision.decision == "allow", decision.reason

@@ -93,3 +93,17 @@ COMPRESSED = [
 
 def test_compressors_do_not_carry_a_denied_file(scene: Scene) -> None:
     _attack(scene, COMPRESSED, "acceptEdits", DENY)
+
+
+# -- point 8: the twins of the shell rc files, written in bypassPermissions ---------------
+TWINS = [
+    ("mkdir -p ~/.config/fish && echo 'rm -rf ~' > ~/.config/fish/config.fish",
+     "fish docs: config.fish runs at start"),
+    ("echo 'alias ls=\"rm -rf\"' >> ~/.bash_aliases", "Debian's ~/.bashrc sources it"),
+    ("sort -o ~/.kshrc README.md", "ksh(1): ~/.kshrc"),
+    ("echo '-o ~/.bashrc' | tee ~/.curlrc", "curl manual: ~/.curlrc"),
+]
+
+
+def test_protected_twins_are_not_written_under_bypass(scene: Scene) -> None:
+    _attack(scene, TWINS, "bypassPermissions", DENY)
