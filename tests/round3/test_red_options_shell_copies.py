@@ -107,3 +107,32 @@ TWINS = [
 
 def test_protected_twins_are_not_written_under_bypass(scene: Scene) -> None:
     _attack(scene, TWINS, "bypassPermissions", DENY)
+
+
+# -- point 10: more everyday commands that must stay allowed (no false asks) --------------
+SN = "claude-code-safety-net allow list"
+DG = "destructive_command_guard safe patterns"
+CC = "Claude Code read-only commands"
+MORE_EVERYDAY = [
+    ("sort -u README.md", SN), ("sort -t: -k2 -n config/app.yaml", SN),
+    ("sort -rn README.md", DG), ("uniq -c README.md", SN), ("cut -d: -f1 config/app.yaml", SN),
+    ("cut -c1-10 README.md", SN), ("nl -ba README.md", DG), ("tac README.md", DG),
+    ("diff -u README.md src/main.py", CC), ("diff --brief src docs", SN),
+    ("find src -maxdepth 1 -type f -name '*.py'", CC), ("tree -L 2 src", SN),
+    ("tree -a -I node_modules src", SN), ("du -sh src", CC), ("du -h --max-depth=1 src", SN),
+    ("stat README.md", CC), ("realpath src", SN), ("basename src/main.py", CC),
+    ("dirname src/main.py", CC), ("which python3", CC), ("pwd", CC), ("whoami", SN),
+    ("uname -a", SN), ("echo $HOME", SN), ("git status --short", CC),
+    ("git log --oneline -5", CC), ("git diff --stat", CC), ("git branch -a", CC),
+    ("rg -n print src", CC), ("awk -F: '{print $1}' config/app.yaml", SN),
+    ("sed -n '1,5p' README.md", CC), ("base64 README.md", DG), ("ls -la | grep main", SN),
+    ("cat README.md | head -5", CC), ("grep -rn TODO src | wc -l", SN),
+    ("test -f README.md && echo yes", DG), ("[ -d src ] && ls src", DG),
+]
+
+
+@pytest.mark.parametrize(("command", "source"), MORE_EVERYDAY, ids=[c for c, _ in MORE_EVERYDAY])
+def test_more_everyday_commands_stay_allowed(scene: Scene, command: str, source: str) -> None:
+    decision = _engine(scene, "default", DENY).decide("Bash", {"command": command},
+                                                      cwd=scene.ws)
+    assert decision.decision == "allow", (source, decision.reason)
