@@ -533,13 +533,20 @@ def _shell_script(argv: tuple[Word, ...]) -> tuple[bool, Word | None]:
             return False, None
         args = args[1:]
     saw_c = False
+    value_next = False
     for word in args:
         text = word.text
+        if value_next:  # (`-O extglob`, `+o posix`, `--rcfile F`: a value, not the script)
+            value_next = False
+            continue
         if text == "--":
             continue
-        if text.startswith("-") and len(text) > 1:
+        if text.startswith(("-", "+")) and len(text) > 1:
             if not text.startswith("--") and "c" in text[1:]:
                 saw_c = True
+            value_next = text in ("--rcfile", "--init-file") or (
+                not text.startswith("--") and text[-1] in "oO"
+            )
             continue
         if saw_c:
             return True, word

@@ -525,8 +525,37 @@ def _cpio(argv: Sequence[Word], program: str) -> Carried:
     return Carried(program)
 
 
+def _recursive_compressor(argv: Sequence[Word], program: str) -> Carried | None:
+    """``zstd -r DIR`` / ``lz4 -r DIR`` write ``F.zst`` beside every file of the tree, a
+    name no Read rule of ``F`` covers (``zstd -dc config/.env.zst`` prints it). Their
+    options are many; every word that is not an option (or -o/-D's value) counts as a
+    source, which can only check more than is carried."""
+    sources: list[Word] = []
+    recursive = False  # (-r walks trees: links inside are followed, as gzip -r does)
+    skip = False
+    for word in argv[1:]:
+        text = word.value
+        if text is None:
+            return Carried(program, problem=f"{word.raw} is only known when the command runs")
+        if skip:
+            skip = False
+            continue
+        if text == "--recursive" or (text.startswith("-") and not text.startswith("--")
+                                     and "r" in text[1:]):
+            recursive = True
+        if text in ("-o", "-D", "--output-dir-flat", "--output-dir-mirror"):
+            skip = True
+        elif text.startswith("--filelist"):
+            return Carried(program, problem=f"{program} reads the names it compresses from "
+                           "a file")
+        elif not text.startswith("-") or text == "-":
+            sources.append(word)
+    # (a single file is carried too: `zstd config/.env` leaves config/.env.zst)
+    return Carried(program, tuple(sources), follows=recursive)
+
+
 _PROGRAMS = frozenset({"cp", "mv", "ln", "install", "rsync", "scp", "tar", "gtar", "bsdtar",
-                       "zip", "ditto", "git", "cpio", "gzip", "pigz"})
+                       "zip", "ditto", "git", "cpio", "gzip", "pigz", "zstd", "lz4"})
 
 
 def is_copier(name: str | None) -> bool:
@@ -563,6 +592,8 @@ def carried(argv: Sequence[Word]) -> Carried | None:
         return _git(argv)
     if program == "cpio":
         return _cpio(argv, program)
+    if program in ("zstd", "lz4"):
+        return _recursive_compressor(argv, program)
     if program in ("gzip", "pigz"):
         parsed = parse(argv, GZIP)
         if parsed.problem is not None:

@@ -76,6 +76,18 @@ PROTECTED_FILES = frozenset(
         ".zlogin",
         ".zlogout",
         ".inputrc",
+        # twins of .bashrc that the other shells run at start (bash(1) on Debian sources
+        # .bash_aliases; ksh(1), mksh(1), csh(1)/tcsh(1) man pages)
+        ".bash_aliases",
+        ".kshrc",
+        ".mkshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".login",
+        # configuration that turns a rule-allowed `curl URL` / `wget URL` into a write
+        # (curl manual: ~/.curlrc, -o in a config file; GNU wget manual: wgetrc output)
+        ".curlrc",
+        ".wgetrc",
         ".envrc",
         ".npmrc",
         ".yarnrc",
@@ -91,6 +103,8 @@ PROTECTED_FILES = frozenset(
 PROTECTED_NESTED: dict[tuple[str, str], str] = {
     (".config", "git"): ".config/git/ is git's user configuration",
     ("etc", "gitconfig"): "etc/gitconfig is git's system configuration",
+    # fish runs ~/.config/fish/config.fish and conf.d/* at start (fish docs, "Configuration")
+    (".config", "fish"): ".config/fish/ is fish's start-up configuration",
 }
 #: What git keeps in a repository directory; protected below a bare one (``name.git/``).
 GIT_DIR_ENTRIES = frozenset(

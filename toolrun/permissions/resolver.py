@@ -84,6 +84,7 @@ from toolrun.permissions.shellpaths import (
     word_text,
 )
 from toolrun.permissions.words import Word
+from toolrun.permissions.wrapped import wrapped_arguments, wrapped_option_files
 
 if TYPE_CHECKING:
     from toolrun.sandbox.policy import SandboxPolicy
@@ -776,7 +777,12 @@ class _Call:
         home = engine.home
         s = Subject("command", "Bash", cmd.text, "execute", command=cmd, params=self.input)
         args = path_arguments(cmd)
-        option_files = programs.option_reads(cmd.effective)
+        # -- a file command behind a deny-only wrapper opens its files all the same
+        # (`env cat .env`, `exec cat .env`): Read and Edit rules see them (red team, #24)
+        args = (*args, *wrapped_arguments(cmd))
+        wrapped_reads, wrapped_writes = wrapped_option_files(cmd)
+        # --
+        option_files = (*programs.option_reads(cmd.effective), *wrapped_reads)
         readonly = checked
         if cmd.kind == "redirects" and cmd.analysable:
             readonly = ReadOnly(True, "only redirections, no command runs")
@@ -826,7 +832,8 @@ class _Call:
         # Writes hidden in options (`sort -o F`, `curl -o F`, `find -fprint F`, `uniq IN
         # OUT`): checked as redirect targets are, so Edit rules, the boundary and protected
         # paths hold in every mode, bypassPermissions included.
-        for word in programs.option_writes(cmd.effective) if cmd.analysable else ():
+        written = (*programs.option_writes(cmd.effective), *wrapped_writes)
+        for word in written if cmd.analysable else ():
             self._write(word, f"{cmd.name} writes", cwd,
                         "the file it writes is only known when it runs", parts, targets)
         # -- copies carry the rules of what they copy (issue 24, point 7) --------------

@@ -81,10 +81,44 @@ class Reader:
     stdin: bool = True
     commands: bool = False
     operand: bool = True
+    #: ``+O extglob`` is an option as ``-O`` is (the shells).
+    plus: bool = False
+    #: getopt bundles (``-sf-``); False for programs whose options are whole words after
+    #: one dash (``gdb -batch``, ``emacs -batch``, ``pwsh -NoProfile``).
+    bundles: bool = True
 
 
 _SCRIPTED = Reader()
+#: The shells toolrun's walker does not know by name (bash.SHELLS): ``tcsh <<< 'rm f'``
+#: runs its input; ``-o``/``-O`` and their ``+`` forms take a value (the script comes after).
+_SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_OTHER_SHELL = Reader(values=_SHELL_VALUES, plus=True)
+_OTHER_SHELLS = ("tcsh", "csh", "ksh93", "ksh88", "pdksh", "lksh", "oksh", "loksh", "yash",
+                 "posh", "bosh", "hush", "rc", "es", "elvish", "nu", "xonsh", "osh", "ysh",
+                 "oil", "ion", "murex")
+#: Editors that read their commands (keystrokes, Ex lines) from a standard input that is not
+#: a terminal (vim's "Input is not from a terminal"), and load scripts with -s/-S/-u.
+_EDITOR = Reader(files=frozenset({"-s", "-S", "-u", "-U", "-W", "-w"}), commands=True,
+                 operand=False, no_script=frozenset({"--version", "-h", "--help"}))
+_EDITORS = ("vim", "vi", "nvim", "gvim", "view", "vimdiff", "rvim", "evim", "nvi", "elvis",
+            "vile")
+#: Interpreters and REPLs that run their standard input when given no script.
+_REPLS = (
+    "ipython", "ipython3", "bpython", "ptpython", "guile", "racket", "sbcl", "clisp", "ecl",
+    "ccl", "runghc", "runhaskell", "ocaml", "utop", "elixir", "clojure", "clj", "bb", "scala",
+    "amm", "kotlin", "kotlinc", "swift", "gnuplot", "octave", "maxima", "gp", "sage", "groovy",
+    "groovysh", "jrunscript", "qjs", "rhino", "jjs", "pike", "picolisp", "chibi-scheme", "csi",
+    "gosh", "chez", "scheme", "petite", "hy",
+)
+#: Programs that read commands from standard input whatever their operands (`!cmd` in ftp).
+_COMMAND_READERS = ("ghci", "erl", "iex", "pry", "mongosh", "mongo", "duckdb", "ftp", "lftp",
+                    "tnftp", "sftp", "gdb-multiarch", "cdb", "sqlplus", "isql")
+#: Python modules that read what to run from standard input (a REPL or a debugger):
+#: ``python3 -m code <<< 'import os; ...'`` is ``python3 <<< CODE``.
+REPL_MODULES = frozenset({"code", "pdb", "asyncio", "IPython", "ptpython", "bpython",
+                          "idlelib", "pydoc"})
 _COMMANDS = Reader(commands=True, operand=False)
+_WORDS = Reader(commands=True, operand=False, bundles=False)
 READERS: dict[str, Reader] = {
     "python": Reader(values=frozenset({"-W", "-X", "-Q"}),
                      no_script=frozenset({"-m", "-V", "--version", "-h", "--help"})),
@@ -114,8 +148,9 @@ READERS: dict[str, Reader] = {
     "ed": _COMMANDS,
     "red": _COMMANDS,
     "ex": _COMMANDS,
-    "gdb": Reader(files=frozenset({"-x", "--command"}), commands=True, operand=False),
-    "sqlite3": _COMMANDS,
+    "gdb": Reader(files=frozenset({"-x", "--command"}), commands=True, operand=False,
+                  bundles=False),
+    "sqlite3": _WORDS,
     "psql": Reader(files=frozenset({"-f", "--file"}), commands=True, operand=False),
     "mysql": _COMMANDS,
     "at": Reader(files=frozenset({"-f"}), commands=True, operand=False),
@@ -127,6 +162,27 @@ READERS: dict[str, Reader] = {
                    operand=False),
     "gmake": Reader(files=frozenset({"-f", "--file", "--makefile"}), stdin=False,
                     operand=False),
+    # -- found by the red team of issue 24: each reads its program from what it is fed --
+    **dict.fromkeys(_OTHER_SHELLS, _OTHER_SHELL),
+    **dict.fromkeys(_EDITORS, _EDITOR),
+    # emacs --script FILE / -l FILE: a program file (`/dev/stdin` is the command's input)
+    "emacs": Reader(files=frozenset({"--script", "-script", "-l", "--load", "-scriptload",
+                                     "-x"}), stdin=False, operand=False, bundles=False),
+    # pwsh -File - / -Command - and a redirected input: commands from standard input
+    **dict.fromkeys(("pwsh", "powershell", "pwsh-preview"), Reader(
+        files=frozenset({"-File", "-f", "-file", "-Command", "-c", "-command"}),
+        commands=True, bundles=False)),
+    **dict.fromkeys(_REPLS, _SCRIPTED),
+    **dict.fromkeys(_COMMAND_READERS, _COMMANDS),
+    "lldb": Reader(files=frozenset({"-s", "--source", "-S", "--source-before-file"}),
+                   commands=True, operand=False),
+    "cmake": Reader(files=frozenset({"-P", "-C"}), stdin=False, operand=False),
+    "ninja": Reader(files=frozenset({"-f"}), stdin=False, operand=False),
+    "just": Reader(files=frozenset({"-f", "--justfile"}), stdin=False, operand=False),
+    "rake": Reader(files=frozenset({"-f", "--rakefile"}), stdin=False, operand=False),
+    "bmake": Reader(files=frozenset({"-f"}), stdin=False, operand=False),
+    "remake": Reader(files=frozenset({"-f", "--file", "--makefile"}), stdin=False,
+                     operand=False),
 }
 #: deno and bun take their script after a sub-command (``deno run -``); with none but
 #: ``repl`` they read standard input as a REPL.
@@ -144,7 +200,7 @@ _VERSIONED = frozenset(
      *(f"pypy3.{minor}" for minor in range(6, 16))}
 )  # fmt: skip
 NAMES = frozenset({*INLINE, *_SHELL_STRING, *READERS, *_RUNNERS, *_VERSIONED, "su", "runuser",
-                   "env", "parallel"})
+                   "env", "parallel", "man"})
 
 #: Options and start-up code interpreters take from the environment (perlrun(1) PERL5OPT,
 #: ruby(1) RUBYOPT, node(1) NODE_OPTIONS --require, python(1) PYTHONSTARTUP, lua(1)
@@ -195,6 +251,12 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
         for w in argv[1:]
     ):
         return "env -S splits a string into a command line"
+    if name == "man" and any(
+        w.value is None or w.value.startswith(("-P", "--pager", "-H", "--html"))
+        for w in argv[1:]
+    ):
+        # (`man -P 'rm -rf x' ls`: man hands its pager, or -H's browser, to sh)
+        return "man -P/-H runs its value as a shell command"
     if name in ("su", "runuser") and any(w.value in ("-c", "--command") for w in argv[1:]):
         return f"{name} -c runs a string as a shell command"
     flags = INLINE.get(name)
@@ -257,29 +319,22 @@ def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
         text = word.value
         if text is None or word.glob:
             return f"{name} argument {word.raw} is only known when the command runs"
-        if text in reader.no_script:
-            return None
-        option = text.split("=", 1)[0]
-        if option in reader.files:
-            file_given = True
-            value = Word(text[len(option) + 1 :], text[len(option) + 1 :]) if "=" in text else (
-                words[i + 1] if i + 1 < len(words) else None
-            )
-            if value is not None and is_stream(value):
-                return f"{name} {option} {value.raw} runs a program the command feeds it"
-            i += 1 if "=" in text else 2
-            continue
+        if text in reader.no_script and not (len(text) == 2 and text[0] == "-"):
+            return None  # (a short one is read letter by letter: `-m code` is a REPL)
         if text == "--":
             operand = words[i + 1] if i + 1 < len(words) else None
             break
-        if text.startswith("-") and text != "-":
-            # (an option's value may be code too: `node -r /dev/stdin`, `perl -M...`)
-            if text in reader.values and i + 1 < len(words) and is_stream(words[i + 1]):
-                return f"{name} {text} {words[i + 1].raw} loads code the command feeds it"
-            i += 2 if text in reader.values else 1
-            continue
-        operand = word
-        break
+        if not _is_option(text, reader):
+            operand = word
+            break
+        step = _option(name, reader, words, i, fed, stdin)
+        if isinstance(step, str):
+            return step
+        if step is None:
+            return None
+        taken, names_file = step
+        file_given = file_given or names_file
+        i += taken
     if reader.commands and stdin:
         return f"{name} runs the commands on its standard input"
     if reader.operand and operand is not None:
@@ -292,6 +347,73 @@ def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
     if stream is not None and stream.value == "-" and operand is None:
         return f"{name} - runs the program in {fed}"
     return None
+
+
+def _is_option(text: str, reader: Reader) -> bool:
+    return (text.startswith("-") and text != "-") or (
+        reader.plus and text.startswith("+") and text != "+"
+    )
+
+
+def _long_match(text: str, names: frozenset[str]) -> str | None:
+    """The option of ``names`` that ``--opt[=v]`` spells, a unique prefix included
+    (getopt_long: ``make --mak=/dev/stdin`` is ``--makefile``)."""
+    option = text.split("=", 1)[0]
+    if option in names:
+        return option
+    if not option.startswith("--") or len(option) < 3:
+        return None
+    found = [n for n in names if n.startswith(option)]
+    return found[0] if len(found) == 1 else None
+
+
+def _option(
+    name: str, reader: Reader, words: tuple[Word, ...], i: int, fed: str, stdin: bool
+) -> tuple[int, bool] | str | None:
+    """One option word as getopt reads it: (words it takes, whether it names the program
+    file), why it runs fed text, or None when no program text is read after it."""
+    text = words[i].value or ""
+    after = words[i + 1] if i + 1 < len(words) else None
+    if text.startswith("--") or text in reader.files or text in reader.values:
+        # a long option, or one the table names whole (`-ex`, `-cmd`, `-Command`)
+        option = _long_match(text, reader.files)
+        if option is not None:
+            glued = "=" in text
+            value = _tail(text, text.index("=") + 1) if glued else after
+            if value is not None and is_stream(value):
+                return f"{name} {option} {value.raw} runs a program the command feeds it"
+            return (1 if glued else 2), True
+        option = _long_match(text, reader.values)
+        if option is not None and "=" not in text:
+            if after is not None and is_stream(after):
+                return f"{name} {text} {after.raw} loads code the command feeds it"
+            return 2, False
+        return 1, False
+    if not reader.bundles:
+        return 1, False
+    # A bundle of short options (`-sf-`, `-Wignore`, `-um code`): getopt reads letter by
+    # letter; a letter that takes a value takes the rest of the word, or the next word.
+    sign = text[0]
+    for k, letter in enumerate(text[1:], start=1):
+        short = sign + letter
+        if short in reader.no_script:
+            if name.startswith(("python", "pypy")) and letter == "m":
+                module = text[k + 1 :] or (after.value if after is not None else "") or ""
+                if module.split(".", 1)[0] in REPL_MODULES and stdin:
+                    return f"{name} -m {module} runs the program on {fed}"
+            return None
+        if short in reader.files or short in reader.values:
+            rest = text[k + 1 :]
+            value = _tail(rest, 0) if rest else after
+            if value is not None and is_stream(value):
+                kind = "runs a program" if short in reader.files else "loads code"
+                return f"{name} {short} {value.raw} {kind} the command feeds it"
+            return (1 if rest else 2), short in reader.files
+    return 1, False
+
+
+def _tail(text: str, start: int) -> Word:
+    return Word(text[start:], text[start:])
 
 
 def _runner(argv: tuple[Word, ...], stdin: bool | None) -> str | None:

@@ -1,0 +1,50 @@
+"""Files a command opens when a wrapper runs it: ``env cat .env``, ``exec cat .env``,
+``sudo cat .env``.
+
+Those wrappers are stripped for deny and ask rules only (an allow rule for ``cat`` does
+not cover ``sudo cat``), so the file command's arguments were never checked against
+Read and Edit rules: under bypassPermissions ``env cat .env`` printed a Read-denied
+file. Here each wrapped form a deny rule sees is read as its file command reads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+
+from toolrun.permissions import programs
+from toolrun.permissions.bash import DENY_ONLY_WRAPPERS, SimpleCommand
+from toolrun.permissions.memo import by_identity
+from toolrun.permissions.shellpaths import PathArgument, path_arguments
+from toolrun.permissions.words import Word
+
+
+def _wrapped(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:
+    name = cmd.name
+    if name is None or posixpath.basename(name) not in DENY_ONLY_WRAPPERS:
+        return ()  # (the usual command: no wrapper, nothing to add)
+    # (the command as written is decided already; a name known only at run time is not
+    # a file command toolrun knows)
+    return tuple(a for a in cmd.argvs if len(a) < len(cmd.effective) and a[0].is_static)
+
+
+@by_identity
+def wrapped_arguments(cmd: SimpleCommand) -> tuple[PathArgument, ...]:
+    """The path arguments of every command ``cmd`` runs behind a deny-only wrapper."""
+    found: dict[tuple[str, str], PathArgument] = {}
+    for argv in _wrapped(cmd):
+        for argument in path_arguments(dataclasses.replace(cmd, effective=argv)):
+            found.setdefault((argument.word.raw, argument.access), argument)
+    return tuple(found.values())
+
+
+@by_identity
+def wrapped_option_files(cmd: SimpleCommand) -> tuple[tuple[Word, ...], tuple[Word, ...]]:
+    """(files options make them read, files options make them write): ``env grep -f .env
+    x``, ``exec sort -o ~/.profile F``."""
+    reads: list[Word] = []
+    writes: list[Word] = []
+    for argv in _wrapped(cmd):
+        reads.extend(programs.option_reads(argv))
+        writes.extend(programs.option_writes(argv))
+    return tuple(reads), tuple(writes)
