@@ -105,6 +105,11 @@ def track_places(
     subshell, ``cd -``, ``popd``, a sourced script, a command named at run time) makes
     every later directory unknown.
     """
+    if not any(c.name in _MOVES or (c.name is None and c.kind == "command")
+               for c in commands):
+        # (the usual call: nothing moves the shell, so every command starts where it does)
+        place = Place(cwd, False)
+        return (place,) * len(commands)
     out: list[Place] = []
     current = cwd
     physical: bool | None = False
@@ -112,8 +117,8 @@ def track_places(
     for command in commands:
         out.append(Place(current, physical))
         name = command.name
-        cdpath = cdpath or any("CDPATH" in w.raw for w in (*command.assignments,
-                                                             *command.words))
+        cdpath = cdpath or "CDPATH" in command.text or any(
+            "CDPATH" in w.raw for w in command.assignments)
         if name in ("set", "shopt"):
             physical = _physical_option(command, physical)
         elif name in ("cd", "pushd"):
@@ -136,6 +141,8 @@ def _searches_cdpath(command: SimpleCommand) -> bool:
 
 #: Commands that may move the shell in a way the command text does not show.
 _MOVES_UNSEEN = frozenset({"popd", "chdir", "source", ".", "eval", "exec"})
+#: Every command that can change where later commands start, or how cd goes there.
+_MOVES = _MOVES_UNSEEN | {"cd", "pushd", "set", "shopt"}
 
 
 def _physical_option(command: SimpleCommand, physical: bool | None) -> bool | None:

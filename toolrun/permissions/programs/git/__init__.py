@@ -20,6 +20,7 @@ import posixpath
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from toolrun.permissions.memo import by_identity
 from toolrun.permissions.observe import observe
 from toolrun.permissions.paths import realpath
 from toolrun.permissions.programs import long_is, option_values
@@ -306,7 +307,8 @@ def _named_reads(argv: tuple[Word, ...]) -> list[Word]:
     return []
 
 
-def _globals(argv: tuple[Word, ...]) -> tuple[list[tuple[str, Word | None]], int]:
+@by_identity  # (asked for by four of git's hooks for the same argv)
+def _globals(argv: tuple[Word, ...]) -> tuple[tuple[tuple[str, Word | None], ...], int]:
     """git's global options as (option, value word) and where the sub-command stands."""
     out: list[tuple[str, Word | None]] = []
     i = 1
@@ -328,7 +330,7 @@ def _globals(argv: tuple[Word, ...]) -> tuple[list[tuple[str, Word | None]], int
             i += 1
         else:
             break
-    return out, i
+    return tuple(out), i
 
 
 def _sub_index(argv: tuple[Word, ...]) -> int | None:
@@ -570,6 +572,10 @@ def content_reads(
     sub = argv[at].value
     if sub is None:
         return None
+    if sub != "config" and sub in history.NO_CONTENT and not history.shows_hunks(
+        sub, argv[at + 1 :]
+    ):
+        return ()  # (`git push`, `git status`: no content, and no repository to look up)
     repo = repository(directory)
     if repo is None:
         return ()  # not in a repository: nothing comes out of history

@@ -207,14 +207,18 @@ def printed(
     return found
 
 
+def shows_hunks(sub: str, args: tuple[Word, ...]) -> bool:
+    """Whether a sub-command of :data:`NO_CONTENT` prints hunks all the same (``add -p``)."""
+    return sub in ("add", "checkout", "restore", "reset", "commit", "stash") and any(
+        w.value is None or w.value in ("-p", "--patch", "-i", "--interactive") for w in args
+    )
+
+
 def _printed(
     sub: str, args: tuple[Word, ...], directory: str, repo: str
 ) -> tuple[str, ...] | None:
     if sub in NO_CONTENT:
-        texts = [w.value for w in args]
-        if sub in ("add", "checkout", "restore", "reset", "commit", "stash") and any(
-            t is None or t in ("-p", "--patch", "-i", "--interactive") for t in texts
-        ):
+        if shows_hunks(sub, args):
             split = _split(args, frozenset(), frozenset())
             if split is None:
                 return None
