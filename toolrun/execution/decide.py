@@ -52,6 +52,7 @@ class EngineDecider:
             DecidedBy(by.kind, by.rule, by.source),
             paths=paths,
             protected=protected,
+            jail=decision.jail if decision.decision == "allow" else None,
         )
 
     def suggest(self, call: Call, cwd: Path) -> tuple[tuple[str, ...], str]:

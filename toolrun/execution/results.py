@@ -55,6 +55,9 @@ class CallDecision:
     #: for an ask: why only a person may approve it (a protected or critical path);
     #: --ask allow never approves such a call
     protected: str | None = None
+    #: the engine's :attr:`~toolrun.permissions.Decision.jail` when the engine's allow
+    #: stands (no hook or person changed it): where the call must run (#25)
+    jail: str | None = None
 
 
 #: One encoder for every record: json.dumps with options builds a new one each call.

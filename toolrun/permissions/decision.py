@@ -147,6 +147,10 @@ class Decision:
     problems: tuple[str, ...] = ()
     #: Bash with ``sandbox.enabled``: where the call would run and why (None otherwise).
     sandbox: str | None = None
+    #: An allow on toolrun's own judgement (no rule, hook or person allowed it), which the
+    #: kernel is to make true (#25): "read-only" (the read-only set) or "workspace"
+    #: (acceptEdits' file commands); None for every other decision.
+    jail: str | None = None
     #: protected paths and critical ``rm`` targets the call touches, whichever step decided:
     #: only a person may approve such a call (never --ask allow, never "always")
     protected: tuple[str, ...] = ()
