@@ -47,12 +47,13 @@ _NETWORK_ONLY = frozenset({"WebFetch", "WebSearch"})
 class Reads:
     """What one decision read from the disk, as paths (absolute, normalised)."""
 
-    lines: frozenset[str] = frozenset()  # a write of it or a parent changes the decision
-    trees: frozenset[str] = frozenset()  # ... or of anything below it
-    repos: frozenset[str] = frozenset()  # git looks up a repository from here (a .git above)
+    # (tuples, not sets: only iterated, and a split check keeps one per allow)
+    lines: tuple[str, ...] = ()  # a write of it or a parent changes the decision
+    trees: tuple[str, ...] = ()  # ... or of anything below it
+    repos: tuple[str, ...] = ()  # git looks up a repository from here (a .git above)
     # the trees of these were searched (a glob expanded, a guarded tree walked): a new file
     # there changes the decision even when only its content is written (Write, Edit)
-    searches: frozenset[str] = frozenset()
+    searches: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -76,7 +77,7 @@ class Writes:
 
 NO_READS = Reads()
 #: stands for reads that are not empty, once what they are no longer matters
-SOME_READS = Reads(trees=frozenset({"/"}))
+SOME_READS = Reads(trees=("/",))
 #: reads of no file a plan's call writes: the tool registry, the user database
 _NO_PATH_READS = frozenset({"registered", "_user_home"})
 NO_WRITES = Writes()
@@ -138,7 +139,7 @@ def reads_of(
                 searches.add("/")
     for p in extra:
         path(p)
-    return Reads(frozenset(lines), frozenset(trees), frozenset(repos), frozenset(searches))
+    return Reads(tuple(lines), tuple(trees), tuple(repos), tuple(searches))
 
 
 def _paths_in(value: Any) -> Iterable[str]:
