@@ -31,6 +31,7 @@ import anyio.lowlevel
 from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 from toolrun.execution.capacity import Capacity
 from toolrun.execution.invocation import Outcome, invoke, invoke_now
+from toolrun.execution.jailing import JailKeeper, literal_denies, read_denied
 from toolrun.execution.journal import Journal, stored_outputs_dir
 from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
@@ -44,6 +45,7 @@ from toolrun.execution.results import (
 )
 from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, Plan, Turn
+from toolrun.reaper.jail import current as jail_context
 from toolrun.tools.base import Tool, ToolContext, ToolKind
 from toolrun.tools.inputs import validate_input
 from toolrun.tools.registry import ToolRegistry
@@ -206,6 +208,10 @@ class Executor:
         self._sink_error: BaseException | None = None
         # the journal whose stored-outputs folder was worked out, and the folder
         self._stored_dir: tuple[Journal | None, Path] = (None, Path())
+        engine = getattr(decider, "engine", None)
+        self.jails = JailKeeper(
+            self._roots, read_denied(engine), also=literal_denies(engine)
+        )
 
     # -- public -----------------------------------------------------------------------------
 
@@ -827,9 +833,15 @@ class Executor:
                                 # journalled as about to start, but it never launched
                                 started = None
                             else:
-                                outcome = await invoke(
-                                    tool, call.params, ctx, time_limit=call.timeout
-                                )
+                                jail_kind = self.jails.kind(call, decision)
+                                if jail_kind is None:
+                                    if tool.kind is not ToolKind.READ:
+                                        self.jails.ran_outside()
+                                    outcome = await invoke(
+                                        tool, call.params, ctx, time_limit=call.timeout
+                                    )
+                                else:
+                                    outcome = await self._jailed(tool, call, ctx)
                                 if written is not None:  # later calls may go on
                                     written.set()
                                 if self.verify is not None:  # toolrun.autoVerify
@@ -869,6 +881,22 @@ class Executor:
             )
         return self._outcome_result(state, call, decision, execution_id, outcome, queued, store,
                                     post)
+
+    async def _jailed(self, tool: Tool[Any], call: Call, ctx: ToolContext) -> Outcome:
+        """A call toolrun judged read-only, run in the run's read-only jail (#25): the
+        jail replaces the user's sandbox for it (no network, nothing writable)."""
+        jail = self.jails.jail()
+        if jail is None:  # none can be made here: as before, and the result says so
+            outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
+            return self.jails.finish(outcome, None, ctx.cwd)
+        token = jail_context.set(jail)
+        try:
+            outcome = await invoke(
+                tool, call.params, replace(ctx, sandbox=None), time_limit=call.timeout
+            )
+        finally:
+            jail_context.reset(token)
+        return self.jails.finish(outcome, jail, ctx.cwd)
 
     def _has_post_hooks(self) -> bool:
         hooks = self.hooks

@@ -40,18 +40,32 @@ Sink = Callable[[bytes], None]
 _EnvKey = tuple[tuple[str, str], ...]
 
 
+#: Turns the side process's own argv into the argv that starts it (``bwrap ... --``
+#: for a jail), with the descriptors that must reach the wrapper (closed here after).
+Wrap = Callable[[list[str]], tuple[list[str], list[int]]]
+
+
 class _Side:
     """One side process: its control socket, and the commands it runs for us."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: _SideProcess, wrap: Wrap | None = None) -> None:
+        self.owner = owner
+        #: Inside a PID namespace of its own: its pids are not ours to signal.
+        self.jailed = wrap is not None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        passed: list[int] = []
         try:
             theirs.set_inheritable(True)
             script = str(Path(__file__).with_name("side.py"))
             python = sys.executable or "python3"
+            argv = [python, "-I", "-S", script, str(theirs.fileno())]
+            if wrap is not None:
+                argv, passed = wrap(argv)
+                for fd in passed:
+                    os.set_inheritable(fd, True)
             self.pid = os.posix_spawn(
-                python,
-                [python, "-I", "-S", script, str(theirs.fileno())],
+                argv[0],
+                argv,
                 os.environ,
                 # not even stderr: whoever reads toolrun's output must see it end with toolrun
                 file_actions=[
@@ -64,6 +78,8 @@ class _Side:
             raise
         finally:
             theirs.close()
+            for fd in passed:
+                os.close(fd)
         self.control = ours
         self.fd = ours.fileno()
         self.gone = False
@@ -220,10 +236,28 @@ class _Side:
 class _SideProcess:
     """The current side process, started when first needed and again after it died."""
 
-    def __init__(self) -> None:
+    def __init__(self, wrap: Wrap | None = None) -> None:
         self._lock = threading.Lock()  # for sending: one request at a time
         self._side: _Side | None = None
         self._devnull = -1
+        self._wrap = wrap
+        self._retired: list[_Side] = []  # replaced, let go of once their calls have ended
+
+    def rewrap(self, wrap: Wrap) -> None:
+        """Start the next side process with ``wrap`` (a jail rebuilt): the current one
+        serves its running calls to their end and is let go of after."""
+        with self._lock:
+            self._wrap = wrap
+            if self._side is not None and not self._side.gone:
+                self._retired.append(self._side)
+            self._side = None
+            self._let_go_idle()
+
+    def _let_go_idle(self) -> None:
+        for side in [s for s in self._retired if not s.calls or s.gone]:
+            self._retired.remove(side)
+            with contextlib.suppress(OSError):  # it sees the end, kills what is left, exits
+                side.control.shutdown(socket.SHUT_RDWR)
 
     @property
     def pid(self) -> int:
@@ -237,8 +271,10 @@ class _SideProcess:
             return self._devnull
 
     def _current(self) -> _Side:
+        if self._retired:
+            self._let_go_idle()
         if self._side is None or self._side.gone:
-            self._side = _Side()
+            self._side = _Side(self, self._wrap)
         return self._side
 
     def prestart(self) -> None:
@@ -273,6 +309,11 @@ class _SideProcess:
 
 
 _side = _SideProcess()
+
+
+def side_process(wrap: Wrap) -> _SideProcess:
+    """A side process of its own, started (on first use) as ``wrap`` says: inside a jail."""
+    return _SideProcess(wrap)
 
 
 def side_pid() -> int:
@@ -356,7 +397,8 @@ class Command:
             self._settled = True
             self.output_open = False
             if self.returncode is None:  # the side process died: take the command down
-                self.signal_group(signal.SIGKILL)
+                if not self._side.jailed:  # (a jail's PID namespace died with it)
+                    self.signal_group(signal.SIGKILL)
                 if not self.pid:
                     self.error = OSError(f"the reaper side process ended before {self._program!r}")
                 self.returncode = -signal.SIGKILL
@@ -425,6 +467,9 @@ class Command:
 
     def signal_group(self, sig: signal.Signals) -> None:
         """Signal the command's process group (its session: it is the leader)."""
+        if self._side.jailed:  # its pid is one of the jail's PID namespace
+            self._side.owner.tell(self._side, ("signal", self.id, int(sig)))
+            return
         if self.pid > 0:  # never killpg(0): that is our own group
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, sig)
@@ -441,7 +486,7 @@ class Command:
         """Kill whatever the exited command left running. Its captured output is still
         read, to its end (once what held the pipe is killed), until :meth:`close`."""
         if self._leftovers and not self._settled:
-            _side.tell(self._side, ("sweep", self.id))
+            self._side.owner.tell(self._side, ("sweep", self.id))
             await self.until(lambda: self._settled, SWEEP_WAIT_S)
 
     def close(self) -> None:
@@ -452,7 +497,7 @@ class Command:
             self._settled = True
             self.output_open = False
             self._side.calls.pop(self.id, None)
-            _side.tell(self._side, ("drop", self.id))
+            self._side.owner.tell(self._side, ("drop", self.id))
 
 
 def _resolve(waiter: asyncio.Future[None]) -> None:
@@ -470,6 +515,7 @@ def launch(
     stderr: int | None = None,
     pass_fds: Mapping[int, int] | None = None,
     capture: Sink | None = None,
+    side: _SideProcess | None = None,
 ) -> Command:
     """Hand ``argv`` to the side process, to run in a new session; do not wait for it.
 
@@ -478,17 +524,19 @@ def launch(
     (and closes) its descriptors. ``capture`` (instead of ``stdout`` and ``stderr``): the
     side process reads the merged output into it (see :class:`Command`). Whether it
     started shows in :meth:`Command.started` (or in ``error`` after :meth:`Command.wait`):
-    not waiting for that here saves a round trip per call.
+    not waiting for that here saves a round trip per call. ``side``: another side process
+    than toolrun's own (a jail's, :func:`side_process`).
     """
+    owner = side if side is not None else _side
     extra = dict(pass_fds or {})
     if capture is not None:  # (no stdin: the side process's /dev/null, no descriptor sent)
         fds = [] if stdin is None else [stdin]
     else:
-        null = _side.devnull()
+        null = owner.devnull()
         fds = [fd if fd is not None else null for fd in (stdin, stdout, stderr)]
     # absolute: the side process has a working directory of its own
     where = os.path.abspath(cwd)
-    return _side.run(
+    return owner.run(
         lambda side: side.run(
             list(argv), where, env, [*fds, *extra], [*extra.values()], len(fds), capture
         )

@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 
-from toolrun.reaper.link import Command, launch
+from toolrun.reaper import jail as jails
+from toolrun.reaper.link import Command, _SideProcess, launch
 
 #: After the command exits, how long what it left may keep its output pipes open.
 OUTPUT_GRACE_S = 0.25
@@ -46,12 +47,46 @@ async def run_command(
 
     Merged output with no input (a Bash call) is read by the side process, which hands it
     over with the command's other answers; otherwise the pipes are ours.
+
+    Inside a call the executor jailed (:data:`toolrun.reaper.jail.current`), the command
+    starts on the jail's side process, with the jail's TMPDIR and working-directory probe.
     """
+    jail = jails.current.get()
+    if jail is None:
+        return await _run(argv, cwd, env, time_limit, stdout, stderr, stdin, pass_fds, None)
+    from toolrun.sandbox.jail import jail_folders, take_cwd
+
+    inner = dict(env)
+    where = jail_folders()
+    inner["TMPDIR"] = str(where.tmp)
+    outside = inner.get("TOOLRUN_CWD_FILE")
+    inside = str(where.cwd / os.path.basename(outside)) if outside else None
+    if inside is not None:
+        inner["TOOLRUN_CWD_FILE"] = inside
+    try:
+        return await _run(argv, cwd, inner, time_limit, stdout, stderr, stdin, pass_fds,
+                          jail.side)
+    finally:
+        if inside is not None and outside is not None:
+            take_cwd(inside, outside)
+
+
+async def _run(
+    argv: Sequence[str],
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str],
+    time_limit: float,
+    stdout: Sink,
+    stderr: Sink | None,
+    stdin: bytes | None,
+    pass_fds: Mapping[int, int] | None,
+    side: _SideProcess | None,
+) -> int | None:
     pipes: list[tuple[int, Sink]] = []  # our read ends
     theirs: list[int] = []
     feed: tuple[int, bytes] | None = None
     if stdin is None and stderr is None:
-        command = launch(argv, cwd=cwd, env=env, pass_fds=pass_fds, capture=stdout)
+        command = launch(argv, cwd=cwd, env=env, pass_fds=pass_fds, capture=stdout, side=side)
         return await _supervise(command, _Watch(asyncio.get_running_loop(), command, [], None),
                                 time_limit)
     try:
@@ -69,7 +104,8 @@ async def run_command(
             pipes.append((err_r, stderr))
             theirs.append(err_w)
         command = launch(
-            argv, cwd=cwd, env=env, stdin=stdin_fd, stdout=out_w, stderr=err_w, pass_fds=pass_fds
+            argv, cwd=cwd, env=env, stdin=stdin_fd, stdout=out_w, stderr=err_w,
+            pass_fds=pass_fds, side=side,
         )
     except BaseException:
         for fd in [fd for fd, _ in pipes] + ([feed[0]] if feed else []):

@@ -36,7 +36,9 @@ socket of its own. toolrun to here: an 8-byte header (the payload length), then 
   time and ``SLOT`` after that (:meth:`Reaper.environment`); N is toolrun's number for it;
 - ``("sweep", N)``: kill what call N left (answered ``N swept``);
 - ``("drop", N)``: toolrun lets go of call N; still running, its whole tree is killed (and
-  its captured output is no longer read).
+  its captured output is no longer read);
+- ``("signal", N, SIG)``: signal call N's process group (a jailed side process runs in a
+  PID namespace of its own, where toolrun's pids mean nothing).
 
 Here to toolrun, one line an answer: ``N pid PID`` or ``N error ERRNO TEXT``, then ``N exit
 STATUS`` (a raw wait status) with `` leftovers`` appended when something of a finished call
@@ -288,6 +290,8 @@ class Reaper:
                 self.answer(number, b"swept")
             elif kind == "drop":
                 self.drop(number)
+            elif kind == "signal":
+                self.signal_call(number, rest[0])
         return True
 
     def start(
@@ -379,6 +383,13 @@ class Reaper:
         finally:
             for fd in moved:
                 os.close(fd)
+
+    def signal_call(self, number: int, sig: int) -> None:
+        """Signal a running call's process group (it leads its own session)."""
+        call = self.numbered.get(number)
+        if call is not None and call.status is None:
+            with contextlib.suppress(OSError):
+                os.killpg(call.pid, sig)
 
     def drop(self, number: int, *, keep_output: bool = False) -> None:
         """toolrun lets go of a call: one still running is killed with its whole tree.

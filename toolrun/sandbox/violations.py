@@ -28,7 +28,7 @@ _NO_NETWORK = re.compile(
 def blocked_writes(output: str, cwd: str, plan_read_only: Sequence[str]) -> list[str]:
     """One line per path a write to was refused by the sandbox (first seen first)."""
     lines: list[str] = []
-    for path in dict.fromkeys(_erofs_paths(output)):
+    for path in dict.fromkeys(erofs_paths(output)):
         absolute = os.path.normpath(os.path.join(cwd, path))
         if any(is_within(absolute, p) for p in plan_read_only):
             lines.append(f"write to a protected path blocked by the sandbox: {absolute}")
@@ -37,7 +37,7 @@ def blocked_writes(output: str, cwd: str, plan_read_only: Sequence[str]) -> list
     return lines
 
 
-def _erofs_paths(output: str) -> Iterable[str]:
+def erofs_paths(output: str) -> Iterable[str]:
     """The path in each ``Read-only file system`` line.
 
     ``touch: cannot touch '/etc/x': ...`` and Python's ``...: '/etc/x'`` quote it;

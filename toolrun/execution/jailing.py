@@ -1,0 +1,158 @@
+"""Which Bash calls run in the read-only jail, and the jail each of them runs in (#25).
+
+A Bash call the engine allowed on its own judgement (``CallDecision.jail == "read-only"``)
+runs in the run's jail (:mod:`toolrun.sandbox.jail`); every other call runs as the user
+configured it. The jail is made on the first such call, from the Read-denied paths the
+tree holds then, and made again only when a call that may have changed the tree (one
+that ran outside the jail and is not a plain read) has run since and the masks differ.
+
+Where no jail can be made (no bubblewrap, no user namespaces), toolrun says so once per
+run and the call runs as before (its result says ``enforced: false``).
+
+``TOOLRUN_TEST_JUDGE_ALL=read-only`` (test-only: it exists so that tests can prove the
+jail independently of the command reading) jails every allowed Bash call, whatever the
+decision said.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolrun.execution.invocation import Outcome
+    from toolrun.execution.results import CallDecision
+    from toolrun.plan.models import Call
+    from toolrun.reaper.jail import Jail
+
+#: Test-only: every allowed Bash call is jailed read-only (see the module docstring).
+JUDGE_ALL_ENV = "TOOLRUN_TEST_JUDGE_ALL"
+WARNING = "toolrun: warning: "
+
+#: ``path -> whether a Read of it is denied``.
+Denied = Callable[[str], bool]
+
+
+class JailKeeper:
+    """The run's jail: made when first needed, made again when what it masks changed."""
+
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        denied: Denied | None,
+        *,
+        also: Sequence[str] = (),
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        self._roots = [str(r) for r in roots]
+        self._denied = denied
+        self._also = tuple(also)
+        self._warn = warn if warn is not None else _to_stderr
+        self._judge_all = os.environ.get(JUDGE_ALL_ENV) == "read-only"
+        self._lock = threading.Lock()
+        self._jail: Jail | None = None
+        self._stale = True  # the masks must be worked out (again) before the next call
+        #: Why no jail can be made here (said once), or None.
+        self.unavailable: str | None = None
+
+    def kind(self, call: Call, decision: CallDecision) -> str | None:
+        """Where the call must run: ``"read-only"``, or None (as the user configured)."""
+        if call.tool != "Bash" or decision.decision != "allow":
+            return None
+        if self._judge_all:
+            return "read-only"
+        return "read-only" if decision.jail == "read-only" else None
+
+    def ran_outside(self) -> None:
+        """A call that may change the tree ran outside the jail: look at the masks again."""
+        self._stale = True
+
+    def jail(self) -> Jail | None:
+        """The jail for the next jailed call, or None where none can be made."""
+        with self._lock:
+            if self.unavailable is not None:
+                return None
+            if self._jail is not None and not self._stale:
+                return self._jail
+            from toolrun.sandbox.availability import probe
+
+            found = probe()
+            if not found.ok or found.bwrap is None:
+                self.unavailable = found.reason or "bubblewrap cannot run here"
+                self._warn(
+                    f"{WARNING}read-only calls run unjailed (enforced: false): "
+                    f"{self.unavailable}"
+                )
+                return None
+            plan = self._plan()
+            self._stale = False
+            if self._jail is None:
+                from toolrun.reaper.jail import Jail
+
+                self._jail = Jail(found.bwrap, plan)
+            else:
+                self._jail.rebuild(plan)
+            return self._jail
+
+    def _plan(self) -> Any:
+        from toolrun.sandbox.jail import plan_jail
+
+        denied = self._denied if self._denied is not None else (lambda _: False)
+        return plan_jail(self._roots, denied, also=self._also)
+
+    def finish(self, outcome: Outcome, jail: Jail | None, cwd: Path) -> Outcome:
+        """The outcome of a call meant for the jail: what the jail blocked, and where it ran."""
+        if jail is None:
+            info: dict[str, Any] = {
+                "kind": "read-only", "enforced": False, "reason": self.unavailable,
+            }
+            return replace(outcome, metadata={**outcome.metadata, "jail": info})
+        from toolrun.sandbox.jail import blocked_writes
+
+        where = str(outcome.metadata.get("cwd") or cwd)
+        notes = blocked_writes(outcome.output, where)
+        info = {"kind": "read-only", "enforced": True, "blocked": notes}
+        if jail.plan.truncated:
+            info["masks_truncated"] = True
+        output = outcome.output
+        if notes:
+            output += ("" if not output or output.endswith("\n") else "\n")
+            output += "".join(f"[jail] {note}\n" for note in notes)
+        return replace(outcome, output=output, metadata={**outcome.metadata, "jail": info})
+
+
+def _to_stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def read_denied(engine: Any) -> Denied | None:
+    """``path -> denied`` from a permission engine (only a deny masks: a protected path
+    that asks, ``.git/config`` say, is read by the programs that need it)."""
+    decide = getattr(engine, "decide", None)
+    if decide is None:
+        return None
+
+    def denied(path: str) -> bool:
+        return bool(decide("Read", {"file_path": path}).decision == "deny")
+
+    return denied
+
+
+def literal_denies(engine: Any) -> tuple[str, ...]:
+    """The Read deny rules' literal paths (``~/.ssh/id_rsa``, ``/etc/secret``), which the
+    walk of the workspace would not reach; as the sandbox reads them."""
+    config = getattr(engine, "config", None)
+    if config is None:
+        return ()
+    try:
+        from toolrun.sandbox.policy import SandboxPolicy
+
+        return tuple(SandboxPolicy.of(config).settings.deny_read)
+    except Exception:  # noqa: BLE001 - the walk still masks what is under the roots
+        return ()

@@ -1,0 +1,66 @@
+"""A reaper side process inside the read-only jail: one per run, rebuilt when its masks change.
+
+The executor sets :data:`current` around a call toolrun judged read-only;
+:func:`toolrun.reaper.run.run_command` then starts the command on the jail's side process
+instead of toolrun's own. What the jail is: :mod:`toolrun.sandbox.jail`.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+from toolrun.reaper.link import Wrap, _SideProcess, side_process
+
+if TYPE_CHECKING:  # (the sandbox modules load only once a run has a jail)
+    from toolrun.sandbox.jail import JailPlan
+
+
+class Jail:
+    """The jail of a run: its plan and the side process started inside it."""
+
+    def __init__(self, bwrap: str, plan: JailPlan) -> None:
+        self.bwrap = bwrap
+        self.plan = plan
+        self.builds = 1  # how many jails were made (the first on first use)
+        self._lock = threading.Lock()
+        self.side: _SideProcess = side_process(self._wrap(plan))
+
+    def rebuild(self, plan: JailPlan) -> bool:
+        """Use ``plan`` from the next call on; True if that makes a new jail (it differs)."""
+        with self._lock:
+            if plan == self.plan:
+                return False
+            self.plan = plan
+            self.builds += 1
+            self.side.rewrap(self._wrap(plan))
+            return True
+
+    def _wrap(self, plan: JailPlan) -> Wrap:
+        from toolrun.sandbox.bwrap import folders, seccomp_program_fd
+        from toolrun.sandbox.jail import jail_argv, jail_folders
+        from toolrun.sandbox.seccomp import unix_socket_filter
+
+        bwrap = self.bwrap
+        # The side process needs no socket of its own: no Unix socket on the disk (an
+        # SSH agent, Docker) is one connect away from a jailed command.
+        program = unix_socket_filter()
+
+        def wrap(argv: list[str]) -> tuple[list[str], list[int]]:
+            fd = seccomp_program_fd(program) if program else None
+            wrapped = jail_argv(
+                bwrap,
+                plan,
+                jail_folders(),
+                argv,
+                unreadable_file=folders().unreadable_file,
+                seccomp_fd=fd,
+            )
+            return wrapped, [] if fd is None else [fd]
+
+        return wrap
+
+
+#: The jail the current call runs in (set by the executor around one Bash call).
+current: ContextVar[Jail | None] = ContextVar("toolrun_jail", default=None)
