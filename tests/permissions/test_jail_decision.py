@@ -219,7 +219,8 @@ def test_the_decider_hands_the_jail_on(tree: Tree) -> None:
 def test_a_pre_tool_use_hook_allow_runs_as_configured(tree: Tree) -> None:
     hooks = PreToolUseResult(decision="allow", reason="ok", decided_by=HookRef("guard.py", "x"))
     got = EngineDecider(_engine(tree)).decide(_call("ls"), tree.ws, hooks)
-    assert (got.decision, got.jail) == ("allow", None)
+    assert (got.decision, got.jail, got.runs_in) == ("allow", None, "unsandboxed")
+    assert got.runs_in_why is not None and "hook" in got.runs_in_why
 
 
 def test_a_hook_allow_of_an_ask_runs_as_configured(tree: Tree) -> None:

@@ -94,6 +94,8 @@ class RunsIn:
 
     place: Place
     why: str
+    #: where it would run without a jail: what a hook's or a person's allow runs it in
+    configured: Place = "unsandboxed"
 
     def text(self) -> str:
         return f"{self.place} ({self.why})"
@@ -123,14 +125,14 @@ def runs_in(
         kind = "the read-only set" if jail == "read-only" else "acceptEdits' workspace commands"
         if unavailable is not None:
             return RunsIn(configured, f"allowed on toolrun's judgement ({kind}), but no jail "
-                          f"can be made here: {unavailable}")
-        return RunsIn(_JAIL_PLACE[jail], f"allowed on toolrun's judgement ({kind})")
+                          f"can be made here: {unavailable}", configured)
+        return RunsIn(_JAIL_PLACE[jail], f"allowed on toolrun's judgement ({kind})", configured)
     if judgement.jail is not None and enforce == "off":
-        return RunsIn(configured, "allowed on toolrun's judgement; toolrun.enforce: off")
+        return RunsIn(configured, "allowed on toolrun's judgement; toolrun.enforce: off", configured)
     if judgement.mixed:
         return RunsIn(configured, f"{judgement.ruled} is allowed by a rule, so the call runs "
-                      "as configured; its other parts are not enforced")
-    return RunsIn(configured, f"allowed by {decided}: runs as configured")
+                      "as configured; its other parts are not enforced", configured)
+    return RunsIn(configured, f"allowed by {decided}: runs as configured", configured)
 
 
 def lazy_probe(probe: Callable[[], Any]) -> Callable[[], str | None]:

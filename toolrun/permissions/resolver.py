@@ -577,13 +577,15 @@ class _Call:
         enforce = engine.config.toolrun.enforce
         if overall.decision == "ask":
             return overall, None, RunsIn(configured_place(sandboxed),
-                                         "if approved: runs as configured")
+                                         "if approved: runs as configured",
+                                         configured_place(sandboxed))
         if self.mode == "bypassPermissions" or overall.kind == "sandbox":
             # what the mode or autoAllowBashIfSandboxed allows is the user's own choice
             who = "bypassPermissions" if overall.kind != "sandbox" else \
                 "sandbox.autoAllowBashIfSandboxed"
             return overall, None, RunsIn(configured_place(sandboxed),
-                                         f"allowed by {who}: runs as configured")
+                                         f"allowed by {who}: runs as configured",
+                                         configured_place(sandboxed))
         judgement = judge(self.subjects)
         jail: str | None = None
         if judgement.jail is not None and judgement.ruled is None and enforce != "off":
@@ -600,7 +602,8 @@ class _Call:
             if outcome.decision == "deny":
                 return Verdict("deny", "default", "undecided", reason), None, None
             return Verdict("ask", "default", "undecided", reason), None, RunsIn(
-                configured_place(sandboxed), "if approved: runs as configured")
+                configured_place(sandboxed), "if approved: runs as configured",
+                configured_place(sandboxed))
         decided = "a rule" if judgement.ruled is not None else "toolrun's judgement"
         where = runs_in(jail=jail, judgement=judgement, sandboxed=sandboxed, enforce=enforce,
                         unavailable=unavailable, decided=decided)
