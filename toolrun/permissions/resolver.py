@@ -590,7 +590,11 @@ class _Call:
         jail: str | None = None
         if judgement.jail is not None and judgement.ruled is None and enforce != "off":
             jail = judgement.jail
-        unavailable = engine.jail_unavailable() if jail is not None else None
+        # (probed only where the answer changes the decision: a bubblewrap start costs a
+        # check tens of ms; under auto the executor says once per run where none exists)
+        unavailable = (
+            engine.jail_unavailable() if jail is not None and enforce == "required" else None
+        )
         if enforce == "required" and (judgement.mixed or (unavailable and judgement.needed)):
             why = (f"{judgement.ruled} is allowed by a rule, so no jail can hold the rest"
                    if judgement.mixed else f"no jail can be made here: {unavailable}")
