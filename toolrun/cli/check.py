@@ -15,6 +15,7 @@ import click
 from toolrun.cli.options import (
     JobsType,
     config_options,
+    enforce_option,
     format_option,
     no_hooks_option,
     policy_options,
@@ -97,6 +98,7 @@ STATUSES = (
     "times one process's).",
 )
 @no_hooks_option
+@enforce_option
 @policy_options
 @click.option(
     "--compare-config",
@@ -144,6 +146,7 @@ def check(
     report_format: str | None,
     jobs: int | None,
     no_hooks: bool,
+    enforce: str | None,
     strict: bool,
     managed_settings: Path | None,
     compare_config: Path | None,
@@ -228,6 +231,7 @@ def check(
         config_file=config_file,
         settings_files=settings_files,
         mode=mode,
+        enforce=enforce,
         source_format=source_format,
         transcript_cwd=transcript_cwd,
         hooks=not no_hooks,

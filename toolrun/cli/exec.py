@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolrun.cli.options import config_options, format_option, jobs_option, no_hooks_option
+from toolrun.cli.options import (
+    config_options,
+    enforce_option,
+    format_option,
+    jobs_option,
+    no_hooks_option,
+)
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 from toolrun.errors import ExitCode
 
@@ -62,6 +68,7 @@ FORMATS = ("text", "table", "json", "jsonl", "junit", "github")
 )
 @click.option("--no-journal", is_flag=True, help="Do not write .toolrun/runs/<run-id>.jsonl.")
 @no_hooks_option
+@enforce_option
 @verbosity_options
 def exec_(
     plans: tuple[Path, ...],
@@ -78,6 +85,7 @@ def exec_(
     ask_mode: str | None,
     no_journal: bool,
     no_hooks: bool,
+    enforce: str | None,
     quiet: bool,
     verbose: bool,
 ) -> int:
@@ -153,6 +161,7 @@ def exec_(
             config_file=config_file,
             settings_files=settings_files,
             mode=mode,
+            enforce=enforce,
             dry_run=dry_run,
             jobs=jobs,
             max_concurrency=max_concurrency,

@@ -15,7 +15,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from toolrun.builtin_fields import BUILTIN_TOOL_NAMES, MAIN_FIELDS
-from toolrun.cli.options import config_options, text_or_json_option
+from toolrun.cli.options import config_options, enforce_option, text_or_json_option
 
 if TYPE_CHECKING:
     from toolrun.tools.registry import ToolRegistry
@@ -137,6 +137,7 @@ def parse_call(
     help="Also run the matching PreToolUse hooks and show their part in the decision.",
 )
 @config_options
+@enforce_option
 def explain_permission(
     call: tuple[str, ...],
     call_json: str | None,
@@ -147,6 +148,7 @@ def explain_permission(
     settings_files: tuple[Path, ...],
     workspace: Path,
     mode: str | None,
+    enforce: str | None,
 ) -> int:
     """Explain how one call is decided: allow, ask or deny, and why.
 
@@ -184,7 +186,9 @@ def explain_permission(
             raise UsageError(f"unknown tool {name!r}{hint}")
 
     tool, call_input = parse_call(call, call_json, check_tool)
-    config = load_config_from_options(config_file, settings_files, workspace, mode)
+    config = load_config_from_options(
+        config_file, settings_files, workspace, mode, enforce
+    )
     engine = PermissionEngine(config, registry)
     call_cwd = cwd.absolute() if cwd else None
     if run_hooks:

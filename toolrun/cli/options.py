@@ -125,6 +125,18 @@ def jobs_option(help: str) -> Callable[[F], F]:
     )
 
 
+#: Kept in sync with toolrun.config.models.ENFORCE (a test checks it).
+ENFORCE = ("auto", "required", "off")
+
+enforce_option = click.option(
+    "--enforce",
+    type=click.Choice(ENFORCE),
+    default=None,
+    help="Where a Bash call allowed on toolrun's own judgement runs: auto (a read-only or "
+    "workspace jail where one can be made), required (such a call asks when no jail can "
+    "hold it), off (never jailed); overrides toolrun.enforce.",
+)
+
 no_hooks_option = click.option(
     "--no-hooks", is_flag=True, help="Do not run hooks (PreToolUse, PostToolUse, ...)."
 )
@@ -135,6 +147,7 @@ def load_config_from_options(
     settings_files: tuple[Path, ...],
     workspace: Path,
     mode: str | None,
+    enforce: str | None = None,
 ) -> Config:
     from toolrun.config import load_config
 
@@ -143,4 +156,5 @@ def load_config_from_options(
         config_file=config_file,
         settings_files=settings_files,
         mode=mode,
+        enforce=enforce,
     )

@@ -176,6 +176,7 @@ class CheckRequest:
     config_file: Path | None = None
     settings_files: Sequence[Path] = ()
     mode: str | None = None
+    enforce: str | None = None  # --enforce; None: the config's toolrun.enforce
     source_format: str | None = None  # --from; None: detect each input
     # --transcript-cwd: the directory the inputs were recorded in (mapped onto the
     # workspace); None: the cwd a transcript records, if any
@@ -460,6 +461,7 @@ class _Options:
     # one input decided in this many processes (split by turns): 0 automatic
     split: int = 1
     marks: bool = True
+    enforce: str | None = None
 
 
 @dataclass
@@ -488,6 +490,7 @@ def _state(options: _Options) -> _State:
         config_file=Path(options.config_file) if options.config_file else None,
         settings_files=[Path(f) for f in options.settings_files],
         mode=options.mode,
+        enforce=options.enforce,
         strict=options.strict,
         managed_settings=Path(options.managed_settings) if options.managed_settings else None,
     )
@@ -1170,6 +1173,7 @@ def check(
         config_file=str(request.config_file) if request.config_file else None,
         settings_files=tuple(str(f) for f in request.settings_files),
         mode=request.mode,
+        enforce=request.enforce,
         hooks=request.hooks,
         source_format=request.source_format,
         run_id=new_run_id(),

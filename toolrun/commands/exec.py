@@ -45,6 +45,8 @@ class ExecRequest:
     config_file: Path | None = None
     settings_files: Sequence[Path] = ()
     mode: str | None = None
+    #: --enforce: overrides toolrun.enforce (None: the config's)
+    enforce: str | None = None
     dry_run: bool = False
     jobs: int = 1
     max_concurrency: int | None = None
@@ -149,6 +151,7 @@ def execute(
         config_file=request.config_file,
         settings_files=request.settings_files,
         mode=request.mode,
+        enforce=request.enforce,
     )
     registry = default_registry()
     streaming = any(str(p) == "-" for p in request.plans)

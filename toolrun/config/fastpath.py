@@ -263,6 +263,7 @@ VERIFIER = Shape(
 class Toolrun(Section):
     __slots__ = (
         "autoVerify",
+        "enforce",
         "examples",
         "examplesFile",
         "hookFailure",
@@ -287,6 +288,7 @@ class Toolrun(Section):
     examplesFile: str | None
     maxStoredOutput: int | None
     autoVerify: tuple[Verifier, ...] | None
+    enforce: str | None
 
 
 TOOLRUN = Shape(
@@ -304,6 +306,7 @@ TOOLRUN = Shape(
     examplesFile=optional(string),
     maxStoredOutput=optional(size),
     autoVerify=optional(items(VERIFIER.check)),
+    enforce=optional(choice("auto", "required", "off")),
 )
 
 

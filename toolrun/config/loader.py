@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
 from toolrun.config.models import (
+    ENFORCE,
     PERMISSION_MODES,
     Behavior,
     Config,
@@ -347,12 +348,14 @@ def load_config(
     strict: bool = False,
     managed_settings: Path | None = None,
     managed_path: Path = MANAGED_SETTINGS_PATH,
+    enforce: str | None = None,
 ) -> Config:
     """Read every source that applies and merge them; ConfigError lists every problem.
 
     ``strict`` (or ``toolrun.strict: true`` in any source) makes every config warning an
     error. ``managed_settings`` is read always; ``managed_path`` (Claude Code's managed
-    settings file) only with ``loadClaudeSettings``.
+    settings file) only with ``loadClaudeSettings``. ``enforce`` (``--enforce``) overrides
+    ``toolrun.enforce`` of every source but managed settings.
     """
     env = os.environ if env is None else env
     ws = Path(workspace).expanduser().resolve()
@@ -366,6 +369,9 @@ def load_config(
                 )
             ]
         )
+    if enforce is not None and enforce not in ENFORCE:
+        raise ConfigError([Problem(None, "--enforce", f"unknown value {enforce!r}; one of "
+                                   f"{', '.join(ENFORCE)}")])
 
     problems: list[Problem] = []
     loaded: list[_Loaded] = []
@@ -429,6 +435,8 @@ def load_config(
     if problems:
         raise ConfigError(problems)
     config = _merge(ws, loaded, mode, _env_max_concurrency(env), home_dir)
+    if enforce is not None and not _managed_enforce(loaded):
+        config = replace(config, toolrun=replace(config.toolrun, enforce=enforce))
     _check_bypass(config, loaded, examples)
     warnings = [
         str(w if w.message.startswith("warning: ") else replace(w, message=f"warning: {w.message}"))
@@ -664,6 +672,16 @@ def _merge_toolrun(loaded: list[_Loaded], env_concurrency: int | None) -> Toolru
         hook_failure=pick("hookFailure") or defaults.hook_failure,
         load_claude_settings=bool(pick("loadClaudeSettings")),
         max_stored_output=_or_default(pick("maxStoredOutput"), defaults.max_stored_output),
+        enforce=pick("enforce") or defaults.enforce,
+    )
+
+
+def _managed_enforce(loaded: list[_Loaded]) -> bool:
+    """Managed settings set toolrun.enforce: no flag loosens (or changes) it."""
+    return any(
+        i.kind is SourceKind.MANAGED and i.spec.toolrun is not None
+        and i.spec.toolrun.enforce is not None
+        for i in loaded
     )
 
 

@@ -135,6 +135,11 @@ def _frozen(d: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
     return MappingProxyType(dict(d or {}))
 
 
+#: toolrun.enforce: where a Bash call allowed on toolrun's own judgement runs (#25)
+Enforce = Literal["auto", "required", "off"]
+ENFORCE: tuple[Enforce, ...] = ("auto", "required", "off")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolrunSettings:
     max_concurrency: int = 10
@@ -147,6 +152,9 @@ class ToolrunSettings:
     #: the most of one call's whole output kept beside the journal (toolrun.maxStoredOutput)
     max_stored_output: int = DEFAULT_MAX_STORED_OUTPUT
     auto_verify: tuple[Verifier, ...] = ()
+    #: toolrun.enforce: auto (jail judged calls where a jail can be made), required (a
+    #: judged call that no jail can hold asks), off (never jail)
+    enforce: Enforce = "auto"
 
 
 @dataclass(frozen=True, slots=True)

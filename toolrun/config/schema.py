@@ -13,7 +13,9 @@ from pydantic import (
     model_validator,
 )
 
+from toolrun.config.models import ENFORCE
 from toolrun.config.sizes import SIZE_PATTERN, parse_size
+from toolrun.validation import did_you_mean
 
 ModeName = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 
@@ -172,6 +174,21 @@ class ToolrunSection(BaseModel):
         description="Diagnostics commands run after each successful Edit, MultiEdit, Write "
         "and ApplyPatch on the files they match (off unless set).",
     )
+    enforce: Literal["auto", "required", "off"] | None = Field(
+        default=None,
+        description="Where a Bash call allowed on toolrun's own judgement runs: auto (a "
+        "read-only or workspace jail where one can be made, said where not), required (such "
+        "a call asks when no jail can hold it), off (never jailed) (auto).",
+    )
+
+    @field_validator("enforce", mode="before")
+    @classmethod
+    def _enforce(cls, value: object) -> object:
+        # a misspelt value of a security setting names the one meant
+        if isinstance(value, str) and value not in ENFORCE:
+            raise ValueError(f"{value!r} is not one of 'auto', 'required', 'off'"
+                             f"{did_you_mean(value, ENFORCE)}")
+        return value
 
 
 class SandboxFilesystemSection(_Open):

@@ -14,7 +14,12 @@ from toolrun.plan.models import Call
 
 if TYPE_CHECKING:
     from toolrun.hooks import PreToolUseResult
-    from toolrun.permissions import PermissionEngine
+    from toolrun.permissions import Decision, PermissionEngine
+
+
+def _configured(decision: Decision) -> str | None:
+    """Where a call runs that no jail holds (the user's sandbox, or not sandboxed)."""
+    return decision.runs_in.configured if decision.runs_in is not None else None
 
 
 class EngineDecider:
@@ -38,14 +43,20 @@ class EngineDecider:
 
             final = merge_decision(decision, hooks)
             fby = final.decided_by
+            where = decision.runs_in
+            placed = final.decision != "deny" and where is not None
             return CallDecision(
                 final.decision,
                 final.reason,
                 DecidedBy(fby.kind, fby.rule, fby.source),
                 paths=paths,
                 protected=protected,
+                # a hook decided: the call runs as configured, never in a jail
+                runs_in=_configured(decision) if placed else None,
+                runs_in_why="a PreToolUse hook decided it: runs as configured" if placed else None,
             )
         by = decision.decided_by
+        where = decision.runs_in
         return CallDecision(
             decision.decision,
             decision.reason,
@@ -53,6 +64,8 @@ class EngineDecider:
             paths=paths,
             protected=protected,
             jail=decision.jail if decision.decision == "allow" else None,
+            runs_in=where.place if where is not None else None,
+            runs_in_why=where.why if where is not None else None,
         )
 
     def suggest(self, call: Call, cwd: Path) -> tuple[tuple[str, ...], str]:

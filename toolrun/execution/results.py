@@ -58,6 +58,10 @@ class CallDecision:
     #: the engine's :attr:`~toolrun.permissions.Decision.jail` when the engine's allow
     #: stands (no hook or person changed it): where the call must run (#25)
     jail: str | None = None
+    #: where the call runs ("read-only jail", "workspace jail", "sandbox", "unsandboxed")
+    #: and why, for the result's record; None: not a Bash call, or denied
+    runs_in: str | None = None
+    runs_in_why: str | None = None
 
 
 #: One encoder for every record: json.dumps with options builds a new one each call.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from toolrun.permissions.enforce import RunsIn
 from toolrun.permissions.frozen import fast_init
 
 Behavior = Literal["allow", "ask", "deny"]
@@ -151,6 +152,9 @@ class Decision:
     #: kernel is to make true (#25): "read-only" (the read-only set) or "workspace"
     #: (acceptEdits' file commands); None for every other decision.
     jail: str | None = None
+    #: Bash: where the call runs (a jail, the user's sandbox, unsandboxed) and why; for an
+    #: ask, where it runs once approved; None for a deny and for the other tools.
+    runs_in: RunsIn | None = None
     #: protected paths and critical ``rm`` targets the call touches, whichever step decided:
     #: only a person may approve such a call (never --ask allow, never "always")
     protected: tuple[str, ...] = ()
@@ -180,6 +184,9 @@ class Decision:
             "boundary": [b.to_json() for b in self.boundary],
             "problems": list(self.problems),
             "sandbox": self.sandbox,
+            "jail": self.jail,
+            "runs_in": self.runs_in.place if self.runs_in is not None else None,
+            "runs_in_why": self.runs_in.why if self.runs_in is not None else None,
             "protected": list(self.protected),
             "subcommands": [s.to_json() for s in self.subcommands],
             "targets": [t.to_json() for t in self.targets],

@@ -111,4 +111,6 @@ def render_text(decision: Decision) -> str:
 
     lines.append(f"decided by: {describe_decided_by(decision.decided_by)}")
     lines.append(f"decision:   {decision.decision.upper()} — {decision.reason}")
+    if decision.runs_in is not None:
+        lines.append(f"runs in:    {decision.runs_in.place} — {decision.runs_in.why}")
     return "\n".join(lines)

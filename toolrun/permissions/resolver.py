@@ -23,7 +23,7 @@ import posixpath
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,7 @@ from toolrun.permissions.decision import (
     TargetVerdict,
 )
 from toolrun.permissions.domains import exact_host, url_host
+from toolrun.permissions.enforce import RunsIn, configured_place, judge, lazy_probe, runs_in
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 from toolrun.permissions.modes import MODES, Behavior, DecidedKind, Effect, Step, apply_mode
@@ -269,6 +270,10 @@ class PermissionEngine:
             from toolrun.sandbox.policy import SandboxPolicy
 
             self.sandbox = SandboxPolicy.of(config)
+        #: Why no jail can be made here (None: one can); probed on the first judged call.
+        self.jail_unavailable: Callable[[], str | None] = lazy_probe(
+            lambda: _jail_probe(config.sandbox.bwrap_path)
+        )
 
     # ------------------------------------------------------------------ compile
 
@@ -519,11 +524,15 @@ class _Call:
 
     def decision(self, mode_source: str) -> Decision:
         sandbox: str | None = None
+        jail: str | None = None
+        where: RunsIn | None = None
         if self.tool == "Bash":
             subcommands, problems, overall = self._bash()
             targets: tuple[TargetVerdict, ...] = ()
+            sandboxed = False
             if self.engine.sandbox is not None:
-                overall, sandbox = self._sandboxed(overall)
+                overall, sandbox, sandboxed = self._sandboxed(overall)
+            overall, jail, where = self._enforced(overall, sandboxed)
         else:
             subcommands, problems = (), ()
             targets, overall = self._tool()
@@ -548,11 +557,63 @@ class _Call:
             boundary=tuple(self.boundary),
             problems=problems,
             sandbox=sandbox,
+            jail=jail,
+            runs_in=where,
             protected=tuple(self.protected),
             trace=lambda: _trace(rules, subjects),
         )
 
-    def _sandboxed(self, overall: Verdict) -> tuple[Verdict, str]:
+    def _enforced(
+        self, overall: Verdict, sandboxed: bool
+    ) -> tuple[Verdict, str | None, RunsIn | None]:
+        """The jail an allow on toolrun's own judgement runs in, and where the call runs.
+
+        Under ``toolrun.enforce: required`` a judged allow that no jail can hold (none can
+        be made here, or a rule-allowed part must run as configured) asks instead.
+        """
+        if overall.decision == "deny":
+            return overall, None, None
+        engine = self.engine
+        enforce = engine.config.toolrun.enforce
+        if overall.decision == "ask":
+            return overall, None, RunsIn(configured_place(sandboxed),
+                                         "if approved: runs as configured",
+                                         configured_place(sandboxed))
+        if self.mode == "bypassPermissions" or overall.kind == "sandbox":
+            # what the mode or autoAllowBashIfSandboxed allows is the user's own choice
+            who = "bypassPermissions" if overall.kind != "sandbox" else \
+                "sandbox.autoAllowBashIfSandboxed"
+            return overall, None, RunsIn(configured_place(sandboxed),
+                                         f"allowed by {who}: runs as configured",
+                                         configured_place(sandboxed))
+        judgement = judge(self.subjects)
+        jail: str | None = None
+        if judgement.jail is not None and judgement.ruled is None and enforce != "off":
+            jail = judgement.jail
+        # (probed only where the answer changes the decision: a bubblewrap start costs a
+        # check tens of ms; under auto the executor says once per run where none exists)
+        unavailable = (
+            engine.jail_unavailable() if jail is not None and enforce == "required" else None
+        )
+        if enforce == "required" and (judgement.mixed or (unavailable and judgement.needed)):
+            why = (f"{judgement.ruled} is allowed by a rule, so no jail can hold the rest"
+                   if judgement.mixed else f"no jail can be made here: {unavailable}")
+            outcome = apply_mode("undecided", "execute", self.mode)
+            reason = (f"toolrun.enforce: required and the call is allowed on toolrun's "
+                      f"judgement, but {why}")
+            if outcome.decision == "deny":
+                reason += f"; {outcome.note}"
+            if outcome.decision == "deny":
+                return Verdict("deny", "default", "undecided", reason), None, None
+            return Verdict("ask", "default", "undecided", reason), None, RunsIn(
+                configured_place(sandboxed), "if approved: runs as configured",
+                configured_place(sandboxed))
+        decided = "a rule" if judgement.ruled is not None else "toolrun's judgement"
+        where = runs_in(jail=jail, judgement=judgement, sandboxed=sandboxed, enforce=enforce,
+                        unavailable=unavailable, decided=decided)
+        return overall, jail, where
+
+    def _sandboxed(self, overall: Verdict) -> tuple[Verdict, str, bool]:
         """``autoAllowBashIfSandboxed`` and ``allowUnsandboxedCommands`` (Claude Code's sandbox).
 
         A sandboxed call that would ask (or that dontAsk turned into deny) is allowed, unless
@@ -564,27 +625,28 @@ class _Call:
         assert policy is not None
         opaque()  # the sandbox's availability probe
         placement = policy.placement(self.input)
+        sandboxed = placement.sandboxed
         if placement.leaves_on_request and not policy.settings.allow_unsandboxed:
             if overall.decision == "deny":  # a deny rule says it first
-                return overall, placement.reason
-            return Verdict("deny", "sandbox", None, placement.reason), placement.reason
+                return overall, placement.reason, sandboxed
+            return Verdict("deny", "sandbox", None, placement.reason), placement.reason, sandboxed
         if (
             overall.decision == "allow"
             or not placement.sandboxed
             or not policy.settings.auto_allow_bash
             or self.mode == "plan"
         ):
-            return overall, placement.reason
+            return overall, placement.reason, sandboxed
         for _, verdict in self.subjects:
             if verdict.decision == "allow":
                 continue
             if verdict.step in ("deny_rule", "ask_rule", "protected", "unanalysable"):
-                return overall, placement.reason
+                return overall, placement.reason, sandboxed
         reason = (
             f"the call runs sandboxed (bubblewrap) and sandbox.autoAllowBashIfSandboxed is on; "
             f"without the sandbox: {overall.reason}"
         )
-        return Verdict("allow", "sandbox", None, reason), placement.reason
+        return Verdict("allow", "sandbox", None, reason), placement.reason, sandboxed
 
     def _summary(self, overall: Verdict, subcommands: Sequence[SubcommandVerdict]) -> str:
         word = {"allow": "allowed", "ask": "needs approval", "deny": "denied"}[overall.decision]
@@ -1290,6 +1352,13 @@ class _Call:
             if redirect.writes:
                 return False
         return True
+
+
+def _jail_probe(bwrap_path: str | None) -> Any:
+    # (the jail is made with bubblewrap, as the sandbox is: one probe serves both)
+    from toolrun.sandbox.availability import probe
+
+    return probe(bwrap_path)
 
 
 #: A guarded path below a tree and the rule covering it (None: too large to check).
