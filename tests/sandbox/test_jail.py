@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,16 @@ def _run(jail: jails.Jail, command: str, cwd: Path) -> tuple[int | None, str]:
     return code, b"".join(out).decode(errors="replace")
 
 
+@pytest.fixture
+def scene_jail(tmp_path: Path) -> Iterator[tuple[Scene, jails.Jail]]:
+    """The round-3 scene and a jail masking its Read-denied files, ended after the test."""
+    scene, jail = _scene_jail(tmp_path)
+    try:
+        yield scene, jail
+    finally:
+        jail.close()
+
+
 def _scene_jail(tmp_path: Path) -> tuple[Scene, jails.Jail]:
     from tests.permissions.conftest import make_config
     from toolrun.execution.jailing import read_denied
@@ -65,8 +76,10 @@ MASKED = [  # (command, source): each reads a Read-denied file its own way
 
 
 @needs_bwrap
-def test_read_denied_files_are_masked_whatever_the_spelling(tmp_path: Path) -> None:
-    scene, jail = _scene_jail(tmp_path)
+def test_read_denied_files_are_masked_whatever_the_spelling(
+    scene_jail: tuple[Scene, jails.Jail],
+) -> None:
+    scene, jail = scene_jail
     assert jail.plan.unreadable_files == (str(scene.ws / ".env"), str(scene.ws / "config/.env"))
     for command, source in MASKED:
         _, output = _run(jail, command, scene.ws)
@@ -82,8 +95,8 @@ GIT_SURFACE = [
 
 
 @needs_bwrap
-def test_the_git_configuration_cannot_be_written(tmp_path: Path) -> None:
-    scene, jail = _scene_jail(tmp_path)
+def test_the_git_configuration_cannot_be_written(scene_jail: tuple[Scene, jails.Jail]) -> None:
+    scene, jail = scene_jail
     for command, source in GIT_SURFACE:
         _run(jail, command, scene.ws)
         assert scene.changed() == [], source

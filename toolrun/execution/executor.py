@@ -251,6 +251,7 @@ class Executor:
                         tg.start_soon(one, state)
         finally:
             self._tick()
+            self.jails.close()  # (the jail's processes end with the run)
         self._raise_sink_error()
         return [s.results for s in states]
 
@@ -329,6 +330,7 @@ class Executor:
                     break  # lines not read yet are not calls: they get no result
         finally:
             self._tick()
+            self.jails.close()  # (the jail's processes end with the run)
         self._raise_sink_error()
         return results
 
@@ -885,7 +887,8 @@ class Executor:
     async def _jailed(self, tool: Tool[Any], call: Call, ctx: ToolContext) -> Outcome:
         """A call toolrun judged read-only, run in the run's read-only jail (#25): the
         jail replaces the user's sandbox for it (no network, nothing writable)."""
-        jail = self.jails.jail()
+        sandbox = ctx.sandbox
+        jail = self.jails.jail(sandbox.settings.bwrap_path if sandbox is not None else None)
         if jail is None:  # none can be made here: as before, and the result says so
             outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
             return self.jails.finish(outcome, None, ctx.cwd)
@@ -896,6 +899,11 @@ class Executor:
             )
         finally:
             jail_context.reset(token)
+        if self.jails.never_started(outcome):
+            # the jail died before the command was started (a bubblewrap that cannot mount
+            # here): run it as configured, as where no jail can be made, and say so
+            outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
+            return self.jails.finish(outcome, None, ctx.cwd)
         return self.jails.finish(outcome, jail, ctx.cwd)
 
     def _has_post_hooks(self) -> bool:

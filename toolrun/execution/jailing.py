@@ -24,6 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolrun.execution.results import Status
+
 if TYPE_CHECKING:
     from toolrun.execution.invocation import Outcome
     from toolrun.execution.results import CallDecision
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
 #: Test-only: every allowed Bash call is jailed read-only (see the module docstring).
 JUDGE_ALL_ENV = "TOOLRUN_TEST_JUDGE_ALL"
 WARNING = "toolrun: warning: "
+#: How a call's error begins when the side process ended before it started the command
+#: (toolrun.reaper.link).
+NEVER_STARTED = "the reaper side process ended before "
 
 #: ``path -> whether a Read of it is denied``.
 Denied = Callable[[str], bool]
@@ -72,8 +77,12 @@ class JailKeeper:
         """A call that may change the tree ran outside the jail: look at the masks again."""
         self._stale = True
 
-    def jail(self) -> Jail | None:
-        """The jail for the next jailed call, or None where none can be made."""
+    def jail(self, bwrap_path: str | None = None) -> Jail | None:
+        """The jail for the next jailed call, or None where none can be made.
+
+        ``bwrap_path``: the user's ``sandbox.bwrapPath``; the jail uses the bubblewrap the
+        user named, and where that one cannot run, the user's sandbox settings decide
+        (``failIfUnavailable``), as for any other call."""
         with self._lock:
             if self.unavailable is not None:
                 return None
@@ -81,7 +90,7 @@ class JailKeeper:
                 return self._jail
             from toolrun.sandbox.availability import probe
 
-            found = probe()
+            found = probe(bwrap_path)
             if not found.ok or found.bwrap is None:
                 self.unavailable = found.reason or "bubblewrap cannot run here"
                 self._warn(
@@ -98,6 +107,27 @@ class JailKeeper:
             else:
                 self._jail.rebuild(plan)
             return self._jail
+
+    def close(self) -> None:
+        """The run is over: end its jail (a later call makes a new one)."""
+        with self._lock:
+            jail, self._jail = self._jail, None
+            self._stale = True
+        if jail is not None:
+            jail.close()
+
+    def never_started(self, outcome: Outcome) -> bool:
+        """Whether the jail's side process ended before it started the command; if so no
+        jail is made again in this run (said once)."""
+        error = outcome.error or ""
+        if outcome.status is not Status.ERROR or not error.startswith(NEVER_STARTED):
+            return False
+        with self._lock:
+            if self.unavailable is None:
+                self.unavailable = "the jail could not start (its bubblewrap ended at once)"
+                self._warn(f"{WARNING}read-only calls run unjailed (enforced: false): "
+                           f"{self.unavailable}")
+        return True
 
     def _plan(self) -> Any:
         from toolrun.sandbox.jail import plan_jail

@@ -27,6 +27,10 @@ class Jail:
         self._lock = threading.Lock()
         self.side: _SideProcess = side_process(self._wrap(plan))
 
+    def close(self) -> None:
+        """End the jail: its side process exits and takes every jailed process along."""
+        self.side.close()
+
     def rebuild(self, plan: JailPlan) -> bool:
         """Use ``plan`` from the next call on; True if that makes a new jail (it differs)."""
         with self._lock:

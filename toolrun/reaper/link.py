@@ -259,6 +259,17 @@ class _SideProcess:
             with contextlib.suppress(OSError):  # it sees the end, kills what is left, exits
                 side.control.shutdown(socket.SHUT_RDWR)
 
+    def close(self) -> None:
+        """Let go of every side process of this one (a jail's, at the end of its run):
+        each sees the end of its socket, kills what is left and exits."""
+        with self._lock:
+            sides = [*self._retired, *([self._side] if self._side is not None else [])]
+            self._retired, self._side = [], None
+        for side in sides:
+            with contextlib.suppress(OSError):
+                side.control.shutdown(socket.SHUT_RDWR)
+            side.control.close()
+
     @property
     def pid(self) -> int:
         side = self._side
