@@ -210,7 +210,8 @@ class Executor:
         self._stored_dir: tuple[Journal | None, Path] = (None, Path())
         engine = getattr(decider, "engine", None)
         self.jails = JailKeeper(
-            self._roots, read_denied(engine), also=literal_denies(engine)
+            self._roots, read_denied(engine), also=literal_denies(engine),
+            wanted=_enforcing(engine),
         )
 
     # -- public -----------------------------------------------------------------------------
@@ -653,7 +654,13 @@ class Executor:
 
     def _decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
         try:
-            return self.decider.decide(call, cwd, hooks)
+            decision = self.decider.decide(call, cwd, hooks)
+            if decision.jail is not None and not self.settings.dry_run:
+                # the first judged call: make the jail while the rest of the turn is decided
+                # (a jail costs 30-50 ms to start: probe, masks, bubblewrap, side process)
+                sandbox = self._sandbox
+                self.jails.prestart(sandbox.settings.bwrap_path if sandbox else None)
+            return decision
         except Exception as exc:  # noqa: BLE001 - fail closed: what cannot be decided never runs
             return CallDecision(
                 "deny",
@@ -1277,3 +1284,9 @@ def ask_reason(reason: str) -> str:
     """The reason of an ask without the engine's leading "needs approval: " (the status,
     the prompt and the result already say so)."""
     return reason.removeprefix("needs approval: ")
+
+
+def _enforcing(engine: object) -> bool:
+    """Whether the engine judges calls into jails (``toolrun.enforce`` is not off)."""
+    config = getattr(engine, "config", None)
+    return getattr(getattr(config, "toolrun", None), "enforce", "auto") != "off"

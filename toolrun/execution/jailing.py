@@ -53,12 +53,15 @@ class JailKeeper:
         *,
         also: Sequence[str] = (),
         warn: Callable[[str], None] | None = None,
+        wanted: bool = True,
     ) -> None:
         self._roots = [str(r) for r in roots]
         self._denied = denied
         self._also = tuple(also)
         self._warn = warn if warn is not None else _to_stderr
         self._judge_all = os.environ.get(JUDGE_ALL_ENV) == "read-only"
+        self._wanted = wanted or self._judge_all
+        self._started = False  # (prestart: once per run)
         self._lock = threading.Lock()
         self._jail: Jail | None = None
         self._stale = True  # the masks must be worked out (again) before the next call
@@ -108,11 +111,26 @@ class JailKeeper:
                 self._jail.rebuild(plan)
             return self._jail
 
+    def prestart(self, bwrap_path: str | None = None) -> None:
+        """Make the jail in the background (a call that needs it first waits for it).
+        Only where the engine judges calls at all (``toolrun.enforce`` not off)."""
+        if not self._wanted or self._started:
+            return
+        self._started = True
+
+        def make() -> None:
+            jail = self.jail(bwrap_path)
+            if jail is not None:
+                jail.side.prestart()
+
+        threading.Thread(target=make, name="toolrun-jail", daemon=True).start()
+
     def close(self) -> None:
         """The run is over: end its jail (a later call makes a new one)."""
         with self._lock:
             jail, self._jail = self._jail, None
             self._stale = True
+            self._started = False
         if jail is not None:
             jail.close()
 
@@ -132,8 +150,11 @@ class JailKeeper:
     def _plan(self) -> Any:
         from toolrun.sandbox.jail import plan_jail
 
-        denied = self._denied if self._denied is not None else (lambda _: False)
-        return plan_jail(self._roots, denied, also=self._also)
+        if self._denied is None:
+            # no Read deny or ask rule: nothing under the roots is masked, so the tree is not
+            # walked (the walk of a workspace with a .venv took 100 ms of a one-call exec)
+            return plan_jail((), lambda _: False, also=self._also)
+        return plan_jail(self._roots, self._denied, also=self._also)
 
     def finish(self, outcome: Outcome, jail: Jail | None, cwd: Path) -> Outcome:
         """The outcome of a call meant for the jail: what the jail blocked, and where it ran."""
@@ -165,8 +186,8 @@ def read_denied(engine: Any) -> Denied | None:
     """``path -> denied`` from a permission engine (only a deny masks: a protected path
     that asks, ``.git/config`` say, is read by the programs that need it)."""
     decide = getattr(engine, "decide", None)
-    if decide is None:
-        return None
+    if decide is None or not getattr(engine, "read_guarded", True):
+        return None  # (no Read deny or ask rule: nothing to mask)
 
     def denied(path: str) -> bool:
         return bool(decide("Read", {"file_path": path}).decision == "deny")
