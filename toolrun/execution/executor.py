@@ -906,7 +906,7 @@ class Executor:
             )
         finally:
             jail_context.reset(token)
-        if self.jails.never_started(outcome):
+        if self.jails.never_started(outcome, jail):
             # the jail died before the command was started (a bubblewrap that cannot mount
             # here): run it as configured, as where no jail can be made, and say so
             outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)

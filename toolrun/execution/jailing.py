@@ -134,11 +134,15 @@ class JailKeeper:
         if jail is not None:
             jail.close()
 
-    def never_started(self, outcome: Outcome) -> bool:
-        """Whether the jail's side process ended before it started the command; if so no
-        jail is made again in this run (said once)."""
+    def never_started(self, outcome: Outcome, jail: Jail) -> bool:
+        """Whether the jail's side process ended before it started the command (it died
+        while the command was sent, or before it was started); if so no jail is made again
+        in this run (said once)."""
+        if outcome.status is not Status.ERROR:
+            return False
         error = outcome.error or ""
-        if outcome.status is not Status.ERROR or not error.startswith(NEVER_STARTED):
+        died = jail.side.pid == 0 and "exit_code" not in outcome.metadata
+        if not (error.startswith(NEVER_STARTED) or died):
             return False
         with self._lock:
             if self.unavailable is None:
