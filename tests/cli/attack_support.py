@@ -18,13 +18,16 @@ from typing import Any
 
 
 def snapshot(root: Path, *skip: Path) -> dict[str, tuple[str, bytes | str]]:
-    """Every entry below ``root`` except those in ``skip``: kind and content (or link)."""
+    """Every entry below ``root`` except those in ``skip`` (folders or files): kind and
+    content (or link)."""
     out: dict[str, tuple[str, bytes | str]] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = [d for d in dirnames if here / d not in skip]
         for name in dirnames + filenames:
             path = here / name
+            if path in skip:
+                continue
             rel = str(path.relative_to(root))
             if path.is_symlink():
                 out[rel] = ("link", os.readlink(path))

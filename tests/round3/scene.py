@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.cli.attack_support import snapshot
+
 DENY_SECRETS = (
     "permissions:\n"
     "  deny: ['Read(./.env)', 'Read(./config/.env)', 'Edit(./docs/**)']\n"
@@ -40,25 +42,6 @@ def _git(ws: Path, *args: str) -> None:
            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@e"}
     subprocess.run(["git", *args], cwd=ws, env=env, check=True, capture_output=True)
-
-
-def _snapshot(root: Path, skip: tuple[Path, ...]) -> dict[str, tuple[str, bytes | str]]:
-    out: dict[str, tuple[str, bytes | str]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        dirnames[:] = [d for d in dirnames if here / d not in skip]
-        for name in dirnames + filenames:
-            path = here / name
-            if path in skip:
-                continue
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                out[rel] = ("link", os.readlink(path))
-            elif path.is_dir():
-                out[rel] = ("dir", "")
-            else:
-                out[rel] = ("file", path.read_bytes())
-    return out
 
 
 @dataclass
@@ -97,7 +80,7 @@ class Scene:
     def snapshot(self) -> dict[str, tuple[str, bytes | str]]:
         skip = (self.tmp / "locks", self.ws / ".toolrun", self.ws / "plan.json",
                 self.ws / "toolrun.yaml", self.ws / ".git" / "index")
-        return _snapshot(self.tmp, skip)
+        return snapshot(self.tmp, *skip)
 
     def changed(self) -> list[str]:
         """What differs from the tree as it was made (created, changed or removed)."""

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolrun.sandbox.bwrap import NAMESPACES as SANDBOX_NAMESPACES
 from toolrun.sandbox.violations import erofs_paths
 
 #: The most entries one walk of the roots looks at for Read-denied paths (a jail made
@@ -43,18 +44,10 @@ NOT_WALKED = frozenset({".git"})
 #: The most a cwd probe file may hold (a path): a jailed command could grow it.
 CWD_MAX = 1 << 16
 
-NAMESPACES = (
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-net",
-    "--die-with-parent",
-    # The side process is PID 1: a command cannot kill it (PID 1 ignores signals it has
-    # no handler for), every orphan comes to it, and when it ends the kernel kills the
-    # whole namespace. No bwrap init outside the seccomp filter either.
-    "--as-pid-1",
-    "--cap-drop",
-    "ALL",
-)
+#: The sandbox's own namespaces (toolrun.sandbox.bwrap). Here the side process is PID 1:
+#: a command cannot kill it (PID 1 ignores signals it has no handler for), every orphan
+#: comes to it, and when it ends the kernel kills the whole namespace.
+NAMESPACES = SANDBOX_NAMESPACES
 
 
 @dataclass(frozen=True, slots=True)
