@@ -24,13 +24,11 @@ from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPa
 from toolrun.permissions.shellpaths import (
     PathArgument,
     cd_destinations,
-    expand_glob,
-    glob_matches,
     path_arguments,
     track_places,
-    word_path,
 )
 from toolrun.permissions.tilde import TildeError, expand_tilde
+from toolrun.permissions.wordpaths import expand_glob, glob_matches, word_path
 from toolrun.permissions.words import Word
 
 READ_ONLY_COMMANDS = frozenset(

@@ -75,15 +75,8 @@ from toolrun.permissions.rules import (
     match,
     tool_name_matches,
 )
-from toolrun.permissions.shellpaths import (
-    PathArgument,
-    cd_destinations,
-    glob_directory,
-    glob_matches,
-    path_arguments,
-    word_path,
-    word_text,
-)
+from toolrun.permissions.shellpaths import PathArgument, cd_destinations, path_arguments
+from toolrun.permissions.wordpaths import glob_directory, glob_matches, word_path, word_text
 from toolrun.permissions.words import Word
 from toolrun.permissions.wrapped import wrapped_arguments, wrapped_option_files
 
