@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolrun.permissions import programs
-from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.analysis import SimpleCommand
+from toolrun.permissions.bash import analyse
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import Observation, note, start, stop, unchanged
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath, resolve

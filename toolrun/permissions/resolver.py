@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 from toolrun.config.models import Config, PermissionRule
 from toolrun.errors import ConfigError, Location, Problem, ToolError
 from toolrun.permissions import programs
-from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.analysis import SimpleCommand
+from toolrun.permissions.bash import analyse
 from toolrun.permissions.claude_tools import PATH_FIELDS as CLAUDE_PATH_FIELDS
 from toolrun.permissions.claude_tools import claude_tool
 from toolrun.permissions.claude_tools import subject as claude_subject

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from toolrun.permissions.bash import SimpleCommand
+from toolrun.permissions.analysis import SimpleCommand
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.observe import observe
