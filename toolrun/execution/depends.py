@@ -157,7 +157,7 @@ def writes_of(
     decision: CallDecision,
 ) -> Writes:
     """What a call that may run (allowed or asked) may write."""
-    from toolrun.permissions.resolver import PATH_FIELDS
+    from toolrun.permissions.tool_subjects import PATH_FIELDS
 
     if decision.decision == "deny":
         return NO_WRITES
