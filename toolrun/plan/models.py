@@ -27,6 +27,15 @@ def turn_limit_message(calls: int, limit: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class InvalidInput:
+    """The params of a recorded call whose input its tool would have refused (the agent's
+    own tool answered it with an error and went on): it gets an ``error`` result, as the
+    agent saw it, and never runs."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Call:
     """One tool call, validated against its tool's input model.
 
@@ -40,7 +49,7 @@ class Call:
     id: str
     tool: str
     input: Mapping[str, Any]
-    params: Params | BaseModel
+    params: Params | BaseModel | InvalidInput
     timeout: float | None
     location: Location
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolrun.plan.importers import Imported
-from toolrun.plan.models import Call, Plan
-from toolrun.plan.rebase import Rebase, usable_root
+from toolrun.plan.models import Call, InvalidInput, Plan
+from toolrun.plan.rebase import Rebase, usable_root, windows_absolute, windows_form
 from toolrun.tools.inputs import Params, spec_of
 from toolrun.validation import Invalid, validate
 
@@ -55,7 +55,7 @@ def rebase_plan(
                 if decided is None:
                     decided = places[own] = _decided_cwd(own, rebase, workspace)
                 cwds[call.index] = decided
-                if own.rstrip("/") != root:  # shown only where the session moved
+                if own.rstrip("/\\") != root:  # shown only where the session moved
                     noted.append(("cwd", own, str(decided)))
             if rebase is not None:
                 call, done = _rebased_call(call, rebase)
@@ -69,6 +69,11 @@ def rebase_plan(
 
 def _decided_cwd(own: str, rebase: Rebase | None, workspace: str) -> Path:
     """Where a call recorded in ``own`` is decided."""
+    if windows_absolute(own):
+        # recorded on Windows: under the recorded root it is rebased like any path; else
+        # it is nowhere here, so it is decided where nothing is (outside the workspace)
+        moved = rebase.path(own) if rebase is not None else None
+        return Path(moved) if moved is not None else Path("/", windows_form(own))
     if not own.startswith("/"):
         # relative to the project (Gemini's directory): below the workspace (a ".." is
         # kept, and is resolved there: outside the workspace)
@@ -78,6 +83,8 @@ def _decided_cwd(own: str, rebase: Rebase | None, workspace: str) -> Path:
 
 
 def _rebased_call(call: Call, rebase: Rebase) -> tuple[Call, list[Change]]:
+    if isinstance(call.params, InvalidInput):
+        return call, []  # it never runs: shown as recorded
     data, done = rebase.call_input(call.tool, call.input)
     if not done:
         return call, []
