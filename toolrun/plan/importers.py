@@ -107,7 +107,8 @@ def load_input(
     kind = source_format
     if kind is None and _sniff_lines(path, text):
         lines = _JsonLines(text, file)
-        kind = lines.detect()
+        # (an empty file is an empty call stream: what it lacks is calls)
+        kind = lines.detect() if lines.records() else "jsonl"
         if kind is None:
             return _unrecognised(file, lines.first_line(), "no line is a record of one",
                                  allow_empty)
