@@ -45,11 +45,12 @@ def test_exec_and_validate_refuse_it_the_same_way(tmp_path: Path, command: list[
 
 NO_CALLS = [
     ("claude-code-no-calls.jsonl", None, "claude-code", 1, 1),
-    (None, '{"type":"thread.started","thread_id":"t"}\n{"type":"turn.started"}\n'
-     '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"4"}}\n',
+    (None, ('{"type":"thread.started","thread_id":"t"}\n{"type":"turn.started"}\n'
+            '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"4"}}\n'),
      "codex-exec", 1, 1),
-    (None, '{"type":"system","subtype":"init","cwd":"/w","session_id":"s","tools":[]}\n'
-     '{"type":"result","subtype":"success","is_error":false,"result":"4","session_id":"s"}\n',
+    (None, ('{"type":"system","subtype":"init","cwd":"/w","session_id":"s","tools":[]}\n'
+            '{"type":"result","subtype":"success","is_error":false,"result":"4","session_id":"s"}'
+            '\n'),
      "claude-stream", 1, 1),
     (None, "", "jsonl", 1, 1),  # an empty file: nothing was recorded
 ]

@@ -401,7 +401,7 @@ class Executor:
                 )
             )
 
-    def _refused(self, state: _PlanState, calls: Sequence[Call]) -> Sequence[Call]:
+    def _refused(self, state: _PlanState, calls: Sequence[Call]) -> tuple[Call, ...]:
         """The calls whose recorded input their tool refused get its error (they never run,
         nor are they decided: fail closed, a deny by the input); the others, to run."""
         kept = []
@@ -417,7 +417,7 @@ class Executor:
                     state, call, decision, Status.ERROR, error=message, aborted_before_launch=True
                 )
             )
-        return kept
+        return tuple(kept)
 
     def _moves_cwd(self, call: Call) -> bool:
         """Could the call leave Bash in another directory (cd, pushd, popd, ... anywhere in

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import Location
+from toolrun.tools.inputs import Params
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-
-    from toolrun.tools.inputs import Params
 
 #: Calls one turn may hold (``toolrun.maxCallsPerTurn``); more is a located problem when the
 #: plan is loaded, so validate, check and exec (also --dry-run) give the same answer.
@@ -27,10 +26,10 @@ def turn_limit_message(calls: int, limit: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class InvalidInput:
+class InvalidInput(Params):
     """The params of a recorded call whose input its tool would have refused (the agent's
     own tool answered it with an error and went on): it gets an ``error`` result, as the
-    agent saw it, and never runs."""
+    agent saw it, and never runs (the executor answers it before any tool could see it)."""
 
     message: str
 
@@ -49,7 +48,7 @@ class Call:
     id: str
     tool: str
     input: Mapping[str, Any]
-    params: Params | BaseModel | InvalidInput
+    params: Params | BaseModel
     timeout: float | None
     location: Location
 

@@ -55,7 +55,7 @@ def rebase_plan(
                 if decided is None:
                     decided = places[own] = _decided_cwd(own, rebase, workspace)
                 cwds[call.index] = decided
-                if own.rstrip("/\\") != root:  # shown only where the session moved
+                if _root_form(own) != root:  # shown only where the session moved
                     noted.append(("cwd", own, str(decided)))
             if rebase is not None:
                 call, done = _rebased_call(call, rebase)
@@ -65,6 +65,11 @@ def rebase_plan(
             calls.append(call)
         turns.append(dataclasses.replace(turn, calls=tuple(calls)))
     return RebasedPlan(dataclasses.replace(plan, turns=tuple(turns)), cwds, changes)
+
+
+def _root_form(own: str) -> str:
+    """A recorded cwd as :func:`usable_root` writes a root (to tell the root itself)."""
+    return windows_form(own) if windows_absolute(own) else own.rstrip("/")
 
 
 def _decided_cwd(own: str, rebase: Rebase | None, workspace: str) -> Path:
