@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+
 import click
 
 
@@ -107,7 +108,7 @@ def hook(
         settings_files=settings_files,
         journal=not no_journal,
     )
-    from toolrun.live.payload import MAX_PAYLOAD_BYTES
+    from toolrun.live.client import MAX_PAYLOAD_BYTES
 
     raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if len(raw) > MAX_PAYLOAD_BYTES:

@@ -134,7 +134,7 @@ def answer_hook(
         return _answer(hook, options, env, engines, cwd)
     except ToolrunError as exc:
         message = str(exc) or type(exc).__name__
-        if not message.startswith("toolrun"):
+        if not message.startswith("toolrun hook:"):
             message = f"toolrun hook: {message}"
         return failure(message, options, protocol, event)
     except Exception as exc:  # noqa: BLE001 - a bug of toolrun's: said, never a traceback
@@ -172,7 +172,11 @@ def _answer(
     _registry_for(engine, hook.calls)
     decisions = [engine.decide(tool, tool_input, cwd=call_cwd, mode=hook.mode)
                  for tool, tool_input in hook.calls]
-    chosen = verdict(strictest(decisions), allow_read_only=options.allow_read_only)
+    chosen = verdict(
+        strictest(decisions),
+        allow_read_only=options.allow_read_only,
+        classifier=hook.agent_mode == "auto",
+    )
     if hook.protocol == "gemini":
         out: dict[str, Any] | None = gemini_output(chosen.answer, chosen.reason)
     else:

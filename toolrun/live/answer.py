@@ -10,7 +10,10 @@ Which decisions are answered (the design, and why):
   prompt is never worse than a silent allow. It may prompt where the agent alone would
   not: an approval the user gave for the session only ("yes, don't ask again" is saved to
   ``.claude/settings.local.json``, which toolrun reads, and then toolrun allows too). In a
-  PermissionRequest (the agent is about to prompt anyway) an ask is left silent.
+  PermissionRequest (the agent is about to prompt anyway) an ask is left silent. In
+  Claude Code's ``auto`` mode an ask no rule and no protected path made (toolrun found
+  nothing that allows the call) is left silent too: there the agent's classifier decides
+  what no rule decides, and a hook's ask would force a prompt over it.
 - **allow** is answered only when a toolrun *rule* allowed the call. An allow of
   toolrun's own judgement (the read-only set, the mode) is left silent, so the agent
   decides with its own rules and modes: when toolrun runs such a call itself (``exec``)
@@ -65,9 +68,20 @@ def read_only(decision: Decision) -> bool:
     return kind == "readonly" or (kind == "mode" and decision.tool in READ_TOOLS)
 
 
-def verdict(decision: Decision, *, allow_read_only: bool = False) -> Verdict:
-    """What toolrun answers for ``decision`` (see the module's docstring)."""
+def _asked_on_purpose(decision: Decision) -> bool:
+    """An ask an ask rule or a protected (or critical) path made."""
+    return decision.decided_by.kind in ("rule", "protected") or bool(decision.protected)
+
+
+def verdict(
+    decision: Decision, *, allow_read_only: bool = False, classifier: bool = False
+) -> Verdict:
+    """What toolrun answers for ``decision`` (see the module's docstring); ``classifier``:
+    the agent runs in its auto mode."""
     reason = f"toolrun: {decision.reason}"
+    if decision.decision == "ask" and classifier and not _asked_on_purpose(decision):
+        why = "auto mode: no rule or protected path asks, the agent's classifier decides"
+        return Verdict(decision, "none", reason, silent_because=why)
     if decision.decision != "allow":
         return Verdict(decision, decision.decision, reason)
     if decision.decided_by.kind == "rule":

@@ -19,14 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolrun.live.client import env_key
+
 if TYPE_CHECKING:
     from toolrun.config.models import Config
     from toolrun.permissions.resolver import PermissionEngine
 
 Stamp = tuple[int, int, int] | None
-#: the environment a config depends on (load_config reads these)
-_ENV_PREFIXES = ("TOOLRUN_",)
-_ENV_NAMES = ("HOME",)
 MAX_ENTRIES = 16
 
 
@@ -36,12 +35,6 @@ def _stamp(path: Path) -> Stamp:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def env_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        sorted((k, v) for k, v in env.items() if k.startswith(_ENV_PREFIXES) or k in _ENV_NAMES)
-    )
 
 
 def candidates(
@@ -131,7 +124,11 @@ class Engines:
         env: Mapping[str, str] | None = None,
     ) -> Loaded:
         env = os.environ if env is None else env
-        key = (str(workspace), str(config_file), tuple(map(str, settings_files)), env_key(env))
+        # the directory too: sources are shown relative to it (display_path)
+        key = (
+            str(workspace), str(config_file), tuple(map(str, settings_files)), env_key(env),
+            os.getcwd(),
+        )
         with self._lock:
             entry = self._entries.get(key)
         if entry is not None and entry.fresh():

@@ -34,9 +34,6 @@ EVENTS: Final = {"PreToolUse": "claude", "PermissionRequest": "claude", "BeforeT
 #: as toolrun decides it everywhere: it runs no classifier)
 MODE_ALIASES: Final = {"manual": "default", "auto": "default"}
 ENGINE_MODES: Final = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
-#: a payload larger than this is not a tool call an agent sent (Claude Code caps a Bash
-#: command at far less); reading stops there rather than holding it all
-MAX_PAYLOAD_BYTES: Final = 32 * 1024 * 1024
 
 Call = tuple[str, Mapping[str, Any]]
 
@@ -59,6 +56,8 @@ class HookCall:
     mode: str | None
     mode_note: str | None = None
     transcript_path: str | None = None
+    #: the ``permission_mode`` as the agent sent it
+    agent_mode: str | None = None
 
 
 def _str_field(data: Mapping[str, Any], key: str) -> str | None:
@@ -94,7 +93,8 @@ def parse_payload(raw: bytes, protocol: Protocol | None = None) -> HookCall:
     if not raw.strip():
         raise HookInputError("toolrun hook: stdin is empty: expected the hook's JSON payload")
     try:
-        data = json.loads(raw)
+        # decoded here: json.loads of bytes would take a UTF-16 or UTF-32 text too
+        data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise HookInputError("toolrun hook: stdin is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -126,7 +126,8 @@ def parse_payload(raw: bytes, protocol: Protocol | None = None) -> HookCall:
         raise HookInputError(
             f"toolrun hook: tool_input must be an object, not {type(tool_input).__name__}"
         )
-    mode, note = _mode(_str_field(data, "permission_mode"))
+    agent_mode = _str_field(data, "permission_mode")
+    mode, note = _mode(agent_mode)
     calls = gemini_calls(tool, tool_input) if protocol == "gemini" else ((tool, tool_input),)
     return HookCall(
         protocol=protocol,
@@ -140,6 +141,7 @@ def parse_payload(raw: bytes, protocol: Protocol | None = None) -> HookCall:
         mode=mode,
         mode_note=note,
         transcript_path=_str_field(data, "transcript_path"),
+        agent_mode=agent_mode,
     )
 
 

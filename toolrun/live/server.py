@@ -24,7 +24,6 @@ then the payload's bytes; the server answers one JSON line (stdout, stderr, exit
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import signal
@@ -33,49 +32,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from toolrun.live.client import MODULE, private_dir, read_header
+
 IDLE_S = 600.0
-#: the name the client starts the server with, and its module
-MODULE = "toolrun.live.server"
-MAX_HEADER = 1 << 20
-
-
-def socket_dir(env: dict[str, str] | os._Environ[str]) -> Path:
-    runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime and Path(runtime).is_dir():
-        return Path(runtime) / "toolrun"
-    return Path(env.get("TMPDIR") or "/tmp") / f"toolrun-{os.getuid()}"
-
-
-def private_dir(folder: Path) -> bool:
-    """Make ``folder`` (0700) or check it is the user's alone; False: do not use it."""
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700, parents=True)
-    try:
-        st = os.lstat(folder)
-    except OSError:
-        return False
-    import stat
-
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
-
-
-def socket_path(env: dict[str, str] | os._Environ[str]) -> Path:
-    """The socket of the server for this Python and this toolrun (its files' version)."""
-    import toolrun
-
-    package = Path(toolrun.__file__).parent
-    try:
-        stamp = os.stat(package / "live" / "server.py").st_mtime_ns
-    except OSError:
-        stamp = 0
-    # the environment the config reads is part of the name: a server decides with the
-    # environment it was started with (HOME for ``~``, TOOLRUN_* settings)
-    from toolrun.live.engines import env_key
-
-    context = "\0".join(f"{k}={v}" for k, v in env_key(env))
-    key = f"{sys.executable}\0{package}\0{toolrun.__version__}\0{stamp}\0{context}"
-    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return socket_dir(env) / f"hook-{digest}.sock"
 
 
 def read_exactly(conn: socket.socket, size: int) -> bytes:
@@ -89,26 +48,22 @@ def read_exactly(conn: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_line(conn: socket.socket) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(1)
-        if not chunk:
-            raise ConnectionError("the connection closed early")
-        data += chunk
-        if len(data) > MAX_HEADER:
-            raise ConnectionError("header too long")
-    return data
-
-
 def _serve_one(conn: socket.socket, engines: Any) -> None:
     from toolrun.commands.hook import HookOptions, answer_hook
 
-    header = json.loads(read_line(conn))
-    raw = read_exactly(conn, int(header["size"]))
+    line, rest = read_header(conn)
+    header = json.loads(line)
+    size = int(header["size"])
+    raw = rest + read_exactly(conn, size - len(rest)) if len(rest) < size else rest[:size]
     options = HookOptions.from_json(header["options"])
     env = {str(k): str(v) for k, v in header["env"].items()}
-    reply = answer_hook(raw, options, env=env, engines=engines, cwd=Path(header["cwd"]))
+    cwd = Path(header["cwd"])
+    # paths in answers are shown relative to the hook's directory, as in its own process
+    try:
+        os.chdir(cwd)
+    except OSError:
+        os.chdir("/")
+    reply = answer_hook(raw, options, env=env, engines=engines, cwd=cwd)
     conn.sendall(json.dumps(reply.to_json(), ensure_ascii=False).encode() + b"\n")
 
 
@@ -118,6 +73,7 @@ def serve(path: Path) -> None:
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the session that started it may end
+    os.chdir("/")  # holds no directory of the session that started it
     aside = path.with_name(f"{path.name}.{os.getpid()}")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with contextlib.suppress(FileNotFoundError):
