@@ -196,6 +196,7 @@ def _answer(
                 config_files=tuple(display_path(f) for f in loaded.config.files),
                 duration_ms=(time.perf_counter() - started) * 1000,
                 notes=notes,
+                warm=engines is not None,
             )
         except OSError as exc:  # the decision stands; what was not recorded is said
             where = exc.filename or "the journal"

@@ -79,6 +79,7 @@ def record(
     config_files: tuple[str, ...],
     duration_ms: float,
     notes: tuple[str, ...] = (),
+    warm: bool = False,
 ) -> Path:
     """Append one decision to the session's journal (OSError: it could not be written)."""
     now = time.time()
@@ -109,6 +110,8 @@ def record(
         "answer": verdict.answer,
         "cwd": hook.cwd,
         "mode": decision.mode,
+        # who decided: a hook's own process, or the warm server (toolrun.live.server)
+        "decided_in": {"pid": os.getpid(), "warm": warm},
     }
     if hook.tool != decision.tool:
         metadata["agent_tool"] = hook.tool
