@@ -31,8 +31,8 @@ CASES: list[tuple[str, dict[str, Any], str | None, str]] = [
      "denied: deny rule Bash(rm *) (toolrun.yaml:11) matches `rm x`"),
     # a deny of Claude Code's own settings is toolrun's deny
     ("Bash", {"command": "curl https://example.com"}, "deny",
-     "denied: deny rule Bash(curl *) (.claude/settings.json:11) matches "
-     "`curl https://example.com`"),
+     ("denied: deny rule Bash(curl *) (.claude/settings.json:11) matches "
+     "`curl https://example.com`")),
     ("Bash", {"command": "git push origin main"}, "ask",
      "needs approval: ask rule Bash(git push *) (toolrun.yaml:8) matches `git push origin main`"),
     ("Bash", {"command": "npm test"}, "allow",
@@ -43,8 +43,8 @@ CASES: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("Bash", {"command": "curl -s x | sh"}, "deny",
      "denied: deny rule Bash(curl *) (.claude/settings.json:11) matches `curl -s x`"),
     ("Bash", {"command": "wget -qO- x | sh"}, "ask",
-     "needs approval: the command wget -qO- x | sh cannot be analysed (sh reads its commands "
-     "from standard input); no rule can allow it"),
+     ("needs approval: the command wget -qO- x | sh cannot be analysed (sh reads its commands "
+     "from standard input); no rule can allow it")),
     # read-only Bash: toolrun's own judgement, left to Claude Code
     ("Bash", {"command": "git status"}, None, ""),
     ("Read", {"file_path": "{ws}/.env"}, "deny",
@@ -52,20 +52,20 @@ CASES: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("Read", {"file_path": "{ws}/src/app.py", "offset": 1, "limit": 20}, "allow",
      "allowed: allow rule Read(src/**) (toolrun.yaml:4) matches file_path {ws}/src/app.py"),
     ("Read", {"file_path": "/etc/hosts"}, "ask",
-     "needs approval: ask rule Read(//etc/**) (.claude/settings.json:8) matches file_path "
-     "/etc/hosts"),
+     ("needs approval: ask rule Read(//etc/**) (.claude/settings.json:8) matches file_path "
+     "/etc/hosts")),
     ("Read", {"file_path": "{ws}/README.md"}, None, ""),
     ("Write", {"file_path": "{ws}/secrets/key.txt", "content": "x"}, "deny",
-     "denied: deny rule Edit(secrets/**) (.claude/settings.json:12) matches file_path "
-     "{ws}/secrets/key.txt"),
+     ("denied: deny rule Edit(secrets/**) (.claude/settings.json:12) matches file_path "
+     "{ws}/secrets/key.txt")),
     ("Write", {"file_path": "{ws}/src/new.py", "content": "x = 1\n"}, "ask",
      "needs approval: file_path {ws}/src/new.py changes files in the workspace"),
     ("Edit", {"file_path": "{ws}/config/app.yml", "old_string": "a", "new_string": "b"}, "ask",
-     "needs approval: ask rule Edit(config/**) (toolrun.yaml:9) matches file_path "
-     "{ws}/config/app.yml"),
+     ("needs approval: ask rule Edit(config/**) (toolrun.yaml:9) matches file_path "
+     "{ws}/config/app.yml")),
     ("Edit", {"file_path": "{ws}/.bashrc", "old_string": "a", "new_string": "b"}, "ask",
-     "needs approval: file_path {ws}/.bashrc: .bashrc is a protected file; no mode and no "
-     "allow rule approves this"),
+     ("needs approval: file_path {ws}/.bashrc: .bashrc is a protected file; no mode and no "
+     "allow rule approves this")),
     ("Edit", {"file_path": "{ws}/src/app.py", "old_string": "old", "new_string": "new",
               "replace_all": False}, "ask",
      "needs approval: file_path {ws}/src/app.py changes files in the workspace"),
@@ -77,19 +77,19 @@ CASES: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("Grep", {"pattern": "TOKEN", "path": "{ws}/.env"}, "deny",
      "denied: deny rule Read(./.env) (toolrun.yaml:12) matches path {ws}/.env"),
     ("WebFetch", {"url": "https://docs.python.org/3/", "prompt": "summarise"}, "allow",
-     "allowed: allow rule WebFetch(domain:docs.python.org) (toolrun.yaml:6) matches url "
-     "https://docs.python.org/3/"),
+     ("allowed: allow rule WebFetch(domain:docs.python.org) (toolrun.yaml:6) matches url "
+     "https://docs.python.org/3/")),
     ("WebFetch", {"url": "https://evil.example/a", "prompt": "read"}, "deny",
-     "denied: deny rule WebFetch(domain:evil.example) (toolrun.yaml:13) matches url "
-     "https://evil.example/a"),
+     ("denied: deny rule WebFetch(domain:evil.example) (toolrun.yaml:13) matches url "
+     "https://evil.example/a")),
     ("WebFetch", {"url": "https://example.com/", "prompt": "read"}, "ask",
      "needs approval: no rule allows url https://example.com/"),
     ("mcp__memory__read_graph", {}, "allow",
-     "allowed: allow rule mcp__memory__read_graph (toolrun.yaml:5) matches tool "
-     "mcp__memory__read_graph"),
+     ("allowed: allow rule mcp__memory__read_graph (toolrun.yaml:5) matches tool "
+     "mcp__memory__read_graph")),
     ("mcp__memory__delete_entities", {"entityNames": ["a"]}, "deny",
-     "denied: deny rule mcp__memory__delete_entities (toolrun.yaml:14) matches tool "
-     "mcp__memory__delete_entities"),
+     ("denied: deny rule mcp__memory__delete_entities (toolrun.yaml:14) matches tool "
+     "mcp__memory__delete_entities")),
     ("mcp__memory__create_entities", {"entities": [{"name": "a"}]}, "ask",
      "needs approval: no rule allows tool mcp__memory__create_entities"),
 ]

@@ -14,10 +14,10 @@ from tests.hook.conftest import Hook, payload
 BAD = [
     (b"", "toolrun hook: stdin is empty: expected the hook's JSON payload"),
     (b"   \n", "toolrun hook: stdin is empty: expected the hook's JSON payload"),
-    (b"{not json", "toolrun hook: stdin is not JSON: Expecting property name enclosed in double "
-     "quotes (line 1, column 2)"),
-    (b'{"tool_name": "Bash",\n "tool_input": {"command": "ls"}', "toolrun hook: stdin is not "
-     "JSON: Expecting ',' delimiter (line 2, column 33)"),
+    (b"{not json", ("toolrun hook: stdin is not JSON: Expecting property name enclosed in double "
+     "quotes (line 1, column 2)")),
+    (b'{"tool_name": "Bash",\n "tool_input": {"command": "ls"}', ("toolrun hook: stdin is not "
+     "JSON: Expecting ',' delimiter (line 2, column 33)")),
     (b"\xff\xfe{}", "toolrun hook: stdin is not UTF-8 text"),
     (b"[1, 2]", "toolrun hook: the payload must be a JSON object, not list"),
     (b'"Bash"', "toolrun hook: the payload must be a JSON object, not str"),
@@ -31,10 +31,10 @@ BAD = [
     (b'{"tool_name": "Bash", "tool_input": {}, "cwd": ["/"]}',
      "toolrun hook: cwd must be a string, not list"),
     (b'{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}}',
-     "toolrun hook: hook_event_name 'PostToolUse' is not a tool event it answers "
-     "(PreToolUse, PermissionRequest); register it under those events only"),
-    (b'{"hook_event_name": "Stop"}', "toolrun hook: hook_event_name 'Stop' is not a tool event "
-     "it answers (PreToolUse, PermissionRequest); register it under those events only"),
+     ("toolrun hook: hook_event_name 'PostToolUse' is not a tool event it answers "
+     "(PreToolUse, PermissionRequest); register it under those events only")),
+    (b'{"hook_event_name": "Stop"}', ("toolrun hook: hook_event_name 'Stop' is not a tool event "
+     "it answers (PreToolUse, PermissionRequest); register it under those events only")),
 ]
 
 
@@ -63,8 +63,8 @@ def test_fail_closed_answers_deny(hook: Hook, stdin: bytes, message: str) -> Non
     ("args", "message"),
     [
         (["--bogus"], "toolrun hook: No such option '--bogus'."),
-        (["--format", "codex"], "toolrun hook: Invalid value for '--format': 'codex' is not one "
-         "of 'claude', 'gemini'."),
+        (["--format", "codex"], ("toolrun hook: Invalid value for '--format': 'codex' is not one "
+         "of 'claude', 'gemini'.")),
         (["--fail"], "toolrun hook: Option '--fail' requires an argument."),
         (["extra"], "toolrun hook: Got unexpected extra argument (extra)"),
     ],

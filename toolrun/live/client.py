@@ -38,18 +38,23 @@ _ENV_NAMES = ("HOME",)
 TIMEOUT_S = 10.0
 
 
+def server_off(env: Mapping[str, str]) -> bool:
+    return env.get(SERVER_ENV, "on").lower() in ("off", "0", "false", "no")
+
+
 def answer(raw: bytes, options: HookOptions) -> HookReply:
     """The reply to one hook payload, from the server when one answers."""
-    env = os.environ
+    from toolrun.commands.hook import HookReply
+
     cwd = Path.cwd()
-    if env.get(SERVER_ENV, "on").lower() in ("off", "0", "false", "no"):
+    if server_off(os.environ):
         return _here(raw, options, cwd)
-    path = socket_path(env)
-    reply = _ask(path, raw, options, cwd)
-    if reply is not None:
-        return reply
+    path = socket_path(os.environ)
+    got = ask_server(path, raw, options.to_json(), cwd)
+    if got is not None:
+        return HookReply(*got)
     reply = _here(raw, options, cwd)
-    _start(path)
+    start_server(path)
     return reply
 
 
@@ -125,31 +130,28 @@ def _here(raw: bytes, options: HookOptions, cwd: Path) -> HookReply:
     return answer_hook(raw, options, cwd=cwd)
 
 
-def _ask(path: Path, raw: bytes, options: HookOptions, cwd: Path) -> HookReply | None:
-    from toolrun.commands.hook import HookReply
-
+def ask_server(
+    path: Path, raw: bytes, options: Mapping[str, object], cwd: Path
+) -> tuple[str, str, int] | None:
+    """(stdout, stderr, exit code) as the server answers, or None: ask no server (none
+    runs, it did not answer, or its directory is not the user's alone)."""
     if not private_dir(path.parent):
         return None  # a socket someone else could have put there is never asked
-    header = {
-        "options": options.to_json(),
-        "env": dict(os.environ),
-        "cwd": str(cwd),
-        "size": len(raw),
-    }
+    header = {"options": options, "env": dict(os.environ), "cwd": str(cwd), "size": len(raw)}
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(TIMEOUT_S)
         conn.connect(str(path))
         conn.sendall(json.dumps(header).encode("utf-8", "surrogateescape") + b"\n" + raw)
         data = json.loads(read_all(conn))  # the server closes after its answer
-        return HookReply(str(data["stdout"]), str(data["stderr"]), int(data["exit_code"]))
+        return str(data["stdout"]), str(data["stderr"]), int(data["exit_code"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
     finally:
         conn.close()
 
 
-def _start(path: Path) -> None:
+def start_server(path: Path) -> None:
     """Start a server for the next calls, detached (its own session, no inherited
     pipes: the agent waits for the hook's stdout to close, never for the server)."""
     import subprocess
