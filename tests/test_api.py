@@ -44,7 +44,9 @@ def test_decide_agrees_with_the_hook(
     given = {k: v.replace("{ws}", str(ws)) if isinstance(v, str) else v
              for k, v in tool_input.items()}
     decision = toolrun.decide({"tool": tool, "input": given}, workspace=ws)
-    if answered is None:  # the hook leaves toolrun's own allows to the agent
+    if tool == "AskUserQuestion":  # the engine asks; the hook leaves it to Claude Code
+        assert decision.decision == "ask"
+    elif answered is None:  # the hook leaves toolrun's own allows to the agent
         assert decision.decision == "allow" and decision.decided_by.kind != "rule"
     else:
         assert (decision.decision, decision.reason) == (answered, reason.replace("{ws}", str(ws)))

@@ -92,6 +92,10 @@ CASES: list[tuple[str, dict[str, Any], str | None, str]] = [
      "mcp__memory__delete_entities")),
     ("mcp__memory__create_entities", {"entities": [{"name": "a"}]}, "ask",
      "needs approval: no rule allows tool mcp__memory__create_entities"),
+    # Claude Code's own tools: a question to the user is not asked about twice
+    ("AskUserQuestion", {"questions": [{"question": "Which?", "options": []}]}, None, ""),
+    ("TodoWrite", {"todos": [{"content": "x", "status": "pending"}]}, None, ""),
+    ("WebSearch", {"query": "toolrun"}, "ask", "needs approval: no rule allows tool WebSearch"),
 ]
 
 

@@ -13,7 +13,8 @@ Which decisions are answered (the design, and why):
   PermissionRequest (the agent is about to prompt anyway) an ask is left silent. In
   Claude Code's ``auto`` mode an ask no rule and no protected path made (toolrun found
   nothing that allows the call) is left silent too: there the agent's classifier decides
-  what no rule decides, and a hook's ask would force a prompt over it.
+  what no rule decides, and a hook's ask would force a prompt over it. A tool that is a
+  question to the user (AskUserQuestion) is not asked about either, unless a rule asks.
 - **allow** is answered only when a toolrun *rule* allowed the call. An allow of
   toolrun's own judgement (the read-only set, the mode) is left silent, so the agent
   decides with its own rules and modes: when toolrun runs such a call itself (``exec``)
@@ -73,15 +74,27 @@ def _asked_on_purpose(decision: Decision) -> bool:
     return decision.decided_by.kind in ("rule", "protected") or bool(decision.protected)
 
 
+def _asks_the_user_itself(tool: str) -> bool:
+    """Claude Code's tools that wait for the user by themselves (AskUserQuestion)."""
+    from toolrun.permissions.claude_tools import claude_tool
+
+    known = claude_tool(tool)
+    return known is not None and known.need == "user"
+
+
 def verdict(
     decision: Decision, *, allow_read_only: bool = False, classifier: bool = False
 ) -> Verdict:
     """What toolrun answers for ``decision`` (see the module's docstring); ``classifier``:
     the agent runs in its auto mode."""
     reason = f"toolrun: {decision.reason}"
-    if decision.decision == "ask" and classifier and not _asked_on_purpose(decision):
-        why = "auto mode: no rule or protected path asks, the agent's classifier decides"
-        return Verdict(decision, "none", reason, silent_because=why)
+    if decision.decision == "ask" and not _asked_on_purpose(decision):
+        if classifier:
+            why = "auto mode: no rule or protected path asks, the agent's classifier decides"
+            return Verdict(decision, "none", reason, silent_because=why)
+        if _asks_the_user_itself(decision.tool):
+            why = f"{decision.tool} is a question to the user: a permission prompt would ask twice"
+            return Verdict(decision, "none", reason, silent_because=why)
     if decision.decision != "allow":
         return Verdict(decision, decision.decision, reason)
     if decision.decided_by.kind == "rule":
