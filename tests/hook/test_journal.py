@@ -87,3 +87,27 @@ def test_parallel_hooks_append_whole_numbered_records(hook: Hook, ws: Path) -> N
 def test_no_journal_writes_nothing(hook: Hook, ws: Path) -> None:
     answer(hook(payload(ws, "Bash", {"command": "rm -rf x"}), "--no-journal"))
     assert not (ws / ".toolrun").exists()
+
+
+def test_session_end_finishes_the_run_so_prune_may_delete_it(hook: Hook, ws: Path) -> None:
+    answer(hook(payload(ws, "Bash", {"command": "rm -rf x"}, session_id="ending")))
+    answer(hook(payload(ws, "Bash", {"command": "ls"}, session_id="live")))
+    kept = toolrun(ws, "runs", "prune", "--keep", "0")
+    assert "kept 2 run(s) with no end record" in kept.stderr
+    end = {"session_id": "ending", "transcript_path": str(ws / "t.jsonl"), "cwd": str(ws),
+           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
+    done = hook(end)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    runs = {r["run_id"]: r for r in json.loads(toolrun(ws, "runs", "--format", "json").stdout)}
+    assert runs["session-ending"]["finished"] is True
+    assert runs["session-ending"]["wall_ms"] >= 0
+    assert runs["session-live"]["finished"] is False
+    last = json.loads((ws / ".toolrun/runs/session-ending.jsonl").read_text().splitlines()[-1])
+    assert last["event"] == "end" and last["reason"] == "prompt_input_exit"
+    pruned = toolrun(ws, "runs", "prune", "--keep", "0")
+    assert "deleted session-ending" in pruned.stdout
+    assert not (ws / ".toolrun/runs/session-ending.jsonl").exists()
+    # a session that decided nothing has no journal to end
+    other = hook({**end, "session_id": "never"})
+    assert (other.returncode, other.stdout, other.stderr) == (0, "", "")
+    assert not (ws / ".toolrun/runs/session-never.jsonl").exists()

@@ -87,14 +87,16 @@ def hook(
     toolrun's Bash analysis, and prints the agent's JSON: deny and ask always,
     allow when an allow rule allowed it (--allow-read-only: also the read-only
     set); otherwise nothing, and the agent decides. Each decision is journalled
-    in the run `session-<session_id>` (`toolrun runs`, `toolrun show`).
-    Exit 0 with an answer; 1 (with a message) when toolrun cannot decide, or a
-    deny with --fail closed. Never 2.
+    in the run `session-<session_id>` (`toolrun runs`, `toolrun show`); under
+    SessionEnd it ends that run. Exit 0 with an answer; 1 (with a message) when
+    toolrun cannot decide, or a deny with --fail closed. Never 2.
 
     \b
     .claude/settings.json:
-      {"hooks": {"PreToolUse": [{"matcher": "*",
-        "hooks": [{"type": "command", "command": "toolrun hook"}]}]}}
+      {"hooks": {
+        "PreToolUse": [{"matcher": "*",
+          "hooks": [{"type": "command", "command": "toolrun hook"}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": "toolrun hook"}]}]}}
     """
     from toolrun.commands.hook import HookOptions
     from toolrun.live.client import answer

@@ -29,7 +29,7 @@ from toolrun.errors import ToolrunError
 if TYPE_CHECKING:
     from toolrun.live.answer import Verdict
     from toolrun.live.engines import Engines
-    from toolrun.live.payload import HookCall, Protocol
+    from toolrun.live.payload import HookCall, Protocol, SessionEnded
 
 Fail = Literal["open", "closed"]
 #: where each agent says the session's project is
@@ -88,7 +88,7 @@ class HookReply:
 
 
 def workspace_of(
-    hook: HookCall, options: HookOptions, env: Mapping[str, str], cwd: Path
+    hook: HookCall | SessionEnded, options: HookOptions, env: Mapping[str, str], cwd: Path
 ) -> Path:
     """The workspace a hook call is decided in (see the module's docstring); relative
     paths are taken from ``cwd``, the directory the hook runs in."""
@@ -127,9 +127,11 @@ def answer_hook(
     protocol: str = options.protocol or "claude"
     event = "BeforeTool" if protocol == "gemini" else "PreToolUse"
     try:
-        from toolrun.live.payload import parse_payload
+        from toolrun.live.payload import SessionEnded, parse_payload
 
         hook = parse_payload(raw, options.protocol)
+        if isinstance(hook, SessionEnded):
+            return _end(hook, options, env, cwd)
         protocol, event = hook.protocol, hook.event
         return _answer(hook, options, env, engines, cwd)
     except ToolrunError as exc:
@@ -202,6 +204,23 @@ def _answer(
             where = exc.filename or "the journal"
             stderr = f"toolrun hook: decision not journalled: {where}: {exc.strerror or exc}\n"
     return HookReply(stdout, stderr, 0, chosen)
+
+
+def _end(hook: SessionEnded, options: HookOptions, env: Mapping[str, str], here: Path) -> HookReply:
+    """SessionEnd: the session's run gets its end record (``toolrun runs`` then lists it
+    as finished, and ``runs prune`` may delete it); nothing is printed."""
+    if not options.journal:
+        return HookReply()
+    from toolrun.live.session import end
+
+    workspace = workspace_of(hook, options, env, here)
+    try:
+        end(workspace, hook)
+    except OSError as exc:
+        where = exc.filename or "the journal"
+        return HookReply("", f"toolrun hook: session end not journalled: {where}: "
+                         f"{exc.strerror or exc}\n", 0)
+    return HookReply()
 
 
 def _registry_for(engine: Any, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:

@@ -36,6 +36,8 @@ MODE_ALIASES: Final = {"manual": "default", "auto": "default"}
 ENGINE_MODES: Final = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 
 Call = tuple[str, Mapping[str, Any]]
+#: the event that ends a session: its run gets its end record (both agents name it so)
+SESSION_END: Final = "SessionEnd"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,16 @@ class HookCall:
     transcript_path: str | None = None
     #: the ``permission_mode`` as the agent sent it
     agent_mode: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    """A ``SessionEnd`` payload: the session's run is over."""
+
+    protocol: Protocol
+    session_id: str
+    cwd: str | None
+    reason: str | None
 
 
 def _str_field(data: Mapping[str, Any], key: str) -> str | None:
@@ -84,7 +96,7 @@ def _mode(raw: str | None) -> tuple[str | None, str | None]:
     return "default", f"unknown permission_mode {raw!r} decided as default"
 
 
-def parse_payload(raw: bytes, protocol: Protocol | None = None) -> HookCall:
+def parse_payload(raw: bytes, protocol: Protocol | None = None) -> HookCall | SessionEnded:
     """The call of one hook payload; HookInputError says what is wrong with it.
 
     ``protocol`` None: Gemini CLI when ``hook_event_name`` is ``BeforeTool``, else
@@ -112,8 +124,13 @@ def parse_payload(raw: bytes, protocol: Protocol | None = None) -> HookCall:
         protocol = "gemini" if event == "BeforeTool" else "claude"
     if event is None:
         event = "BeforeTool" if protocol == "gemini" else "PreToolUse"
+    if event == SESSION_END:
+        return SessionEnded(
+            protocol, _str_field(data, "session_id") or "", _str_field(data, "cwd"),
+            _str_field(data, "reason"),
+        )
     if EVENTS.get(event) != protocol:
-        wanted = ", ".join(e for e, p in EVENTS.items() if p == protocol)
+        wanted = ", ".join([*(e for e, p in EVENTS.items() if p == protocol), SESSION_END])
         raise HookInputError(
             f"toolrun hook: hook_event_name {event!r} is not a tool event it answers "
             f"({wanted}); register it under those events only"

@@ -30,7 +30,7 @@ from toolrun.execution.results import utc_iso
 
 if TYPE_CHECKING:
     from toolrun.live.answer import Verdict
-    from toolrun.live.payload import HookCall
+    from toolrun.live.payload import HookCall, SessionEnded
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _STATUS = {"deny": "denied", "ask": "needs_approval", "allow": "skipped"}
@@ -155,6 +155,37 @@ def record(
         os.fsync(fd)
     finally:
         os.close(fd)  # closing releases the lock
+    return path
+
+
+def end(workspace: Path, hook: SessionEnded) -> Path | None:
+    """Append the session's end record (None: the session decided nothing, no journal).
+
+    The workspace is found as for its decisions; the file is resolved the same way
+    (``workspace`` made absolute by the caller), so the end lands in the same journal.
+    """
+    from toolrun.commands.runs import first_record
+
+    path = runs_dir(workspace.resolve()) / f"{session_run_id(hook.session_id)}.jsonl"
+    if not path.is_file():
+        return None
+    first = first_record(path) or {}
+    started = first.get("started_at")
+    wall_ms = (time.time() - started) * 1000 if isinstance(started, int | float) else None
+    record = {
+        "event": "end",
+        "run_id": session_run_id(hook.session_id),
+        "wall_ms": wall_ms,
+        "interrupted": False,
+        "reason": hook.reason,
+    }
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, encode_line(dumps(record)))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     return path
 
 
