@@ -126,7 +126,8 @@ def test_documented_payloads_get_claude_codes_json(
         ("git status", "allowed: `git status`: git is in the read-only set"),
         ("ls -la src", "allowed: `ls -la src`: ls is in the read-only set"),
         ("grep -rn TODO src | head -5",
-         "allowed: every sub-command is allowed; `grep -rn TODO src`: grep is in the read-only set"),
+         ("allowed: every sub-command is allowed; `grep -rn TODO src`: grep is in the "
+         "read-only set")),
     ],
 )
 def test_allow_read_only_answers_the_read_only_set(
@@ -167,7 +168,8 @@ def test_allow_read_only_answers_the_read_only_set(
         ("auto", "Edit", {"file_path": "{ws}/.bashrc", "old_string": "a", "new_string": "b"},
          "ask", "no mode and no allow rule approves this"),
         # a mode toolrun does not know is decided as default, never looser
-        ("someNewMode", "Bash", {"command": "touch x"}, "ask", "(touch is not in the read-only set)"),
+        ("someNewMode", "Bash", {"command": "touch x"}, "ask",
+         "(touch is not in the read-only set)"),
         ("manual", "Bash", {"command": "touch x"}, "ask", "(touch is not in the read-only set)"),
     ],
 )

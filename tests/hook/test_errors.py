@@ -34,7 +34,8 @@ BAD = [
      ("toolrun hook: hook_event_name 'PostToolUse' is not a tool event it answers "
      "(PreToolUse, PermissionRequest, SessionEnd); register it under those events only")),
     (b'{"hook_event_name": "Stop"}', ("toolrun hook: hook_event_name 'Stop' is not a tool event "
-     "it answers (PreToolUse, PermissionRequest, SessionEnd); register it under those events only")),
+     "it answers (PreToolUse, PermissionRequest, SessionEnd); register it under those "
+     "events only")),
 ]
 
 
@@ -89,7 +90,8 @@ def test_an_invalid_config_is_named_and_fails_open_or_closed(hook: Hook, ws: Pat
 
 def test_a_failing_rule_self_test_is_an_invalid_config(hook: Hook, ws: Path) -> None:
     """toolrun.examples are checked as `toolrun check` checks them."""
-    text = (ws / "toolrun.yaml").read_text() + "  examples:\n    - {call: 'Bash(npm test)', expect: deny}\n"
+    example = "  examples:\n    - {call: 'Bash(npm test)', expect: deny}\n"
+    text = (ws / "toolrun.yaml").read_text() + example
     (ws / "toolrun.yaml").write_text(text)
     done = hook(payload(ws, "Bash", {"command": "npm test"}))
     assert done.returncode == 1 and done.stdout == ""

@@ -94,7 +94,10 @@ def test_format_gemini_is_forced_and_fails_closed_in_its_shape(hook: Hook, ws: P
     claude = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}
     wrong = hook(claude, "--format", "gemini")
     assert wrong.returncode == 1
-    assert "hook_event_name 'PreToolUse' is not a tool event it answers (BeforeTool, SessionEnd)" in wrong.stderr
+    assert (
+        "hook_event_name 'PreToolUse' is not a tool event it answers (BeforeTool, SessionEnd)"
+        in wrong.stderr
+    )
 
 
 def test_the_journal_names_gemini_and_its_tool(hook: Hook, ws: Path) -> None:
