@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolrun.errors import ToolrunError
+from toolrun.errors import HookInputError, ToolrunError
 
 if TYPE_CHECKING:
     from toolrun.live.answer import Verdict
@@ -159,7 +159,7 @@ def _answer(
     started = time.perf_counter()
     workspace = workspace_of(hook, options, env, here)
     if not workspace.is_dir():
-        raise ToolrunError(f"toolrun hook: the workspace {workspace} is not a directory")
+        raise HookInputError(f"toolrun hook: the workspace {workspace} is not a directory")
     settings = tuple(here / p for p in options.settings_files)
     config_file = here / options.config_file if options.config_file is not None else None
     if engines is not None:
@@ -206,7 +206,9 @@ def _answer(
     return HookReply(stdout, stderr, 0, chosen)
 
 
-def _end(hook: SessionEnded, options: HookOptions, env: Mapping[str, str], here: Path) -> HookReply:
+def _end(
+    hook: SessionEnded, options: HookOptions, env: Mapping[str, str], here: Path
+) -> HookReply:
     """SessionEnd: the session's run gets its end record (``toolrun runs`` then lists it
     as finished, and ``runs prune`` may delete it); nothing is printed."""
     if not options.journal:
@@ -218,8 +220,8 @@ def _end(hook: SessionEnded, options: HookOptions, env: Mapping[str, str], here:
         end(workspace, hook)
     except OSError as exc:
         where = exc.filename or "the journal"
-        return HookReply("", f"toolrun hook: session end not journalled: {where}: "
-                         f"{exc.strerror or exc}\n", 0)
+        why = exc.strerror or exc
+        return HookReply("", f"toolrun hook: session end not journalled: {where}: {why}\n")
     return HookReply()
 
 
