@@ -111,3 +111,26 @@ def test_a_journal_that_cannot_be_written_keeps_the_decision(hook: Hook, ws: Pat
     assert done.returncode == 0
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert done.stderr.startswith("toolrun hook: decision not journalled: ")
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "why"),
+    [
+        ("Bash", {"command": 5}, ("input command cannot be analysed (command is missing or not "
+         "a string)")),
+        ("Bash", {}, "input command cannot be analysed (command is missing or not a string)"),
+        ("Bash", {"command": "ls\u0000x"}, "(the command contains control characters)"),
+        ("Read", {"file_path": ["a"]}, ("input file_path cannot be analysed (file_path is "
+         "missing or not a non-empty string)")),
+        ("Edit", {"file_path": ""}, "input file_path cannot be analysed"),
+    ],
+)
+def test_an_input_the_engine_cannot_read_asks(
+    hook: Hook, ws: Path, tool: str, tool_input: dict[str, object], why: str
+) -> None:
+    """Not toolrun's error, the call's: it is decided, and fails closed (ask)."""
+    done = hook(payload(ws, tool, tool_input))
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "ask"
+    assert why in out["permissionDecisionReason"]
