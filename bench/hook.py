@@ -12,8 +12,9 @@ installed copy runs). Three ways, interleaved run by run so all see the same loa
   (a session's first call pays this, plus starting the server);
 - python: `python -c pass`, the floor no hook goes under.
 
-Prints the median and p90 wall time and the median CPU time (user + system of the
-child, steadier on a busy machine) of each, in ms. The server is started with its own
+Prints the median and p90 wall time, the median CPU time (user + system of the child,
+steadier on a busy machine) and the median of what each run adds to the bare interpreter
+run beside it, in ms. The server is started with its own
 runtime directory and stopped at the end.
 
 --against DIR: the cold row also for the toolrun source in DIR (e.g. a checkout of main,
@@ -133,12 +134,15 @@ def main() -> None:
                         wall, cpu = timed(cmd, data, env, ws)
                         walls[name].append(wall)
                         cpus[name].append(cpu)
+                floor = walls["python -c pass"]
                 for name, *_ in sides:
                     w = sorted(walls[name])
                     p90 = w[min(len(w) - 1, int(len(w) * 0.9))]
+                    # run by run, what the call adds to a bare interpreter started beside it
+                    over = statistics.median(a - b for a, b in zip(walls[name], floor, strict=True))
                     print(
                         f"  {name:28} median {statistics.median(w):6.1f}  p90 {p90:6.1f}  "
-                        f"cpu {statistics.median(cpus[name]):6.1f}"
+                        f"cpu {statistics.median(cpus[name]):6.1f}  over python {over:6.1f}"
                     )
         finally:
             for pid_file in runtime.glob("toolrun/*.pid"):
