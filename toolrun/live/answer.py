@@ -21,7 +21,10 @@ Which decisions are answered (the design, and why):
   its judgement is made true by a read-only jail (#25), which the agent's execution
   does not have. ``--allow-read-only`` answers allow for the read-only set (read-only
   Bash, reads inside the workspace) too: for a user who trusts toolrun's analysis more
-  than the agent's (it is stricter: :mod:`toolrun.permissions.readonly`).
+  than the agent's (it is stricter: :mod:`toolrun.permissions.readonly`). It is a flag
+  of the hook's command line, not a key of the project's config: only allows are at
+  stake, and the command line is the user's hook entry, where a project's files cannot
+  widen what the hook approves.
 
 An answered allow never opens what the agent's own rules deny: Claude Code checks its
 deny and ask rules after a hook's allow (from v2.1.77 for deny, about v2.1.220 for ask;
