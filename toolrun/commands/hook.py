@@ -6,6 +6,8 @@ session started in, else the payload's ``cwd``), the mode the agent reports
 (``permission_mode``; the config's when it reports none), the Bash working directory the
 payload's ``cwd``, protected paths, the rule self-tests. Which decisions are answered, and
 how, is :mod:`toolrun.live.answer`'s; each is journalled (:mod:`toolrun.live.session`).
+The config's own hooks are not run: the agent runs its hooks itself, and ``toolrun
+hook`` is one of them (running them again would run each twice, and this one forever).
 
 Nothing here raises: a payload toolrun cannot read, a config it cannot use, a journal it
 cannot write and its own bugs all become a :class:`HookReply`. An error is exit 1 with a
