@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,6 +64,8 @@ def test_the_run_record_says_where_the_session_is(hook: Hook, ws: Path) -> None:
     assert first["event"] == "run" and first["session_id"] == "s/../../x y"
     assert first["transcript_path"] == str(ws / "transcript.jsonl")
     assert first["config_files"] == ["toolrun.yaml", ".claude/settings.json"]
+    assert result["execution_id"].startswith("exec_")
+    assert uuid.UUID(result["execution_id"][5:]).version == 4  # as the executor's ids
     assert result["metadata"]["answer"] == "none"
     assert result["metadata"]["hook_event"] == "PreToolUse"
     assert result["metadata"]["silent_because"].startswith("allowed by toolrun's read-only set")

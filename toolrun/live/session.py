@@ -20,7 +20,6 @@ import fcntl
 import os
 import re
 import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,15 @@ if TYPE_CHECKING:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _STATUS = {"deny": "denied", "ask": "needs_approval", "allow": "skipped"}
 _AGENT = {"claude": "Claude Code", "gemini": "Gemini CLI"}
+
+
+def _execution_id() -> str:
+    """``exec_`` and a version-4 UUID, as the executor's; without the uuid module, which
+    a hook's cold call would import for this alone."""
+    bits = int.from_bytes(os.urandom(16), "big")
+    bits = bits & ~((0xC000 << 48) | (0xF << 76)) | (0x8000 << 48) | (4 << 76)
+    h = f"{bits:032x}"
+    return f"exec_{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def session_run_id(session_id: str) -> str:
@@ -56,7 +64,7 @@ def _create(path: Path, first: dict[str, Any]) -> None:
     if not ignore.exists():  # as Journal does: .toolrun/ stays out of `git status`
         with contextlib.suppress(OSError):
             ignore.write_text("# written by toolrun: run journals are local\n*\n")
-    aside = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
     fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         os.write(fd, encode_line(dumps(first)))
@@ -129,7 +137,7 @@ def record(
             "event": "result",
             "index": index,
             "id": hook.tool_use_id or f"call-{index + 1}",
-            "execution_id": "exec_" + str(uuid.uuid4()),
+            "execution_id": _execution_id(),
             "run_id": run_id,
             "plan": label,
             "tool": decision.tool,
