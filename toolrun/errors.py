@@ -122,3 +122,8 @@ class ToolTimeoutError(ToolError):
 class StoredOutputError(ToolrunError):
     """A call's stored output (``.toolrun/runs/<run-id>/<execution-id>.out``) is missing,
     altered or unreadable: ``show --full`` says which file and stops (exit 1)."""
+
+
+class HookInputError(ToolrunError):
+    """``toolrun hook`` got a payload it cannot decide (not JSON, no tool): exit 1, which
+    Claude Code and Gemini CLI treat as a non-blocking hook error (never 2, a block)."""
