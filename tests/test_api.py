@@ -17,7 +17,7 @@ from tests.hook.conftest import CLAUDE_SETTINGS, ROOT, TOOLRUN_YAML
 from tests.hook.test_claude import CASES
 from toolrun.errors import ConfigError
 
-DOC = ROOT / "docs-draft" / "api.md"
+DOC = ROOT / "docs" / "api.md"
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def _blocks(text: str, lang: str) -> list[str]:
 
 
 def test_the_documented_agent_loop_runs(tmp_path: Path) -> None:
-    """The example in docs-draft/api.md, run as it is written, prints what it says."""
+    """The example in docs/api.md, run as it is written, prints what it says."""
     text = DOC.read_text()
     loop = text[text.index("## A minimal agent loop"):]
     (code, *_), (yaml, *_) = _blocks(loop, "python"), _blocks(loop, "yaml")
