@@ -122,3 +122,9 @@ class ToolTimeoutError(ToolError):
 class StoredOutputError(ToolrunError):
     """A call's stored output (``.toolrun/runs/<run-id>/<execution-id>.out``) is missing,
     altered or unreadable: ``show --full`` says which file and stops (exit 1)."""
+
+
+class UntrustedJSONError(ToolrunError, ValueError):
+    """JSON from outside toolrun (a hook's output, a verifier's report, a journal line)
+    that is too long, too deep or not JSON (:mod:`toolrun.boundedjson`). A ``ValueError``,
+    as a decode error is: callers treat every bad output the same way."""
