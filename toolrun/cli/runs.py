@@ -215,6 +215,8 @@ def _call_note(r: Record) -> str:
         return "started, no result: it may have had effects"
     notes = [hooks_note(r)] if r.get("hooks") else []
     notes.append(verify_note(r.get("verify") or ()))
+    if r.get("stored_record_error"):  # a record stored beside the journal, not read back
+        notes.append(str(r["stored_record_error"]))
     if r["status"] not in ("ok", "skipped") and r.get("error"):
         notes.append(" ".join(str(r["error"]).split())[:80])
     return "; ".join(n for n in notes if n)
@@ -249,6 +251,8 @@ def _show_call(result: Record) -> None:
     click.echo(f"execution: {result.get('execution_id')}")
     if result.get("status") == "started":
         click.echo("state:     started, no result: it may have had effects")
+    if result.get("stored_record_error"):
+        click.echo(f"record:    {result['stored_record_error']}")
     if "original_input" in result:
         click.echo(f"input:     {js(result.get('original_input'))}")
         click.echo(f"rewritten: {js(result.get('input'))}")

@@ -12,7 +12,17 @@ results costs one fsync rather than one each (~170 us apiece here), and
 Text that is not valid UTF-8 (a directory name, a hook's output) reaches here as
 Python's surrogate escapes; it is written as ``\\udcXX`` escapes
 (``backslashreplace``), which inside a JSON string is a standard escape that
-reads back to the same string. A journal that cannot be created raises
+reads back to the same string.
+
+One rule for what is written and what is read (:mod:`toolrun.commands.runs`): no line
+is longer than :data:`MAX_LINE_BYTES` nor nested deeper than :data:`MAX_DEPTH`. A record
+that would be (a Write of 65 MiB, an Edit of a 50 MB file) is kept whole in a file
+beside the journal, ``<run-id>/<name>.record.json`` (as whole outputs are, see
+:mod:`toolrun.execution.stored`), and its line keeps the record's small fields (event,
+ids, status, ...) with ``stored_record``: the file's name, size and sha256. A record
+whose file cannot be written keeps those fields and ``stored_record_error`` (why).
+
+A journal that cannot be created raises
 :class:`JournalError` before anything runs; a write that fails later (disk
 full, I/O error) never stops the run: the journal stops there and
 :attr:`Journal.failure` says what was lost.
@@ -21,7 +31,10 @@ full, I/O error) never stops the run: the journal stops there and
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import re
 import threading
 import uuid
 from datetime import UTC, datetime
@@ -33,6 +46,15 @@ from toolrun.execution.results import encode_json
 
 SYNC_INTERVAL_S = 0.05
 ENCODING_ERRORS = "backslashreplace"
+#: the longest journal line (its newline included): a longer record is stored beside it
+MAX_LINE_BYTES = 4 * 1024 * 1024
+#: the deepest a journal line nests (a plan's input is at most 100 deep, a few levels in)
+MAX_DEPTH = 200
+#: a stored record's line keeps its fields whose JSON is at most this long
+KEPT_FIELD_BYTES = 1024
+RECORD_SUFFIX = ".record.json"
+#: a stored record's file name: a plain name in the run's folder
+RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.record\.json")
 
 
 def new_run_id() -> str:
@@ -73,6 +95,35 @@ def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def _too_deep(line: str) -> bool:
+    # (counting brackets first costs ~nothing; most lines stop there)
+    if line.count("[") + line.count("{") <= MAX_DEPTH:
+        return False
+    from toolrun.boundedjson import too_deep
+
+    return too_deep(line, MAX_DEPTH)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """``data`` in a new file at ``path``, put in place whole (written as ``.part``).
+    Not fsynced (it may be tens of MB, written from the event loop): after a power cut
+    its line may name a file that is short, which reading back reports (its sha256)."""
+    part = path.with_name(path.name + ".part")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(part, flags, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            part.unlink()
+        raise
+    os.close(fd)
+    os.replace(part, path)
+
+
 class Journal:
     def __init__(self, path: Path) -> None:
         try:
@@ -90,6 +141,7 @@ class Journal:
         self._sync_fd = os.dup(self._fd)
         self.failure: str | None = None
         self.records = 0
+        self._stored_records = 0
         self._pending: list[bytes] = []  # added, not yet written
         self._dirty = threading.Event()
         self._stop = False
@@ -128,10 +180,46 @@ class Journal:
         self.flush()
 
     def add(self, line: str) -> None:
-        """Queue one record (a line of JSON) for the next :meth:`flush`."""
+        """Queue one record (a line of JSON) for the next :meth:`flush`; a record too long
+        or too deep for a line is stored beside the journal first (see the module)."""
         data = encode_line(line)
+        if len(data) > MAX_LINE_BYTES or _too_deep(line):
+            data = encode_line(self._store_record(line, data))
         with self._lock:
             self._pending.append(data)
+
+    def _store_record(self, line: str, data: bytes) -> str:
+        """The line that stands for a record kept whole in a file beside the journal."""
+        from toolrun.execution.journal_records import kept_fields, record_name
+
+        with self._lock:
+            self._stored_records += 1
+            number = self._stored_records
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            record = {}
+        if not isinstance(record, dict):
+            record = {}
+        kept = kept_fields(record, KEPT_FIELD_BYTES)
+        body = data[:-1]  # the record's JSON, without its newline
+        name = record_name(record, number)
+        try:
+            folder = stored_outputs_dir(self.path)
+            folder.mkdir(exist_ok=True)
+            _write_new(folder / name, body)
+        except OSError as exc:
+            kept["stored_record_error"] = (
+                f"the record ({len(body)} bytes) could not be stored beside the journal: "
+                f"{_why(exc)}; only these fields are kept"
+            )
+        else:
+            kept["stored_record"] = {
+                "path": name,
+                "bytes": len(body),
+                "sha256": hashlib.sha256(body).hexdigest(),
+            }
+        return dumps(kept)
 
     def flush(self) -> None:
         """Write the queued records, in order, with one ``write(2)``.
