@@ -15,14 +15,15 @@ def toolrun(
     *args: str,
     preexec: Callable[[], None] | None = None,
     timeout: float = 120,
+    text: bool = True,
     **popen: Any,
-) -> subprocess.CompletedProcess[str]:
+) -> subprocess.CompletedProcess[Any]:
     """``python -m toolrun ARGS`` in ``ws``, to its end."""
     return subprocess.run(
         [sys.executable, "-m", "toolrun", *args],
         cwd=ws,
         capture_output=True,
-        text=True,
+        text=text,
         timeout=timeout,
         check=False,
         preexec_fn=preexec,
@@ -36,7 +37,7 @@ def write_plan(ws: Path, calls: list[dict[str, Any]], name: str = "plan.json") -
     return path
 
 
-def results(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+def results(done: subprocess.CompletedProcess[Any]) -> list[dict[str, Any]]:
     """The results of a ``--format json`` run."""
     return list(json.loads(done.stdout)["results"])
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolrun.errors import ToolError, ToolTimeoutError
+from toolrun.tools.progress import report_output
 from toolrun.reaper.run import run_command
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._capture import Capture
@@ -234,6 +235,7 @@ async def _run(
     if launch is not None:  # the sandbox: bwrap ... bash -c command
         argv, env, fds = launch(argv, cwd, env)
     output = Capture(store)
+    report_output(output.text)  # read if the call's own timeout cuts it short
     try:
         code = await run_command(
             argv,
