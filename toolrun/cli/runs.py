@@ -82,8 +82,8 @@ def runs(ctx: click.Context, workspace: Path, fmt: str, limit: int | None) -> in
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
 def prune(workspace: Path, keep: int | None, older_than: float | None, dry_run: bool) -> int:
     """Delete old runs (journals and stored outputs): all but the --keep N newest, or
-    those older than --older-than DAYS. A run without an end record (it may still be
-    running) is kept."""
+    those older than --older-than DAYS. A run still running is kept; one that crashed
+    (no end record, its process gone) goes like the others."""
     import time
 
     from toolrun.commands.runs import prune_runs
@@ -98,7 +98,8 @@ def prune(workspace: Path, keep: int | None, older_than: float | None, dry_run: 
         click.echo(f"{verb} {run_id}")
     if pruned.unfinished:
         click.echo(
-            f"kept {len(pruned.unfinished)} run(s) with no end record (may still be running): "
+            f"kept {len(pruned.unfinished)} run(s) still running (no end record, "
+            "its process alive): "
             + ", ".join(pruned.unfinished),
             err=True,
         )

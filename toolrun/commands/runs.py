@@ -29,7 +29,7 @@ from typing import Any
 
 from toolrun import boundedjson
 from toolrun.errors import UsageError
-from toolrun.execution.journal import MAX_DEPTH, runs_dir, stored_outputs_dir
+from toolrun.execution.journal import MAX_DEPTH, in_use, runs_dir, stored_outputs_dir
 
 Record = dict[str, Any]
 #: the longest line read: what older journals could hold (today's lines are shorter)
@@ -173,6 +173,7 @@ class RunSummary:
     running: int = 0
     unread_lines: int = 0
     unreadable: str | None = None  # the file could not be read at all
+    crashed: bool = False  # no end record, and no live process writes it
 
     @property
     def finished(self) -> bool:
@@ -185,6 +186,8 @@ class RunSummary:
             notes.append(f"unreadable: {self.unreadable}")
         elif self.interrupted:
             notes.append("interrupted")
+        elif self.crashed:
+            notes.append("crashed: no end record, its process is gone")
         elif not self.finished:
             notes.append("incomplete")
         if self.running:
@@ -222,6 +225,7 @@ class _Tally:
 def _summary(path: Path, tally: _Tally, stats: ReadStats) -> RunSummary:
     start, end = tally.start or {}, tally.end
     return RunSummary(
+        crashed=end is None and not in_use(path),
         run_id=str(start.get("run_id") or path.stem),
         path=path,
         started_at=start.get("started_at"),
@@ -286,7 +290,7 @@ def list_runs(workspace: Path, *, limit: int | None = None) -> list[RunSummary]:
 @dataclass(frozen=True, slots=True)
 class Pruned:
     deleted: tuple[str, ...]  # run ids, newest first
-    unfinished: tuple[str, ...]  # old enough to go, but with no end record: kept
+    unfinished: tuple[str, ...]  # old enough to go, but still running: kept
     failed: tuple[tuple[str, str], ...]  # (run id, why) for journals that could not go
     kept: int
 
@@ -301,8 +305,9 @@ def prune_runs(
 ) -> Pruned:
     """Delete the journals (and the stored whole outputs beside them) of all but the
     ``keep`` newest runs, or of the runs that started more than ``older_than_days``
-    before ``now``. A run with no end record is kept: it may be running now (a crashed
-    run's journal is what `show` explains)."""
+    before ``now``. A run with no end record is kept while its process lives (it is
+    running now); one whose process is gone crashed, and goes like any other, with the
+    partial outputs (``.out.part``) it left in its folder."""
     paths = _journals(workspace)
     if keep is not None:
         candidates = paths[keep:]
@@ -311,7 +316,8 @@ def prune_runs(
         candidates = [p for p in paths if _started(p) < cutoff]
     deleted, unfinished, failed = [], [], []
     for path in candidates:
-        if not summarise(path).finished:
+        summary = summarise(path)
+        if not summary.finished and not summary.crashed:
             unfinished.append(path.stem)
             continue
         if not dry_run:

@@ -22,6 +22,9 @@ beside the journal, ``<run-id>/<name>.record.json`` (as whole outputs are, see
 ids, status, ...) with ``stored_record``: the file's name, size and sha256. A record
 whose file cannot be written keeps those fields and ``stored_record_error`` (why).
 
+While a run writes its journal it holds a shared ``flock`` on it (:func:`in_use`): a run
+with no end record whose journal nobody holds crashed, and ``runs prune`` may delete it.
+
 A journal that cannot be created raises
 :class:`JournalError` before anything runs; a write that fails later (disk
 full, I/O error) never stops the run: the journal stops there and
@@ -31,6 +34,7 @@ full, I/O error) never stops the run: the journal stops there and
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -95,6 +99,34 @@ def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def _hold(fd: int) -> None:
+    """Mark the journal as written by a live process: a shared lock, which the kernel
+    drops when the process ends however it ends (kill -9 too). Shared: two journals
+    of one file in one process do not stop each other."""
+    with contextlib.suppress(OSError):  # a file system without locks: still journalled
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+
+
+def in_use(path: Path) -> bool:
+    """Whether a live process writes the journal at ``path`` (holds its lock): a run with
+    no end record whose journal is not in use crashed. True when it cannot be told."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # (drops the lock if it was taken)
+    return False
+
+
 def _too_deep(line: str) -> bool:
     # (counting brackets first costs ~nothing; most lines stop there)
     if line.count("[") + line.count("{") <= MAX_DEPTH:
@@ -131,6 +163,7 @@ class Journal:
             _ignore_in_git(path.parent.parent)
             existed = path.exists()
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            _hold(fd)
         except OSError as exc:
             where = exc.filename or path
             raise JournalError(f"cannot create the journal {path}: {where}: {_why(exc)}") from exc
