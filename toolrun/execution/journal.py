@@ -180,8 +180,13 @@ class Journal:
         self._stop = False
         self._closing = threading.Event()  # cuts the syncer's pause short at close
         self._lock = threading.Lock()
-        self._syncer = threading.Thread(target=self._sync_loop, name="journal-fsync", daemon=True)
-        self._syncer.start()
+        self._syncer: threading.Thread | None = threading.Thread(
+            target=self._sync_loop, name="journal-fsync", daemon=True
+        )
+        try:
+            self._syncer.start()
+        except RuntimeError:  # no thread to be had (ulimit -u): each flush syncs itself
+            self._syncer = None
 
     @classmethod
     def for_run(cls, workspace: Path, run_id: str) -> Journal:
@@ -283,7 +288,9 @@ class Journal:
                 self._fail(exc, torn=left > 0)
                 return
             self.records += len(records)
-        if not self._dirty.is_set():  # set() takes a lock even when it is set already
+        if self._syncer is None:
+            self._sync()
+        elif not self._dirty.is_set():  # set() takes a lock even when it is set already
             self._dirty.set()
 
     @property
@@ -325,7 +332,8 @@ class Journal:
         self._stop = True
         self._closing.set()
         self._dirty.set()
-        self._syncer.join(timeout=5)
+        if self._syncer is not None:
+            self._syncer.join(timeout=5)
         self._sync()
         with self._lock:
             for fd in (self._fd, self._sync_fd):

@@ -335,8 +335,11 @@ def side_pid() -> int:
 
 def prestart() -> None:
     """Start the side process now (without waiting for it), so that it is ready by the
-    first command: its own start-up (about 20 ms) then overlaps with toolrun's."""
-    _side.prestart()
+    first command: its own start-up (about 20 ms) then overlaps with toolrun's. One that
+    cannot start now (no process may be made: ulimit -u) is left to the first command,
+    whose result then says why."""
+    with contextlib.suppress(OSError):
+        _side.prestart()
 
 
 class Command:
