@@ -13,24 +13,30 @@ part is given as one change.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from toolrun.tools.builtins._diff import diff_metadata
 
 
-def best(repeat: int, work: object) -> float:
+def best(repeat: int, work: Callable[[], object]) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        work()  # type: ignore[operator]
+        work()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def _diff_into(meta: dict[str, object], old: str, new: str) -> None:
+    meta.update(diff_metadata("f", old, new))
 
 
 def cases() -> list[tuple[str, str, str]]:
@@ -74,7 +80,7 @@ def main() -> None:
     args = parser.parse_args()
     for name, old, new in cases():
         meta: dict[str, object] = {}
-        seconds = best(args.repeat, lambda: meta.update(diff_metadata("f", old, new)))
+        seconds = best(args.repeat, functools.partial(_diff_into, meta, old, new))
         how = "omitted" if "diff_omitted" in meta else ("one change" if "diff_note" in meta else "shortest")
         print(f"{name:50} {seconds * 1000:8.1f} ms  ({how})")
     start = time.perf_counter()
@@ -83,7 +89,8 @@ def main() -> None:
     for size in (200_000, 600_000):
         for dry in (False, True):
             label = f"toolrun exec{' --dry-run' if dry else ''} --diff, {size // 1000} KB"
-            print(f"{label:50} {best(1, lambda: toolrun_exec(size, dry)) * 1000:8.1f} ms  (whole process)")
+            took = best(1, functools.partial(toolrun_exec, size, dry))
+            print(f"{label:50} {took * 1000:8.1f} ms  (whole process)")
 
 
 if __name__ == "__main__":

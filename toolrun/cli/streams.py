@@ -29,4 +29,6 @@ def open_closed_streams() -> None:
                 os.close(null)
             os.set_inheritable(fd, True)  # as a standard stream is, for commands started
         if getattr(sys, name) is None:
-            setattr(sys, name, open(fd, mode, closefd=False, errors="backslashreplace"))
+            # kept for the life of the process, as sys.stdout is: no context manager
+            stream = open(fd, mode, closefd=False, errors="backslashreplace")  # noqa: SIM115
+            setattr(sys, name, stream)

@@ -18,7 +18,6 @@ than today's ``MAX_LINE_BYTES``.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections import Counter

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolrun.errors import ToolError, ToolTimeoutError
-from toolrun.tools.progress import report_output
 from toolrun.reaper.run import run_command
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._capture import Capture
@@ -47,6 +46,7 @@ from toolrun.tools.inputs import (
     pydantic_models,
     string,
 )
+from toolrun.tools.progress import report_output
 
 if TYPE_CHECKING:
     from toolrun.execution.stored import OutputStore
