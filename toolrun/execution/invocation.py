@@ -145,8 +145,8 @@ def _os_message(exc: OSError) -> str:
     name = errno.errorcode.get(exc.errno or 0, "")
     text = exc.strerror or str(exc)
     where = f": {exc.filename}" if exc.filename else ""
-    if exc.errno == errno.EAGAIN:
-        # what starting a program (or a thread) says when no process may be made
+    if exc.errno == errno.EAGAIN and exc.filename:
+        # what starting a program says when no process may be made
         where += " (no process could be started: is the limit of processes, ulimit -u, reached?)"
     return f"{name + ': ' if name else ''}{text}{where}"
 

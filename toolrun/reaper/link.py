@@ -402,7 +402,8 @@ class Command:
             self.returncode = os.waitstatus_to_exitcode(int(status))
         elif answer.startswith(b"error "):
             errno, _, text = answer[6:].decode(errors="replace").partition(" ")
-            self.error, self.returncode = OSError(int(errno), text), 127
+            # (named as a failed start is: toolrun's message then says what EAGAIN means)
+            self.error, self.returncode = OSError(int(errno), text, self._program), 127
             self._settled = True
             self.output_open = False
         elif answer == b"swept":
