@@ -86,7 +86,7 @@ def main() -> None:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "toolrun", "--version"], capture_output=True, check=True)
     print(f"{'toolrun --version (startup alone)':50} {(time.perf_counter() - start) * 1000:8.1f} ms")
-    for size in (200_000, 600_000):
+    for size in (0, 200_000, 600_000):  # 0: a one-line file, the process's own cost
         for dry in (False, True):
             label = f"toolrun exec{' --dry-run' if dry else ''} --diff, {size // 1000} KB"
             took = best(1, functools.partial(toolrun_exec, size, dry))
