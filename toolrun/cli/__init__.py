@@ -65,6 +65,12 @@ class LazyGroup(click.Group):
     It is also the one place where toolrun errors become exit codes.
     """
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        from toolrun.cli.streams import open_closed_streams
+
+        open_closed_streams()  # before anything opens a file (see toolrun.cli.streams)
+        return super().main(*args, **kwargs)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
