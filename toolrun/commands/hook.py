@@ -230,7 +230,7 @@ def _end(
 def _registry_for(engine: Any, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
     """The tool registry, loaded only for a tool that is neither built in nor MCP (an
     entry-point tool declares which of its fields are paths): as explain-permission does."""
-    from toolrun.permissions.resolver import BUILTIN_TOOLS
+    from toolrun.permissions.tool_subjects import BUILTIN_TOOLS
 
     if engine.registry is None and any(
         t not in BUILTIN_TOOLS and not t.startswith("mcp__") for t, _ in calls
