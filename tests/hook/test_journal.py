@@ -96,7 +96,7 @@ def test_session_end_finishes_the_run_so_prune_may_delete_it(hook: Hook, ws: Pat
     answer(hook(payload(ws, "Bash", {"command": "rm -rf x"}, session_id="ending")))
     answer(hook(payload(ws, "Bash", {"command": "ls"}, session_id="live")))
     kept = toolrun(ws, "runs", "prune", "--keep", "0")
-    assert "kept 2 run(s) with no end record" in kept.stderr
+    assert "kept 2 run(s) with no end record, still running" in kept.stderr
     end = {"session_id": "ending", "transcript_path": str(ws / "t.jsonl"), "cwd": str(ws),
            "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
     done = hook(end)
@@ -114,3 +114,19 @@ def test_session_end_finishes_the_run_so_prune_may_delete_it(hook: Hook, ws: Pat
     other = hook({**end, "session_id": "never"})
     assert (other.returncode, other.stdout, other.stderr) == (0, "", "")
     assert not (ws / ".toolrun/runs/session-never.jsonl").exists()
+
+
+def test_a_session_silent_for_a_day_is_abandoned_and_pruned(hook: Hook, ws: Path) -> None:
+    # no process holds a live session's journal between tool calls: it is kept while
+    # decisions keep coming, and counts as crashed (pruned) after a day without one
+    import os
+    import time
+
+    answer(hook(payload(ws, "Bash", {"command": "ls"}, session_id="recent")))
+    answer(hook(payload(ws, "Bash", {"command": "ls"}, session_id="gone")))
+    old = time.time() - 25 * 3600
+    os.utime(ws / ".toolrun/runs/session-gone.jsonl", (old, old))
+    pruned = toolrun(ws, "runs", "prune", "--keep", "0")
+    assert "deleted session-gone" in pruned.stdout
+    assert "session-recent" in pruned.stderr and "session-recent" not in pruned.stdout
+    assert (ws / ".toolrun/runs/session-recent.jsonl").exists()

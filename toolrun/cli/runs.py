@@ -98,8 +98,8 @@ def prune(workspace: Path, keep: int | None, older_than: float | None, dry_run: 
         click.echo(f"{verb} {run_id}")
     if pruned.unfinished:
         click.echo(
-            f"kept {len(pruned.unfinished)} run(s) still running (no end record, "
-            "its process alive): "
+            f"kept {len(pruned.unfinished)} run(s) with no end record, still running "
+            "(its process alive, or a live session's last decision within a day): "
             + ", ".join(pruned.unfinished),
             err=True,
         )

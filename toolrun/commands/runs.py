@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -221,10 +222,30 @@ class _Tally:
             self.end = record
 
 
+#: A live session's journal (``toolrun hook``: no process holds it between tool calls)
+#: with no end record counts as abandoned once it has not changed for this long.
+SESSION_IDLE_S = 24 * 3600
+
+
+def _crashed(path: Path, start: Record, end: Record | None) -> bool:
+    """No end record and nobody writes it any more. A run's process holds its journal
+    while it runs; a live session's decisions come from short hook processes, so its
+    journal is only abandoned after :data:`SESSION_IDLE_S` without a decision."""
+    if end is not None:
+        return False
+    if start.get("source") == "hook":
+        try:
+            idle = time.time() - path.stat().st_mtime
+        except OSError:
+            return True
+        return idle > SESSION_IDLE_S
+    return not in_use(path)
+
+
 def _summary(path: Path, tally: _Tally, stats: ReadStats) -> RunSummary:
     start, end = tally.start or {}, tally.end
     return RunSummary(
-        crashed=end is None and not in_use(path),
+        crashed=_crashed(path, start, end),
         run_id=str(start.get("run_id") or path.stem),
         path=path,
         started_at=start.get("started_at"),
