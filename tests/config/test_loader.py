@@ -165,7 +165,7 @@ def test_bad_types_and_modes_are_located(tmp_path: Path, monkeypatch: pytest.Mon
     assert problems_of(workspace=tmp_path) == [
         (
             "toolrun.yaml:2:3: permissions.defaultMode: Input should be 'default', "
-            "'acceptEdits', 'plan', 'dontAsk' or 'bypassPermissions'"
+            "'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions' or 'auto'"
         ),
         "toolrun.yaml:3:3: permissions.allow: Input should be a valid list",
         "toolrun.yaml:6:7: hooks.PreToolUse[0].hooks: missing required key 'hooks'",

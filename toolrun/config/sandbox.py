@@ -25,6 +25,9 @@ class SandboxSettings:
     allow_write: tuple[str, ...] = ()
     deny_write: tuple[str, ...] = ()
     deny_read: tuple[str, ...] = ()
+    #: ``filesystem.allowRead``: readable again inside a ``denyRead`` region, where the
+    #: allowed path is the more specific one (a deny inside it stays denied)
+    allow_read: tuple[str, ...] = ()
     #: None: no network at all; a tuple (maybe empty): only these domains, via the proxy.
     allowed_domains: tuple[str, ...] | None = None
     #: ``network.allowPrivateHosts``: exact ``host`` / ``host:port`` entries the proxy may

@@ -57,6 +57,7 @@ async def run_bash(
         allow_write=settings.allow_write,
         deny_write=settings.deny_write,
         deny_read=settings.deny_read,
+        allow_read=settings.allow_read,
         extra_writable=[str(folders().tmp)],
     )
     proxy: DomainProxy | None = None
