@@ -17,6 +17,7 @@ from toolrun.cli.options import (
     format_option,
     jobs_option,
     no_hooks_option,
+    sources_line,
 )
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 from toolrun.errors import ExitCode
@@ -206,6 +207,8 @@ def exec_(
         except OSError as exc:  # the run is over and journalled: say so, and fail
             click.echo(f"toolrun: cannot write {output}: {exc.strerror or exc}", err=True)
             code = ExitCode.combine((report.exit_code, ExitCode.FAILED))
+    if fmt in ("table", "text", "github"):
+        click.echo(sources_line(report.sources), err=True)
     if report.journal_error is not None:
         click.echo(f"toolrun: {report.journal_error}", err=True)
     elif report.journal_path is not None and fmt in ("table", "text"):
@@ -232,7 +235,9 @@ def _print_report(
         if streaming_table and streaming_table[0].cut:
             click.echo(render.cut_note(report.run_id if report.journal_path else None))
     elif fmt == "json":
-        extra = {"unread_lines": report.unread_lines} if report.plans == ("-",) else None
+        extra: dict[str, object] = {"sources": list(report.sources)}
+        if report.plans == ("-",):
+            extra["unread_lines"] = report.unread_lines
         click.echo(
             render.json_report(report.run_id, report.plans, results, report.wall_ms, extra)
         )

@@ -54,6 +54,10 @@ def validate(
         return int(report.exit_code)
     for line in report.ok_lines:
         click.echo(line)
+    if report.sources:  # the config was read: from where (nothing to say without one)
+        from toolrun.cli.options import sources_line
+
+        click.echo(sources_line(report.sources))
     for problem in report.problems:
         click.echo(str(problem), err=True)
     if report.problems:
@@ -70,6 +74,7 @@ def _json(report: ValidateReport) -> dict[str, Any]:
             {"file": file, "valid": turns is not None, "turns": turns, "calls": calls}
             for file, turns, calls in report.files
         ],
+        "sources": list(report.sources),
         "problems": [problem_json(p) for p in report.problems],
         "summary": report.summary if report.problems else "no problems",
         "exit_code": int(report.exit_code),

@@ -90,6 +90,8 @@ class ExecReport:
     unread_lines: int = 0  # `exec -`: lines read from stdin that never became calls
     #: every result counted, kept or not (ExecRequest.keep_results)
     tally: Tally = field(default_factory=Tally)
+    #: the config files read, as shown (``sources:``), highest precedence first
+    sources: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -173,6 +175,7 @@ def execute(
         output_error=session.output_error,
         unread_lines=session.unread_lines,
         journal_error=session.journal_error,
+        sources=config.sources(),
         tally=session.tally,
     )
 

@@ -17,6 +17,8 @@ class ValidateReport:
     invalid_files: int
     # every plan given, in order: (file as shown, turns, calls), or (file, None, None) if invalid
     files: tuple[tuple[str, int | None, int | None], ...] = ()
+    #: the config files read, as shown (empty also when the config is invalid)
+    sources: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -52,6 +54,7 @@ def validate_plans(
     ok: list[str] = []
     files: list[tuple[str, int | None, int | None]] = []
     invalid = 0
+    sources: tuple[str, ...] = ()
     registry = default_registry()
     per_turn = MAX_CALLS_PER_TURN  # when the config is invalid, its problems are listed too
     try:
@@ -68,6 +71,7 @@ def validate_plans(
 
             register_mcp_tools(config, registry)  # so that mcp__server__tool calls validate
         per_turn = config.toolrun.max_calls_per_turn
+        sources = config.sources()
         from toolrun.policy.examples import check_examples
 
         failed = check_examples(config, registry)  # rule self-tests: the rules as meant
@@ -92,4 +96,4 @@ def validate_plans(
             f"{shown}: ok ({turns} turn{'s' if turns != 1 else ''}, "
             f"{calls} call{'s' if calls != 1 else ''})"
         )
-    return ValidateReport(tuple(ok), tuple(problems), invalid, tuple(files))
+    return ValidateReport(tuple(ok), tuple(problems), invalid, tuple(files), sources)

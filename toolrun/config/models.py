@@ -196,8 +196,3 @@ class Config:
         from toolrun.paths import display_path
 
         return tuple(display_path(f) for f in self.files)
-
-    def sources_line(self) -> str:
-        """``sources: toolrun.yaml, .claude/settings.json`` (every deciding command says it)."""
-        shown = self.sources()
-        return "sources: " + (", ".join(shown) if shown else "none (built-in defaults)")
