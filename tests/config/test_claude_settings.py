@@ -22,6 +22,12 @@ PLAN = (
 )
 
 
+UNLOADED = (
+    "warning: ~/.claude/settings.json (Claude Code user settings) was not loaded: its "
+    "rules and hooks are not checked; user settings load only with "
+    "toolrun.loadClaudeSettings: true, so that CI runs stay reproducible"
+)
+
 def project(root: Path, name: str = "settings.json", settings: object = SETTINGS) -> Path:
     """A project with only Claude Code's settings (no toolrun.yaml) and a plan."""
     (root / ".claude").mkdir(parents=True, exist_ok=True)
@@ -143,11 +149,7 @@ def test_user_settings_load_only_with_the_flag_and_are_named_when_not(
     result = runner.invoke(main, ["check", "plan.yaml", "--format", "json"])
     data = json.loads(result.stdout)
     assert data["sources"] == [".claude/settings.json"]
-    assert data["config_warnings"] == [
-        "warning: ~/.claude/settings.json (Claude Code user settings) was not loaded: its "
-        "rules and hooks are not checked; user settings load only with "
-        "toolrun.loadClaudeSettings: true, so that CI runs stay reproducible"
-    ]
+    assert data["config_warnings"] == [UNLOADED]
     assert "~/.claude/settings.json (Claude Code user settings) was not loaded" in result.stderr
     assert [r["decision"] for r in data["results"]] == ["deny", "ask"]
     (tmp_path / "toolrun.yaml").write_text("toolrun: {loadClaudeSettings: true}\n")

@@ -15,6 +15,12 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+UNLOADED = (
+    "warning: ~/.claude/settings.json (Claude Code user settings) was not loaded: its "
+    "rules and hooks are not checked; user settings load only with "
+    "toolrun.loadClaudeSettings: true, so that CI runs stay reproducible"
+)
+
 def problems_of(**kwargs: object) -> list[str]:
     with pytest.raises(ConfigError) as info:
         load_config(**kwargs)  # type: ignore[arg-type]
@@ -201,11 +207,7 @@ def test_project_settings_load_always_and_user_settings_only_when_asked(
     assert config.default_mode == "plan"
     assert config.sources() == (".claude/settings.local.json", ".claude/settings.json")
     assert config.unloaded == (home / ".claude" / "settings.json",)
-    assert config.warnings == (
-        "warning: ~/.claude/settings.json (Claude Code user settings) was not loaded: its "
-        "rules and hooks are not checked; user settings load only with "
-        "toolrun.loadClaudeSettings: true, so that CI runs stay reproducible",
-    )
+    assert config.warnings == (UNLOADED,)
     # not an error under --strict: reading it is a choice, not a mistake in a file
     assert load_config(workspace=tmp_path, home=home, env={}, strict=True).unloaded
 

@@ -680,7 +680,7 @@ def _merge(
         for name, server in (item.spec.mcpServers or {}).items():
             mcp.setdefault(name, MappingProxyType(server.model_dump(exclude_none=True)))
         rules.extend(_denied_domains(item))
-    if default_mode in MODE_ALIASES:
+    if default_mode is not None and default_mode in MODE_ALIASES:
         if default_mode == "auto":
             notes.append(
                 f"permission mode auto ({mode_source or 'the config'}): toolrun runs no "
