@@ -148,7 +148,8 @@ class ToolrunSection(BaseModel):
     )
     loadClaudeSettings: bool | None = Field(
         default=None,
-        description="Also read ~/.claude, .claude and /etc/claude-code managed settings files.",
+        description="Also read the user's ~/.claude/settings.json (the workspace's "
+        ".claude/settings*.json and managed settings are always read).",
     )
     strict: bool | None = Field(
         default=None, description="Unknown keys and other config warnings are errors (exit 3)."
