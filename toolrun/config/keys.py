@@ -1,11 +1,17 @@
-"""Every key of a config file is known or reported (issue 13, point 1).
+"""Every key of a config file is known or reported (issues 13 and 26).
 
 A typo in a settings file (``permissionz:``, a hook event ``PreToolUze:``) must never
-switch a guard off silently. Keys are sorted into three kinds:
+switch a guard off silently. With every key of Claude Code's settings reference in one
+table (:mod:`toolrun.config.claude_keys`), keys are sorted into these kinds:
 
-- keys toolrun enforces (the schema's own fields),
-- Claude Code keys toolrun knows but does not enforce: listed by name, once,
-- anything else: a located warning with a "did you mean" hint (an error when strict).
+- keys toolrun enforces (the schema's own fields);
+- Claude Code keys toolrun knows and that cannot loosen a check when ignored: listed by
+  name, once ("ignored: ...");
+- Claude Code keys that restrict and that toolrun does not enforce: a loud located
+  warning ("NOT ENFORCED"), an error when strict;
+- anything else is a typo: under ``permissions`` or ``sandbox``, a key one edit from a
+  known one (or the "did you mean" match) is a located error (``deney``: the deny list
+  would be gone); elsewhere a located warning with the hint (an error when strict).
 
 The walk is over the raw data (the schema ignores unknown keys), after the schema has
 accepted the file, so every section here has the shape the schema expects.
