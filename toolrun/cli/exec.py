@@ -235,7 +235,10 @@ def _print_report(
         if streaming_table and streaming_table[0].cut:
             click.echo(render.cut_note(report.run_id if report.journal_path else None))
     elif fmt == "json":
-        extra: dict[str, object] = {"sources": list(report.sources)}
+        extra: dict[str, object] = {
+            "sources": list(report.sources),
+            "config_warnings": list(report.config_warnings),
+        }
         if report.plans == ("-",):
             extra["unread_lines"] = report.unread_lines
         click.echo(

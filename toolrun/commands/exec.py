@@ -92,6 +92,8 @@ class ExecReport:
     tally: Tally = field(default_factory=Tally)
     #: the config files read, as shown (``sources:``), highest precedence first
     sources: tuple[str, ...] = ()
+    #: the config's warnings (shown on stderr as the config loads; in the JSON report too)
+    config_warnings: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -176,6 +178,7 @@ def execute(
         unread_lines=session.unread_lines,
         journal_error=session.journal_error,
         sources=config.sources(),
+        config_warnings=config.warnings,
         tally=session.tally,
     )
 
