@@ -207,12 +207,12 @@ def exec_(
         except OSError as exc:  # the run is over and journalled: say so, and fail
             click.echo(f"toolrun: cannot write {output}: {exc.strerror or exc}", err=True)
             code = ExitCode.combine((report.exit_code, ExitCode.FAILED))
-    if fmt in ("table", "text", "github"):
-        click.echo(sources_line(report.sources), err=True)
     if report.journal_error is not None:
         click.echo(f"toolrun: {report.journal_error}", err=True)
     elif report.journal_path is not None and fmt in ("table", "text"):
         click.echo(f"journal: {report.journal_path}", err=True)
+    if fmt in ("table", "text", "github"):
+        click.echo(sources_line(report.sources), err=True)
     return int(code)
 
 

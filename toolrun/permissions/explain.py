@@ -81,13 +81,13 @@ def render_text(decision: Decision, sources: Sequence[str] | None = None) -> str
     config files the rules came from (as shown), said on their own line."""
     lines: list[str] = []
     lines.append(f"call:       {call_label(decision.tool, decision.input)}")
-    if sources is not None:
-        lines.append(f"sources:    {', '.join(sources) if sources else 'none (built-in defaults)'}")
     lines.append(f"mode:       {decision.mode} (from {decision.mode_source})")
     cwd = f" (cwd {decision.cwd})" if decision.cwd != decision.workspace else ""
     lines.append(f"workspace:  {decision.workspace}{cwd}")
     if decision.sandbox is not None:
         lines.append(f"sandbox:    {decision.sandbox}")
+    if sources is not None:
+        lines.append(f"sources:    {', '.join(sources) if sources else 'none (built-in defaults)'}")
 
     lines.append("boundary:")
     if decision.boundary:
