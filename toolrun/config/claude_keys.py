@@ -23,6 +23,7 @@ With every documented key here, a key that is in no list is a typo (see
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Final, Literal
 
@@ -158,6 +159,7 @@ MANAGED_ONLY: Final = frozenset(
 )  # fmt: skip
 
 
+@functools.cache
 def children(section: str, status: Status) -> frozenset[str]:
     """The keys directly under ``section`` ("" for the top level) with that status."""
     prefix = f"{section}." if section else ""

@@ -410,7 +410,6 @@ def load_config(
         False,
     )
     home_dir = home if home is not None else Path(env.get("HOME") or Path.home())
-    read_paths = {i.path.resolve() for i in loaded}
     if managed_settings is None and managed_path.is_file():
         item = _read(SourceKind.MANAGED, managed_path, managed_path.parent, problems)
         if item is not None:
@@ -421,7 +420,7 @@ def load_config(
         (SourceKind.PROJECT, ws / ".claude" / "settings.json", ws),
         (SourceKind.USER, home_dir / ".claude" / "settings.json", home_dir / ".claude"),
     ):
-        if not path.is_file() or path.resolve() in read_paths:
+        if not path.is_file() or any(path.samefile(i.path) for i in loaded):
             continue  # a file given as --config or --settings is read once, as given
         if kind is SourceKind.USER and not load_claude:
             unloaded.append(path)
