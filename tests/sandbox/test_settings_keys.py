@@ -19,6 +19,13 @@ from toolrun.permissions import PermissionEngine
 from toolrun.sandbox.policy import SandboxPolicy
 from toolrun.sandbox.proxy import DomainPolicy, DomainProxy
 
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sources are shown relative to the current directory."""
+    monkeypatch.chdir(tmp_path)
+
+
 # -- network.deniedDomains -----------------------------------------------------------------
 
 
@@ -71,7 +78,10 @@ def _proxy_policy(tmp_path: Path, network: str) -> DomainPolicy:
     settings = policy.settings
     assert settings.allowed_domains is not None
     return DomainPolicy.of(
-        settings.allowed_domains, policy.denied_domains, settings.allow_private_hosts
+        settings.allowed_domains,
+        policy.denied_domains,
+        settings.allow_private_hosts,
+        settings.denied_domains,
     )
 
 
@@ -94,8 +104,9 @@ def test_the_proxy_refuses_a_denied_domain_inside_an_allowed_one(
     finally:
         proxy.close()
     assert answer.startswith(b"HTTP/1.1 403")
-    assert b"localhost is denied by WebFetch(domain:LocalHost.)" in answer
-    assert b"toolrun.yaml:3" in answer
+    assert b"localhost is denied by sandbox.network.deniedDomains 'LocalHost.' (toolrun.yaml:3)" in (
+        answer
+    )
 
 
 @needs_bwrap
@@ -319,3 +330,30 @@ def test_disable_all_hooks_keeps_managed_hooks_unless_managed_says_so(tmp_path: 
     managed.write_text(json.dumps({"hooks": _hooked(tmp_path, "managed"), "disableAllHooks": True}))
     assert _exec(ws, managed).returncode == 0
     assert not (tmp_path / "managed").exists() and not (tmp_path / "toolrun").exists()
+
+
+def test_a_denied_star_denies_every_host_at_the_proxy_and_to_webfetch(tmp_path: Path) -> None:
+    policy = _proxy_policy(tmp_path, "{allowedDomains: [example.com, '*.example.com'], "
+                           "deniedDomains: ['*']}")  # fmt: skip
+    for host in ("example.com", "a.b.example.com", "localhost"):
+        assert policy.refusal(host) == (
+            f"{host} is denied by sandbox.network.deniedDomains '*' (toolrun.yaml:3)"
+        )
+    engine = PermissionEngine(load_config(workspace=tmp_path, env={}))
+    assert engine.decide("WebFetch", {"url": "https://example.com/"}).decision == "deny"
+
+
+@pytest.mark.parametrize("entry", ["evil.com:http", "https://evil.com/", "evil com", "a@b.com"])
+def test_a_denied_domain_that_could_match_nothing_is_a_located_error(
+    tmp_path: Path, entry: str
+) -> None:
+    from toolrun.errors import ConfigError
+
+    write(tmp_path / "toolrun.yaml", f"sandbox:\n  network:\n    deniedDomains: ['{entry}']\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(workspace=tmp_path, env={})
+    [problem] = [str(p) for p in info.value.problems]
+    assert problem.endswith(
+        f"toolrun.yaml:3:21: sandbox.network.deniedDomains[0]: {entry!r} is not a domain, "
+        "wildcard or IP literal (with an optional :port): it would deny nothing"
+    )

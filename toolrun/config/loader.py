@@ -311,7 +311,7 @@ def _check_network(loaded: _Loaded, problems: list[Problem]) -> None:
     net = sandbox.network if sandbox is not None else None
     if net is None:
         return
-    from toolrun.permissions.domains import host_port, overbroad
+    from toolrun.permissions.domains import host_port, overbroad, url_host
     from toolrun.yamlfile import format_path
 
     found: list[tuple[str, int, str | None]] = [
@@ -320,6 +320,14 @@ def _check_network(loaded: _Loaded, problems: list[Problem]) -> None:
     for i, entry in enumerate(net.allowPrivateHosts):
         parsed = host_port(entry)
         found.append(("allowPrivateHosts", i, parsed if isinstance(parsed, str) else None))
+    for i, entry in enumerate(net.deniedDomains):
+        # an entry no host can match would leave its domain reachable: say so
+        host = _without_port(entry.strip())
+        probe = host.removeprefix("*.").replace("*", "x")
+        odd = any(c in host for c in "/@?#") or (":" in host and not host.startswith("["))
+        if odd or url_host(f"http://{probe}/").name is None:
+            found.append(("deniedDomains", i, f"{entry!r} is not a domain, wildcard or IP "
+                          "literal (with an optional :port): it would deny nothing"))
     for key, i, message in found:
         if message is not None:
             where = ("sandbox", "network", key, i)
@@ -612,8 +620,9 @@ def _merge(
                 f"{'s' if dropped != 1 else ''} from {item.doc.file} not used"
             )
             hooks_used = {}
-        off = hooks_off[0] if hooks_off and (hooks_off[1] or item.kind is not SourceKind.MANAGED) \
-            else None
+        off = None
+        if hooks_off is not None and (hooks_off[1] or item.kind is not SourceKind.MANAGED):
+            off = hooks_off[0]
         if off is not None and hooks_used:
             dropped = sum(len(g.hooks) for groups in hooks_used.values() for g in groups)
             notes.append(
@@ -855,8 +864,12 @@ def _merge_verifiers(
 def _locked(
     lock: SettingSource, key: str, entries: Sequence[str], what: str, item: _Loaded
 ) -> str:
+    """What a managed-only lock left out of one source, said as the other locks say it."""
     n = len(entries)
-    return f"{key} ({lock}): {n} {what} entr{'ies' if n != 1 else 'y'} from {item.doc.file} not used"
+    return (
+        f"{key} ({lock}): {n} {what} entr{'ies' if n != 1 else 'y'} from {item.doc.file} "
+        "not used"
+    )
 
 
 def _sandbox_path(text: str, root: Path, home: Path) -> str:
@@ -893,6 +906,7 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path, notes: list[str]) -> Sandb
     reads_lock = _sandbox_lock(managed, "filesystem", "allowManagedReadPathsOnly")
     domains_lock = _sandbox_lock(managed, "network", "allowManagedDomainsOnly")
     domains: list[str] | None = None
+    denied_domains: list[tuple[str, str]] = []
     sockets: list[str] = []
     private_hosts: list[str] = []
     hidden_env: list[str] = []
@@ -924,6 +938,10 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path, notes: list[str]) -> Sandb
                                      "sandbox.network.allowedDomains", item))
             elif net.allowedDomains is not None:
                 domains = [*(domains or []), *net.allowedDomains]
+            denied_domains.extend(
+                (rule.text.removeprefix("WebFetch(domain:").removesuffix(")"), str(rule.source))
+                for rule in _denied_domains(item)
+            )
             sockets.extend(net.allowUnixSockets)
             private_hosts.extend(net.allowPrivateHosts)
             if local_binding is None:
@@ -954,6 +972,7 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path, notes: list[str]) -> Sandb
         deny_read=merged(deny_read),
         allow_read=merged(allow_read),
         allowed_domains=None if domains is None else merged(domains),
+        denied_domains=tuple(dict.fromkeys(denied_domains)),
         allow_private_hosts=merged(private_hosts),
         allow_local_binding=bool(local_binding),
         allow_all_unix_sockets=bool(all_sockets),

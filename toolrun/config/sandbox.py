@@ -30,6 +30,9 @@ class SandboxSettings:
     allow_read: tuple[str, ...] = ()
     #: None: no network at all; a tuple (maybe empty): only these domains, via the proxy.
     allowed_domains: tuple[str, ...] | None = None
+    #: ``network.deniedDomains``: (pattern, where it was written), port dropped; refused by
+    #: the proxy even where allowed (WebFetch is denied them by rules the loader adds)
+    denied_domains: tuple[tuple[str, str], ...] = ()
     #: ``network.allowPrivateHosts``: exact ``host`` / ``host:port`` entries the proxy may
     #: reach on a loopback, private, link-local or own address (never a wildcard).
     allow_private_hosts: tuple[str, ...] = ()

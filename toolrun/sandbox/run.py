@@ -64,7 +64,10 @@ async def run_bash(
     if settings.allowed_domains is not None:
         path = str(folders().control / f"proxy-{os.getpid()}-{next(_numbers)}.sock")
         domains = DomainPolicy.of(
-            settings.allowed_domains, policy.denied_domains, settings.allow_private_hosts
+            settings.allowed_domains,
+            policy.denied_domains,
+            settings.allow_private_hosts,
+            settings.denied_domains,
         )
         proxy = DomainProxy(path, domains)
     plan = held_placeholders.hold(plan)
