@@ -326,8 +326,11 @@ def _check_network(loaded: _Loaded, problems: list[Problem]) -> None:
         probe = host.removeprefix("*.").replace("*", "x")
         odd = any(c in host for c in "/@?#") or (":" in host and not host.startswith("["))
         if odd or url_host(f"http://{probe}/").name is None:
-            found.append(("deniedDomains", i, f"{entry!r} is not a domain, wildcard or IP "
-                          "literal (with an optional :port): it would deny nothing"))
+            why = (
+                f"{entry!r} is not a domain, wildcard or IP literal (with an optional :port): "
+                "it would deny nothing"
+            )
+            found.append(("deniedDomains", i, why))
     for key, i, message in found:
         if message is not None:
             where = ("sandbox", "network", key, i)
