@@ -252,3 +252,13 @@ def test_end_conversation_needs_no_permission_and_monitor_asks(tmp_path: Path) -
         )
     }
     assert decided == {"EndConversation": "allow", "Monitor": "ask", "Workflow": "deny"}
+
+
+@pytest.mark.parametrize(("tool", "code"), [("EndConversation", 0), ("CronList", 0), ("Monitor", 5)])
+def test_explain_permission_takes_claude_codes_own_tools(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, code: int
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["explain-permission", tool, '{"command": "x"}'])
+    assert result.exit_code == code, result.output
+    assert f"call:       {tool} " in result.stdout

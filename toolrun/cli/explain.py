@@ -177,6 +177,10 @@ def explain_permission(
         nonlocal registry
         if name in BUILTIN_TOOLS or name.startswith("mcp__"):
             return
+        from toolrun.permissions.claude_tools import claude_tool
+
+        if claude_tool(name) is not None:  # decided as Claude Code decides it (TodoWrite, ...)
+            return
         from toolrun.tools.registry import default_registry
 
         registry = default_registry()
