@@ -98,6 +98,10 @@ class ExecReport:
     tally: Tally = field(default_factory=Tally)
     #: records of the sessions replayed that were skipped (located)
     warnings: tuple[Problem, ...] = ()
+    #: the config files read, as shown (``sources:``), highest precedence first
+    sources: tuple[str, ...] = ()
+    #: the config's warnings (shown on stderr as the config loads; in the JSON report too)
+    config_warnings: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -181,6 +185,8 @@ def execute(
         output_error=session.output_error,
         unread_lines=session.unread_lines,
         journal_error=session.journal_error,
+        sources=config.sources(),
+        config_warnings=config.warnings,
         tally=session.tally,
         warnings=tuple(session.input_warnings),
     )
