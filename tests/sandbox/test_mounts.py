@@ -39,7 +39,11 @@ def test_protected_entries_are_read_only_and_their_git_folder_pinned(tmp_path: P
     for name in (".git/hooks", ".git/config", ".envrc", ".claude"):
         assert f"{ws}/{name}" in plan.read_only
     # Missing configuration files a later run would load: made for the call, read-only.
-    assert plan.placeholders == (f"{ws}/toolrun.yaml/", f"{ws}/toolrun.yml/", f"{ws}/.mcp.json/")
+    assert plan.placeholders == (
+        f"{ws}/toolrun.yaml/", f"{ws}/toolrun.yml/", f"{ws}/.mcp.json/", f"{ws}/.vscode/",
+        f"{ws}/.idea/", f"{ws}/.gitmodules/", f"{ws}/.ripgreprc/", f"{ws}/.git/info/",
+        f"{ws}/.git/commondir", f"{ws}/.git/config.worktree",
+    )
 
 
 def test_placeholders_last_the_run_and_shadow_no_configuration(tmp_path: Path) -> None:
