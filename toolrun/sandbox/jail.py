@@ -76,6 +76,8 @@ SHARED_NET = tuple(n for n in NAMESPACES if n != "--unshare-net")
 PLACES = {"read-only": "read-only jail", "workspace": "workspace jail",
           "masks": "masks-only jail"}
 KINDS = tuple(PLACES)
+#: The read-only jail binds nothing writable (a frozen plan: one shared default).
+NO_MOUNTS = MountPlan()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +110,7 @@ class JailPlan:
     #: The walk stopped at :data:`WALK_LIMIT`: paths deeper in may be unmasked.
     truncated: bool = False
     #: The writable kinds: the roots bound writable and what stays read-only in them.
-    mounts: MountPlan = MountPlan()
+    mounts: MountPlan = NO_MOUNTS
 
     @property
     def place(self) -> str:
