@@ -167,11 +167,11 @@ def test_the_configuration_surface_cannot_be_written_or_created(
 
 GIT_ESCAPES = [
     # a planted config the next git status outside would load, and whose fsmonitor it runs
-    ("mkdir -p planted && printf '[core]\\n\\tfsmonitor = touch ../pwned\\n' > planted/config"
-     " && echo $PWD/planted > .git/commondir", R3),
+    (("mkdir -p planted && printf '[core]\\n\\tfsmonitor = touch ../pwned\\n' > planted/config"
+     " && echo $PWD/planted > .git/commondir"), R3),
     ("git config core.fsmonitor 'touch ../pwned'", "Claude Code advisory"),
-    ("printf '#!/bin/sh\\ntouch ../pwned\\n' > .git/hooks/post-checkout"
-     " && chmod +x .git/hooks/post-checkout", SRT),
+    (("printf '#!/bin/sh\\ntouch ../pwned\\n' > .git/hooks/post-checkout"
+     " && chmod +x .git/hooks/post-checkout"), SRT),
     ("printf '[core]\\n\\tfsmonitor = touch ../pwned\\n' >> .git/config", HAND),
 ]
 
