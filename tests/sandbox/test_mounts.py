@@ -154,3 +154,19 @@ def test_the_sandbox_keeps_the_configuration_surface(ws: Path, target: str) -> N
     after = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*"))
     assert [p for p in after if p not in before and not p.startswith(".toolrun")] == \
         ["toolrun.yaml"]
+
+
+def test_a_hooks_path_in_the_users_git_config_is_held_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``core.hooksPath = .githooks`` in ``~/.gitconfig`` (or the XDG one) runs the hooks of
+    every repository's ``.githooks``: one a command could create there."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    write(home / ".gitconfig", "[core]\n\thooksPath = .githooks\n")
+    write(home / "xdg" / "git" / "config", "[core]\n\thookspath = tools/hooks\n")
+    write(ws / ".git" / "config", "[core]\n")
+    (ws / "tools").mkdir()
+    plan = plan_mounts(roots=[str(ws)])
+    assert f"{ws}/.githooks/" in plan.placeholders and f"{ws}/tools/hooks/" in plan.placeholders

@@ -31,7 +31,9 @@ Three kinds, one design (a side process inside bubblewrap, one jail per kind per
 - ``masks`` (what bypassPermissions allows, outside the user's sandbox): a jail of its own
   rather than the workspace jail widened, because bypass asked for the machine as it is:
   the whole filesystem writable (``/dev`` the host's), the network and Unix sockets as
-  configured (no namespace, no filter), the user's TMPDIR. Only the rules are kept, as in
+  configured (no namespace, no filter), the user's TMPDIR; what a jail cannot give back
+  is new privileges (``sudo`` fails) and other PID namespaces' processes (``kill`` of a
+  process the call did not start). Only the rules are kept, as in
   every jail: Read-denied paths masked; Edit-denied paths, the configuration surface of
   every root and the protected entries of ``$HOME`` that exist (rc files, ``.ssh``)
   read-only; toolrun's own folders read-only. It keeps a command's reading of a secret or

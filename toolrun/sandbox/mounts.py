@@ -232,19 +232,23 @@ def _guard(
 
 
 def _hooks_path(git: str, root: str) -> list[str]:
-    """``core.hooksPath`` in the repository's config: git runs the hooks found there."""
-    try:
-        with open(posixpath.join(git, "config"), encoding="utf-8", errors="replace") as f:
-            text = f.read(1 << 20)
-    except OSError:
-        return []
+    """``core.hooksPath`` in the repository's config and the user's (``~/.gitconfig``, the
+    XDG one: a relative one there is relative to the worktree): git runs the hooks there."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     paths = []
-    for value in _HOOKS_PATH.findall(text):
-        value = value.strip('"')
-        if value.startswith("~/"):
-            value = os.path.expanduser(value)
-        paths.append(os.path.normpath(posixpath.join(root, value)))
-    return paths
+    for config in (posixpath.join(git, "config"), os.path.expanduser("~/.gitconfig"),
+                   posixpath.join(xdg, "git", "config")):
+        try:
+            with open(config, encoding="utf-8", errors="replace") as f:
+                text = f.read(1 << 20)
+        except OSError:
+            continue
+        for value in _HOOKS_PATH.findall(text):
+            value = value.strip('"')
+            if value.startswith("~/"):
+                value = os.path.expanduser(value)
+            paths.append(os.path.normpath(posixpath.join(root, value)))
+    return list(dict.fromkeys(paths))
 
 
 # ------------------------------------------------------------------ placeholders
