@@ -376,9 +376,9 @@ class _Call(BashSubjects, ToolSubjects):
                                          configured_place(sandboxed))
         if self.mode == "bypassPermissions":
             # the mode is the user's own choice; the rules' masks still hold (#25)
-            jail, where = bypass_runs_in(judge(self.subjects), sandboxed=sandboxed,
-                                         enforce=enforce)
-            return overall, jail, where
+            masks, placed = bypass_runs_in(judge(self.subjects), sandboxed=sandboxed,
+                                           enforce=enforce)
+            return overall, masks, placed
         judgement = judge(self.subjects)
         jail: str | None = None
         if judgement.jail is not None and judgement.ruled is None and enforce != "off":
