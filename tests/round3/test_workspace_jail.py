@@ -28,6 +28,7 @@ import pytest
 
 from tests.round3.scene import DENY_SECRETS, Scene
 from tests.round3.test_jail import SAMPLE, _seen, _sleeping
+from tests.sandbox.conftest import wait_until
 from toolrun.sandbox.availability import probe
 
 pytestmark = pytest.mark.skipif(not probe().ok, reason=f"no jail here: {probe().reason}")
@@ -384,3 +385,35 @@ def test_a_writable_jail_is_made_again_when_a_call_changed_its_masks(
     assert not (scene.ws / ".husky" / "pre-commit").exists()
     made.ran_outside()  # nothing changed since: the same jail serves on
     assert made.jail(None, "workspace") is first and first.builds == 2
+
+
+def test_a_jail_made_in_the_background_outlives_the_thread_that_made_it(
+    keeper: tuple[Scene, Any], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) follows the *thread* that started
+    it: a jail prestarted from a thread of its own died when that thread ended after
+    bubblewrap was up (seen under load), and its calls ran unjailed. The thread that
+    starts a jail must outlive it."""
+    import threading
+
+    from toolrun.reaper import link
+
+    spawners: list[threading.Thread] = []
+    spawn = os.posix_spawn
+
+    def recording(*args: Any, **kwargs: Any) -> int:
+        spawners.append(threading.current_thread())
+        return spawn(*args, **kwargs)
+
+    monkeypatch.setattr(link.os, "posix_spawn", recording)
+    scene, made = keeper
+    for number, kind in enumerate(("workspace", "masks", "read-only"), 1):
+        made.prestart(None, kind)
+        assert wait_until(lambda n=number: len(spawners) == n)  # started in the background
+        jail = made.jail(None, kind)
+        assert jail is not None
+        first = jail.side.pid
+        assert first and spawners[-1] is not threading.current_thread()
+        spawners[-1].join(timeout=1.0)  # (a thread of its own has ended by then)
+        assert spawners[-1].is_alive(), kind
+        assert _on(jail, "echo $$", scene.ws).strip() and jail.side.pid == first, kind

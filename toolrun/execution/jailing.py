@@ -22,6 +22,7 @@ Bash call in that kind of jail, whatever the decision said.
 from __future__ import annotations
 
 import os
+import queue
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -143,7 +144,7 @@ class JailKeeper:
             if jail is not None:
                 jail.side.prestart()
 
-        threading.Thread(target=make, name=f"toolrun-jail-{kind}", daemon=True).start()
+        _starter.submit(make)
 
     def close(self) -> None:
         """The run is over: end its jails (a later call makes new ones)."""
@@ -208,6 +209,41 @@ class JailKeeper:
             output += ("" if not output or output.endswith("\n") else "\n")
             output += "".join(f"[jail] {note}\n" for note in notes)
         return replace(outcome, output=output, metadata={**outcome.metadata, "jail": info})
+
+
+class _Starter:
+    """The one thread that makes jails in the background, for the whole process.
+
+    bubblewrap's ``--die-with-parent`` is ``PR_SET_PDEATHSIG``, which follows the *thread*
+    that started it: a jail spawned from a thread that then ends is killed at once (when
+    that thread outlived bubblewrap's start, which a busy GIL makes likely). So jails are
+    never started from a thread of their own, only from this one, which lives as long as
+    toolrun does.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, work: Callable[[], None]) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="toolrun-jails",
+                                                daemon=True)
+                self._thread.start()
+        self._queue.put(work)
+
+    def _serve(self) -> None:
+        while True:
+            work = self._queue.get()
+            try:
+                work()
+            except Exception:  # noqa: BLE001, S110 - the call that needs the jail makes it again
+                pass
+
+
+_starter = _Starter()
 
 
 def _to_stderr(text: str) -> None:
