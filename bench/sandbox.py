@@ -126,3 +126,54 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def workspace_jail_rows(calls: int = 300, repeat: int = 3) -> list[str]:
+    """What a call in each jail (#25) adds over the same call unjailed (``--enforce off``),
+    end to end through `toolrun exec`, the runs alternating; the rows, also printed.
+
+    Run:  .venv/bin/python -c 'from bench.sandbox import workspace_jail_rows as w; w()'
+
+    ``echo line-N > out.txt`` in acceptEdits is a workspace file command (the workspace
+    jail); ``echo line-N`` under bypassPermissions runs in the masks-only jail, and in the
+    default mode in the read-only jail. Budget: 1 ms (the read-only jail's, design §8).
+    """
+    cases = [  # (jail, mode, command)
+        ("workspace", "acceptEdits", "echo line-{i} > out.txt"),
+        ("masks-only", "bypassPermissions", "echo line-{i}"),
+        ("read-only", "default", "echo line-{i}"),
+    ]
+    rows = [f"{calls} Bash calls, one at a time, {repeat} runs each way: median call"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for jail, mode, command in cases:
+            config = f"toolrun:\n  maxCallsPerTurn: {calls}\npermissions:\n  defaultMode: {mode}\n"
+            ws, plan = workspace(Path(tmp), jail, config, calls)
+            plan.write_text(json.dumps({"calls": [
+                {"tool": "Bash", "input": {"command": command.format(i=i)}} for i in range(calls)
+            ]}))
+            durations: dict[str, list[float]] = {"on": [], "off": []}
+            for _ in range(repeat):
+                for way in ("on", "off"):
+                    extra = [] if way == "on" else ["--enforce", "off"]
+                    durations[way].extend(_jail_run(ws, plan, extra, jail))
+            on, off = statistics.median(durations["on"]), statistics.median(durations["off"])
+            rows.append(f"  {jail} jail: {on:.2f} ms, unjailed {off:.2f} ms, "
+                        f"added {on - off:.2f} ms")
+    for row in rows:
+        print(row)
+    return rows
+
+
+def _jail_run(ws: Path, plan: Path, extra: list[str], jail: str) -> list[float]:
+    proc = subprocess.run(
+        [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl",
+         "--max-concurrency", "1", "--no-journal", *extra],
+        cwd=ws, capture_output=True, text=True, check=False,
+    )
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    jailed = [r for r in results if (r.get("metadata") or {}).get("jail", {}).get("enforced")]
+    if proc.returncode != 0 or any(r["status"] != "ok" for r in results) or (
+        not extra and len(jailed) != len(results)
+    ):
+        raise SystemExit(f"toolrun exec ({jail} jail) failed: {proc.stderr[-2000:]}")
+    return [float(r["duration_ms"]) for r in results]

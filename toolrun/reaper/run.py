@@ -58,7 +58,8 @@ async def run_command(
 
     inner = dict(env)
     where = jail_folders()
-    inner["TMPDIR"] = str(where.tmp)
+    if jail.private_tmp:
+        inner["TMPDIR"] = str(where.tmp)
     outside = inner.get("TOOLRUN_CWD_FILE")
     inside = str(where.cwd / os.path.basename(outside)) if outside else None
     if inside is not None:
