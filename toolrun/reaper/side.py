@@ -69,6 +69,7 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
 HEADER = 8
 #: How many environments are held between calls (most runs use one).
 ENV_SLOTS = 8
@@ -126,9 +127,12 @@ class Output:
 
 
 class Reaper:
-    def __init__(self, control: socket.socket) -> None:
+    def __init__(self, control: socket.socket, keep: frozenset[int] = frozenset()) -> None:
         self.control = control
         self.me = os.getpid()
+        #: Children that are not commands and never leftovers (the sandbox's network
+        #: bridge, forked before this process was exec'd in its place).
+        self.keep = keep
         self.calls: dict[int, Call] = {}  # by pid
         self.numbered: dict[int, Call] = {}  # by toolrun's number, until toolrun is done
         self.inbox = bytearray()  # the start of a request not yet complete
@@ -447,7 +451,7 @@ class Reaper:
         running = {p for p, call in self.calls.items() if call.status is None and not call.ended}
         left = set()
         for pid in self.children():
-            if pid in running:
+            if pid in running or pid in self.keep:
                 continue
             ids = _group_and_session(pid)
             if ids is not None and not running.isdisjoint(ids):
@@ -572,6 +576,7 @@ def _signal(pidfd: int, sig: int) -> None:
 
 def main() -> None:
     fd = int(sys.argv[1])
+    keep = frozenset(int(pid) for pid in sys.argv[2:])
     # posix_spawn passed on whatever toolrun inherited without close-on-exec (a CI
     # runner's descriptors, say); this process spawns with posix_spawn too, so it must
     # not hold them, or every command would.
@@ -582,7 +587,13 @@ def main() -> None:
     # Not Linux: orphans go to init and only process groups are killed; the rest works.
     with contextlib.suppress(AttributeError, OSError):
         prctl(PR_SET_CHILD_SUBREAPER, 1)
-    Reaper(control).serve()
+    # Not dumpable: inside a sandbox or jail its commands run as the same user, and must
+    # not read its memory or /proc/PID/environ (toolrun's whole environment, hidden
+    # variables too) nor write its memory (its socket to toolrun). exec makes each
+    # command dumpable again.
+    with contextlib.suppress(AttributeError, OSError):
+        prctl(PR_SET_DUMPABLE, 0)
+    Reaper(control, keep).serve()
 
 
 if __name__ == "__main__":

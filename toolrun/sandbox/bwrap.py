@@ -1,11 +1,12 @@
-"""The ``bwrap`` command line for one sandboxed call (a pure function of its plan).
+"""The ``bwrap`` command line of the user's sandbox (a pure function of its plan).
 
 The whole filesystem is visible read-only; the writable roots are bound over
 it, then the protections, then the unreadable paths (an empty directory or an
 empty file with mode 000: the command runs without capabilities, so not even
-root reads them). The call gets its own PID namespace, whose first process is the command: every
-process it started ends with it, however it detached; no network namespace access at all
-(a loopback device only); and no capabilities.
+root reads them). The sandbox gets its own PID namespace, whose first process is the
+reaper side process that starts every sandboxed command of the run
+(:mod:`toolrun.sandbox.session`): every process ends with it, however it detached; no
+network namespace access at all (a loopback device only); and no capabilities.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ NAMESPACES = (
     "--unshare-ipc",
     "--unshare-net",
     "--die-with-parent",
-    # PID 1 is our shim (see pid_1_shim), under the filter: bwrap's own init would be
-    # a process without it whose memory the command could write through /proc/1/mem.
+    # PID 1 is our own process (the side process, or the bridge that becomes it), under
+    # the filter: bwrap's own init would be a process without it whose memory the
+    # command could write through /proc/1/mem.
     "--as-pid-1",
     "--cap-drop",
     "ALL",
@@ -42,6 +44,7 @@ class Folders:
 
     control: Path  # proxy sockets, the seccomp program, the unreadable stand-ins
     tmp: Path  # the sandboxes' private temporary folder (writable, TMPDIR)
+    cwd: Path  # the Bash working-directory probes (bound writable, read back with care)
 
     @property
     def unreadable_file(self) -> str:
@@ -53,11 +56,13 @@ def folders() -> Folders:
     control = Path(tempfile.mkdtemp(prefix="toolrun-sandbox-"))
     tmp = control / "tmp"
     tmp.mkdir()
+    cwd = control / "cwd"
+    cwd.mkdir(mode=0o700)
     stand_in = control / "unreadable"
     stand_in.touch()
     stand_in.chmod(0)
     atexit.register(shutil.rmtree, control, ignore_errors=True)
-    return Folders(control, tmp)
+    return Folders(control, tmp, cwd)
 
 
 def bwrap_argv(
@@ -69,9 +74,13 @@ def bwrap_argv(
     unreadable_file: str,
     bind_files: Sequence[str] = (),
     seccomp_fd: int | None = None,
+    clear_env: bool = False,
 ) -> list[str]:
-    """``bwrap ... -- command``: ``bind_files`` are writable single files (the cwd probe)."""
+    """``bwrap ... -- command``: ``bind_files`` are writable single paths (the cwd probes);
+    ``clear_env``: ``command`` starts with an empty environment."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if clear_env:
+        argv.append("--clearenv")
     # A fresh proc leaves the sysctls writable to uid 0 (core_pattern runs a program
     # as root on the host): they are read-only like the rest.
     # (/dev/shm needs no mount of its own: --dev's /dev is a private tmpfs.)
