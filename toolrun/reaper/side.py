@@ -1,7 +1,8 @@
 """The reaper side process: it starts every Bash and hook command and kills what they leave.
 
-toolrun starts it once (``python -I -S side.py FD``, where FD is its end of the control
-socket) and asks it for each command. It uses the standard library only and imports nothing
+toolrun starts it once (``python -I -S side.py FD [PID...]``, where FD is its end of the
+control socket; the PIDs are children that are no command's leftovers: the network bridge
+of the user's sandbox, which forks it and then becomes it) and asks it for each command. It uses the standard library only and imports nothing
 from toolrun, so that it starts without site-packages in about 20 ms (``exec`` starts it
 while it loads the plans).
 
