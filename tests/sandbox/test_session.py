@@ -4,6 +4,7 @@ and the sandbox is made again only when what it binds changed (#25 point 5, #31)
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -242,3 +243,61 @@ async def test_the_bridge_forwarder_is_no_leftover(ws: Path) -> None:
     assert "403" in listed.output
     assert "[sandbox] connection blocked by the sandbox: evil.test" in listed.output
 
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[0] in ("Z", "X")
+
+
+async def test_a_sandbox_started_from_a_thread_that_ends_lives_on(ws: Path) -> None:
+    # A parent-death signal comes when the starting *thread* ends: the sandbox must not
+    # depend on the thread its first call ran in (another event loop, a worker thread).
+    ctx = context(ws)
+    got: list[ToolOutput] = []
+    thread = threading.Thread(target=lambda: got.append(anyio.run(run, ctx, NAMESPACE)))
+    thread.start()
+    thread.join()  # (a thread of its own: anyio's worker threads stay for the next job)
+    first = got[0]
+    side = session(ctx).side
+    assert side is not None and side.pid > 0
+    wait_until(lambda: _zombie(side.pid), timeout=1.0)  # (what a signal would do)
+    assert not _zombie(side.pid)
+    second = await run(ctx, NAMESPACE)
+    assert second.output == first.output
+    assert session(ctx).builds == 1
+
+
+async def test_a_jail_made_in_a_background_thread_lives_on(tmp_path: Path) -> None:
+    # What the executor does: the read-only jail is made in a thread while the turn is
+    # decided (toolrun.execution.jailing.JailKeeper.prestart), and that thread ends.
+    from tests.sandbox.conftest import AVAILABLE
+    from toolrun.reaper import jail as jails
+    from toolrun.reaper.jail import Jail
+    from toolrun.reaper.run import run_command
+    from toolrun.sandbox.jail import JailPlan
+
+    assert AVAILABLE.bwrap is not None
+    jail = Jail(AVAILABLE.bwrap, JailPlan())
+    try:
+        thread = threading.Thread(target=jail.side.prestart)
+        thread.start()
+        thread.join()
+        pid = jail.side.pid
+        wait_until(lambda: _zombie(pid), timeout=1.0)
+        assert not _zombie(pid)
+        out: list[bytes] = []
+        token = jails.current.set(jail)
+        try:
+            code = await run_command(["/bin/sh", "-c", NAMESPACE], cwd=tmp_path,
+                                     env=dict(os.environ), time_limit=30, stdout=out.append)
+        finally:
+            jails.current.reset(token)
+        assert code == 0
+        assert b"".join(out).decode().strip() != os.readlink("/proc/self/ns/pid")
+        assert jail.side.pid == pid  # the jail made in the thread ran it
+    finally:
+        jail.close()

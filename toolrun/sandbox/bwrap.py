@@ -23,12 +23,14 @@ from pathlib import Path
 from toolrun.sandbox.mounts import MountPlan
 
 # No UTS or cgroup namespace: without capabilities a command can change neither, and
-# each namespace costs the call time.
+# each namespace costs the call time. No --die-with-parent: its signal comes when the
+# *thread* that started bubblewrap ends (a jail made in a background thread was killed
+# about one time in five); the side process inside ends the sandbox when toolrun is gone
+# (the end of its control socket), even after SIGKILL.
 NAMESPACES = (
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-net",
-    "--die-with-parent",
     # PID 1 is our own process (the side process, or the bridge that becomes it), under
     # the filter: bwrap's own init would be a process without it whose memory the
     # command could write through /proc/1/mem.
