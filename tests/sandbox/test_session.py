@@ -301,3 +301,23 @@ async def test_a_jail_made_in_a_background_thread_lives_on(tmp_path: Path) -> No
         assert jail.side.pid == pid  # the jail made in the thread ran it
     finally:
         jail.close()
+
+
+@needs_curl
+def test_a_call_that_kills_the_network_bridge_breaks_no_later_call(ws: Path) -> None:
+    # The forwarder is a process of the shared sandbox: a command can kill it. The sandbox
+    # then ends, and the next call gets a new one, bridge and all.
+    config = SANDBOX_ON + "  network:\n    allowedDomains: [api.test]\n"
+    calls = [
+        bash(NAMESPACE),
+        bash("for p in /proc/[0-9]*; do grep -q 'Seccomp:.0' $p/status 2>/dev/null && "
+             "kill -9 ${p#/proc/}; done; sleep 1; echo survived"),
+        bash(f"curl -sS http://evil.test/ 2>&1; {NAMESPACE}"),
+        bash("curl -sS https://other.test/ 2>&1; echo"),
+    ]
+    results, done = exec_plan(ws, config, calls)
+    assert len(results) == 4, done.stderr
+    after = str(results[2]["output"])
+    assert "connection blocked by the sandbox: evil.test is not in" in after
+    assert str(results[0]["output"]).strip() not in after
+    assert "connection blocked by the sandbox: other.test" in str(results[3]["output"])

@@ -134,6 +134,8 @@ class Reaper:
         #: Children that are not commands and never leftovers (the sandbox's network
         #: bridge, forked before this process was exec'd in its place).
         self.keep = keep
+        #: One of them ended (a command killed the bridge): this sandbox is done for.
+        self.broken = False
         self.calls: dict[int, Call] = {}  # by pid
         self.numbered: dict[int, Call] = {}  # by toolrun's number, until toolrun is done
         self.inbox = bytearray()  # the start of a request not yet complete
@@ -185,6 +187,10 @@ class Reaper:
                         return
                     self.reap()
             self.flush()
+            if self.broken:  # toolrun starts a new sandbox (and bridge) for the next call
+                self.calls.clear()
+                self.sweep()
+                return
 
     def answer(self, call: Call | int, text: bytes) -> None:
         number = call.number if isinstance(call, Call) else call
@@ -425,6 +431,7 @@ class Reaper:
                 break
             call = self.calls.get(pid)
             if call is None:
+                self.broken = self.broken or pid in self.keep
                 continue
             call.status = status
             if call.ended:  # toolrun let go of it (abandoned): nothing to tell
