@@ -27,7 +27,7 @@ import os
 import stat
 import threading
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -248,8 +248,3 @@ def _end(key: int) -> None:
     if found is not None:
         found.close()
 
-
-def sessions() -> Sequence[SandboxSession]:
-    """The sessions alive now (for tests and benches)."""
-    with _sessions_lock:
-        return list(_sessions.values())
