@@ -105,18 +105,6 @@ def bwrap_argv(
     return argv
 
 
-# PID 1 of a namespace ignores the signals it has no handler for, even SIGKILL from
-# inside: the shell (`kill -KILL $$`) must not be PID 1. The shim runs it as a child
-# and exits with its status (128+N for signal N). Its own stderr goes to /dev/null so
-# that it never reports the child's death ("Killed"); --posix: it reads no BASH_ENV.
-_SHIM = 'exec 9>&2 2>/dev/null; "$@" 2>&9 9>&-; exit $?'
-
-
-def pid_1_shim(argv: Sequence[str]) -> list[str]:
-    """``bash -c COMMAND`` wrapped so that the shell is not PID 1 of the namespace."""
-    return [argv[0], "--posix", "-c", _SHIM, "toolrun-sandbox", *argv]
-
-
 def seccomp_program_fd(program: bytes) -> int:
     """A pipe's read end holding the filter (bwrap reads it before the command starts)."""
     read_end, write_end = os.pipe()
