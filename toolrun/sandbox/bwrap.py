@@ -16,6 +16,7 @@ import functools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,8 +54,19 @@ class Folders:
         return str(self.control / "unreadable")
 
 
-@functools.cache
+_folders_lock = threading.Lock()
+
+
 def folders() -> Folders:
+    """The process's folders, made on first use. Under a lock: the read-only jail is made
+    in a thread of its own while the loop's thread may ask too, and two callers of a bare
+    ``functools.cache`` may each make (and keep using) folders of their own."""
+    with _folders_lock:
+        return _folders()
+
+
+@functools.cache
+def _folders() -> Folders:
     control = Path(tempfile.mkdtemp(prefix="toolrun-sandbox-"))
     tmp = control / "tmp"
     tmp.mkdir()
