@@ -188,3 +188,26 @@ def test_the_masks_only_jail_writes_everywhere_but_keeps_the_rules(tmp_path: Pat
     assert "--unshare-net" not in argv and "--unshare-pid" in argv
     assert ["--ro-bind", "/own", "/own"] == argv[argv.index("/own") - 1: argv.index("/own") + 2]
     assert "--tmpfs" not in argv  # the user's own TMPDIR, as configured
+
+
+def test_the_jail_folders_are_one_pair_whatever_threads_ask_at_once() -> None:
+    # a jail is made in a thread of its own while the loop's thread asks too: two pairs of
+    # folders would bind one into the jail and have the cwd probe write to the other
+    import threading
+
+    from toolrun.sandbox import jail as jail_module
+
+    jail_module._jail_folders.cache_clear()
+    start = threading.Barrier(8)
+    got: list[object] = []
+
+    def ask() -> None:
+        start.wait()
+        got.append(jail_module.jail_folders())
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(g) for g in got}) == 1

@@ -50,6 +50,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -92,8 +93,19 @@ class JailFolders:
     cwd: Path
 
 
-@functools.cache
+_folders_lock = threading.Lock()
+
+
 def jail_folders() -> JailFolders:
+    """The process's jail folders, made once. Under a lock: jails are made in a thread of
+    their own while the loop's thread may ask too, and two callers of a bare cache could
+    each make folders, one bound into the jail and the other written by the cwd probe."""
+    with _folders_lock:
+        return _jail_folders()
+
+
+@functools.cache
+def _jail_folders() -> JailFolders:
     base = Path(tempfile.mkdtemp(prefix="toolrun-jail-"))
     tmp, cwd = base / "tmp", base / "cwd"
     tmp.mkdir()
