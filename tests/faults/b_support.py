@@ -32,8 +32,21 @@ class Ended:
         return [r["status"] for r in self.results]
 
 
-def toolrun(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """``python -m toolrun ARGS`` in ``ws`` (a process group of its own, as a shell job)."""
+def toolrun(
+    ws: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    address_space: int | None = None,
+) -> subprocess.Popen[bytes]:
+    """``python -m toolrun ARGS`` in ``ws`` (a process group of its own, as a shell job);
+    ``address_space``: its RLIMIT_AS in bytes (``ulimit -v``)."""
+
+    def limit() -> None:  # in the child, before exec
+        import resource
+
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
     return subprocess.Popen(
         [sys.executable, "-m", "toolrun", *args],
         cwd=ws,
@@ -42,6 +55,7 @@ def toolrun(ws: Path, *args: str, env: dict[str, str] | None = None) -> subproce
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=limit if address_space is not None else None,  # noqa: PLW1509
     )
 
 
@@ -58,9 +72,23 @@ def finish(proc: subprocess.Popen[bytes], since: float) -> Ended:
     return Ended(proc.returncode, results, err.decode(errors="replace"), seconds)
 
 
-def run(ws: Path, *args: str, env: dict[str, str] | None = None) -> Ended:
+def run(
+    ws: Path, *args: str, env: dict[str, str] | None = None, address_space: int | None = None
+) -> Ended:
     started = time.monotonic()
-    return finish(toolrun(ws, *args, env=env), started)
+    return finish(toolrun(ws, *args, env=env, address_space=address_space), started)
+
+
+def without_ripgrep(folder: Path) -> dict[str, str]:
+    """An environment whose PATH has every program of /usr/bin but ``rg`` (linked into
+    ``folder``): Grep then uses its Python engine."""
+    folder.mkdir(exist_ok=True)
+    for name in os.listdir("/usr/bin"):
+        if name != "rg":
+            (folder / name).symlink_to(f"/usr/bin/{name}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRUN_")}
+    env["PATH"] = str(folder)
+    return env
 
 
 def signalled(
