@@ -176,3 +176,11 @@ def test_a_4_gb_sparse_file_in_a_folder_is_skipped_as_binary(tmp_path: Path) -> 
                 env=without_ripgrep(tmp_path / "bin"), address_space=ADDRESS_SPACE)
     assert ended.statuses() == ["ok", "ok"], ended.stderr
     assert ended.results[0]["output"] == str(tmp_path / "src" / "small.txt")
+
+
+def test_a_dry_run_diff_of_an_edit_to_a_fifo_ends(tmp_path: Path) -> None:
+    _plan(tmp_path, _fifo_edit(tmp_path))
+    ended = run(tmp_path, "exec", "plan.json", "--dry-run", "--diff", "--format", "text")
+    assert ended.code == 0, ended.stderr
+    assert ended.seconds < BOUND_S
+    assert not nothing_left(tmp_path)
