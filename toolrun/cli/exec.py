@@ -101,7 +101,7 @@ def exec_(
     written to the end), 3 invalid input (a plan or config: nothing ran; with
     `-`: a bad line), 4 a call was denied, 5 a call needed approval, 130
     interrupted (Ctrl-C, SIGTERM, or stdout closed; a second Ctrl-C exits at
-    once).
+    once), 129 interrupted by SIGHUP (its terminal closed).
 
     Text that is not valid UTF-8 (a directory's name, a program's output) is
     printed and journalled escaped: `\\xNN` for a program's bytes, `\\udcXX`
