@@ -63,10 +63,17 @@ def test_check_decides_mcp_calls_without_running_them(runner: CliRunner, ws: Pat
     assert not (ws / "n.txt").exists()
 
 
-def test_a_server_that_cannot_start_is_a_config_error(runner: CliRunner, ws: Path) -> None:
-    (ws / "toolrun.yaml").write_text("mcpServers:\n  gone: {command: /no/such/server}\n")
-    (ws / "plan.yaml").write_text("calls:\n  - {tool: LS, input: {path: .}}\n")
-    result = runner.invoke(main, ["exec", "plan.yaml"])
-    assert result.exit_code == 3
-    assert "MCP server 'gone' could not be started" in result.stderr
-    assert not (ws / ".toolrun").exists()
+def test_a_server_that_cannot_start_fails_only_its_calls(runner: CliRunner, ws: Path) -> None:
+    (ws / "toolrun.yaml").write_text(
+        "permissions:\n  allow: [LS, mcp__gone]\nmcpServers:\n  gone: {command: /no/such/server}\n"
+    )
+    (ws / "plan.yaml").write_text(
+        "calls:\n  - {tool: LS, input: {path: .}}\n  - {tool: mcp__gone__look, input: {}}\n"
+    )
+    result = runner.invoke(main, ["exec", "plan.yaml", "--format", "jsonl"])
+    ls, gone = (json.loads(line) for line in result.stdout.splitlines())
+    assert ls["status"] == "ok"
+    assert gone["status"] == "error"
+    assert "toolrun.yaml:4:3: MCP server 'gone' could not be started" in gone["error"]
+    assert "MCP server 'gone' could not be started" in result.stderr  # a warning too
+    assert result.exit_code == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from toolrun.config import load_config
-from toolrun.errors import ConfigError, PlanError, ToolError
+from toolrun.errors import PlanError, ToolError
 from toolrun.execution.decide import EngineDecider
 from toolrun.execution.executor import ExecSettings, Executor
 from toolrun.execution.partition import partition
@@ -25,12 +26,12 @@ from toolrun.plan import load_plan
 from toolrun.tools import ToolContext, ToolKind, ToolRegistry, default_registry
 from toolrun.tools.mcp import (
     McpServers,
-    McpStartupError,
     McpTool,
     list_mcp_tools,
     register_mcp_tools,
     start_mcp_tools,
 )
+from toolrun.tools.mcp.tools import UnavailableTool
 
 from .conftest import Servers, wait_dead
 
@@ -176,18 +177,22 @@ async def test_startup_failures_name_the_server_and_its_config_source(
     )
     config = load_config(workspace=workspace)
     registry = default_registry(plugins=False)
-    before = len(registry)
-    with pytest.raises(McpStartupError) as info:
-        async with start_mcp_tools(config, registry):
-            pytest.fail("must not start")
+    async with start_mcp_tools(config, registry) as running:  # the good one starts
+        assert registry.source_of("mcp__good__echo") == "mcp:good"
+        failures = running.failures
+        stand_in = registry.get("mcp__broken__anything")
+        assert isinstance(stand_in, UnavailableTool)
+        with pytest.raises(ToolError) as info:  # a call of it fails with why
+            await stand_in.run(stand_in.input_model(x=1), None)  # type: ignore[arg-type]
+    assert str(info.value) == failures["broken"]
     text = (workspace / "toolrun.yaml").read_text().splitlines()
     where = {
         name: f"{workspace / 'toolrun.yaml'}:{text.index(f'  {name}:') + 1}:3"
         for name in ("broken", "web", "chatty")
     }
-    stderr_line = str(info.value).splitlines()[-1].removeprefix("  server: initialize ")
+    stderr_line = failures["chatty"].splitlines()[-1].removeprefix("  server: initialize ")
     assert json.loads(stderr_line)["clientInfo"]["name"] == "toolrun"
-    assert str(info.value).splitlines() == [
+    assert [line for name in ("broken", "web", "chatty") for line in failures[name].splitlines()] == [
         (
             f"{where['broken']}: MCP server 'broken' could not be started: closed the connection "
             "(it exited or crashed); its stderr ends with:"
@@ -200,29 +205,25 @@ async def test_startup_failures_name_the_server_and_its_config_source(
         ),
         "  server: initialize " + stderr_line,
     ]
-    assert isinstance(info.value, ConfigError) and len(info.value.failures) == 3
-    assert info.value.exit_code == 3  # nothing of a plan has run yet: a config problem
-    assert len(registry) == before  # nothing registered
+    assert "good" not in failures
+    assert registry.get("mcp__good__nothing") is None  # a server that runs has its own tools
     assert wait_dead(servers.pids(), 2) == []
 
 
 @pytest.mark.anyio
 async def test_a_missing_variable_is_a_startup_error(workspace: Path) -> None:
-    with pytest.raises(McpStartupError, match=r"MCP server 's' uses \$\{NOT_SET_ANYWHERE\}"):
-        async with McpServers({"s": {"command": "${NOT_SET_ANYWHERE}"}}, workspace):
-            pass
+    async with McpServers({"s": {"command": "${NOT_SET_ANYWHERE}"}}, workspace) as running:
+        assert re.search(r"MCP server 's' uses \$\{NOT_SET_ANYWHERE\}", running.failures["s"])
 
 
 @pytest.mark.anyio
 async def test_a_server_that_hangs_at_startup_is_cut_off(servers: Servers, workspace: Path) -> None:
-    with pytest.raises(
-        McpStartupError,
-        match="'slowpoke' could not be started: did not answer initialize within 0.3 s",
-    ):
-        async with McpServers(
-            {"slowpoke": servers.config("--mode", "silent")}, workspace, startup_timeout=0.3
-        ):
-            pass
+    async with McpServers(
+        {"slowpoke": servers.config("--mode", "silent")}, workspace, startup_timeout=0.3
+    ) as running:
+        assert "'slowpoke' could not be started: did not answer initialize within 0.3 s" in (
+            running.failures["slowpoke"]
+        )
 
 
 @pytest.mark.anyio
@@ -276,9 +277,9 @@ async def test_odd_tools_are_handled(servers: Servers, workspace: Path) -> None:
 def test_validate_and_check_get_detached_tools(servers: Servers, workspace: Path) -> None:
     write_config(workspace, {"t": servers.config()})
     config = load_config(workspace=workspace)
-    tools, warnings = list_mcp_tools(config)
+    tools, warnings, failures = list_mcp_tools(config)
     assert {t.name for t in tools} >= {"mcp__t__echo", "mcp__t__write_note"}
-    assert all(t.client is None for t in tools) and warnings == []
+    assert all(t.client is None for t in tools) and warnings == [] and failures == {}
     assert wait_dead(servers.pids(), 2) == []
     registry = default_registry(plugins=False)
     assert register_mcp_tools(config, registry) == []
@@ -287,7 +288,7 @@ def test_validate_and_check_get_detached_tools(servers: Servers, workspace: Path
     plan.write_text("calls:\n  - {tool: mcp__t__add, input: {a: 1, b: two}}\n")
     with pytest.raises(PlanError, match="calls\\[0\\].input.b: expected number, got string"):
         load_plan(plan, registry)
-    assert list_mcp_tools(load_config(workspace=workspace / "..")) == ([], [])
+    assert list_mcp_tools(load_config(workspace=workspace / "..")) == ([], [], {})
 
 
 @pytest.mark.anyio

@@ -7,7 +7,7 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -112,7 +112,7 @@ def exec_(
     written to the end), 3 invalid input (a plan or config: nothing ran; with
     `-`: a bad line), 4 a call was denied, 5 a call needed approval, 130
     interrupted (Ctrl-C, SIGTERM, or stdout closed; a second Ctrl-C exits at
-    once).
+    once), 129 interrupted by SIGHUP (its terminal closed).
 
     Text that is not valid UTF-8 (a directory's name, a program's output) is
     printed and journalled escaped: `\\xNN` for a program's bytes, `\\udcXX`
@@ -192,15 +192,15 @@ def exec_(
         on_plans=on_plans,
         on_flush=sys.stdout.flush,
     )
-    progress.clear()
+    with contextlib.suppress(OSError):  # (stderr's terminal may have closed)
+        progress.clear()
     for warning in report.warnings:  # records of a session that were skipped
-        click.echo(f"toolrun: warning: {warning}", err=True)
+        _say(f"toolrun: warning: {warning}")
     if report.output_error is not None:
         _silence_stdout()
-        click.echo(
+        _say(
             f"toolrun: {report.output_error}; the calls after it were interrupted"
-            + (f"; every result is in {report.journal_path}" if report.journal_path else ""),
-            err=True,
+            + (f"; every result is in {report.journal_path}" if report.journal_path else "")
         )
     else:
         try:
@@ -209,7 +209,10 @@ def exec_(
             _silence_stdout()
     code = report.exit_code
     if show_diff and fmt in ("text", "table") and report.output_error is None:
-        _print_diffs(report, workspace, dry_run=dry_run)
+        try:
+            _print_diffs(report, workspace, dry_run=dry_run)
+        except OSError:
+            _silence_stdout()
     if output is not None:
         results = report.all_results
         if output.suffix == ".jsonl":
@@ -220,14 +223,14 @@ def exec_(
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, errors="backslashreplace")
         except OSError as exc:  # the run is over and journalled: say so, and fail
-            click.echo(f"toolrun: cannot write {output}: {exc.strerror or exc}", err=True)
+            _say(f"toolrun: cannot write {output}: {exc.strerror or exc}")
             code = ExitCode.combine((report.exit_code, ExitCode.FAILED))
     if report.journal_error is not None:
-        click.echo(f"toolrun: {report.journal_error}", err=True)
+        _say(f"toolrun: {report.journal_error}")
     elif report.journal_path is not None and fmt in ("table", "text"):
-        click.echo(f"journal: {report.journal_path}", err=True)
+        _say(f"journal: {report.journal_path}")
     if fmt in ("table", "text", "github"):
-        click.echo(sources_line(report.sources), err=True)
+        _say(sources_line(report.sources))
     return int(code)
 
 
@@ -306,10 +309,23 @@ def _print_diffs(report: ExecReport, workspace: Path, *, dry_run: bool) -> None:
 def _silence_stdout() -> None:
     """After stdout failed (closed by `head`): nothing more goes there, and the flush
     at exit does not fail with a traceback either."""
+    _silence(sys.stdout)
+
+
+def _silence(stream: TextIO) -> None:
     with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
+
+
+def _say(text: str) -> None:
+    """A line on stderr; once stderr fails (its terminal closed: EIO), nothing more goes
+    there, and the run's exit code stands (the journal has everything)."""
+    try:
+        click.echo(text, err=True)
+    except OSError:
+        _silence(sys.stderr)
 
 
 async def _prompt(call: Call, decision: CallDecision) -> AskAnswer:

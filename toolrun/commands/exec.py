@@ -36,6 +36,15 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 GC_YOUNG_THRESHOLD = 10_000  # allocations between young collections during a run
+#: The signals that interrupt a run (SIGHUP: its terminal closed).
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _interrupts() -> tuple[signal.Signals, ...]:
+    """INTERRUPTS, less SIGHUP when it is ignored: under ``nohup`` the run goes on."""
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        return tuple(s for s in INTERRUPTS if s != signal.SIGHUP)
+    return INTERRUPTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +103,8 @@ class ExecReport:
     journal_error: str | None = None
 
     unread_lines: int = 0  # `exec -`: lines read from stdin that never became calls
+    #: the interrupt was SIGHUP (the terminal closed): exit 129 rather than 130
+    hangup: bool = False
     #: every result counted, kept or not (ExecRequest.keep_results)
     tally: Tally = field(default_factory=Tally)
     #: records of the sessions replayed that were skipped (located)
@@ -109,7 +120,7 @@ class ExecReport:
         if not self.tally.counts:  # a report made without a tally: from its results
             codes.update(c for c in map(_code_of, self.all_results) if c is not None)
         if self.interrupted:
-            codes.add(ExitCode.INTERRUPTED)
+            codes.add(ExitCode.HANGUP if self.hangup else ExitCode.INTERRUPTED)
         if self.journal_error is not None:
             codes.add(ExitCode.FAILED)
         return ExitCode.combine(codes)
@@ -189,6 +200,7 @@ def execute(
         config_warnings=config.warnings,
         tally=session.tally,
         warnings=tuple(session.input_warnings),
+        hangup=session.hangup,
     )
 
 
@@ -226,6 +238,7 @@ class _Session:
         self.stdin_calls: StdinCalls | None = None
         self.started = 0.0
         self.interrupt_requested = False
+        self.hangup = False  # the first interrupt was SIGHUP
         self.unread_lines = 0
         self.tally = Tally()
         self.on_flush: FlushSink | None = None
@@ -388,19 +401,20 @@ class _Session:
                 self.unread_lines = self.stdin_calls.unread
             self.journal.write(self._end_record(forced=True))
         _kill_child_groups()
-        os._exit(int(ExitCode.INTERRUPTED))
+        os._exit(int(ExitCode.HANGUP if self.hangup else ExitCode.INTERRUPTED))
 
     async def _with_signals(self, work: Awaitable[T]) -> T:
-        """Ctrl-C (and SIGTERM) interrupt the run instead of tearing the loop down, so
-        every call that was read gets its result and the journal is complete; a second
-        one exits at once."""
+        """Ctrl-C, SIGTERM and SIGHUP (the terminal closed) interrupt the run instead of
+        tearing the loop down, so every call that was read gets its result and the
+        journal is complete; a second one exits at once."""
 
         async def watch(*, task_status: anyio.abc.TaskStatus[None]) -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            with anyio.open_signal_receiver(*_interrupts()) as signals:
                 task_status.started()
-                async for _ in signals:
+                async for received in signals:
                     if self.interrupt_requested:
                         self._exit_now()
+                    self.hangup = received == signal.SIGHUP
                     self._interrupt()
 
         try:

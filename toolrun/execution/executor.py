@@ -507,7 +507,13 @@ class Executor:
                 state.out.put(self._result(state, call, approved, status, error=approved.reason))
         if self.settings.dry_run:
             for call, decision in allowed:
-                state.out.put(self._result(state, call, decision, Status.SKIPPED))
+                # a tool that cannot run (its MCP server did not start) would fail: say so
+                unavailable = getattr(self.registry.get(call.tool), "unavailable", None)
+                if isinstance(unavailable, str):
+                    state.out.put(self._result(state, call, decision, Status.ERROR,
+                                               error=unavailable, aborted_before_launch=True))
+                else:
+                    state.out.put(self._result(state, call, decision, Status.SKIPPED))
             return
         if not allowed:
             return

@@ -29,6 +29,7 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Registered] = {}
         self._lazy: dict[str, tuple[Callable[[], Tool[Any]], str]] = {}
+        self._families: list[tuple[str, Callable[[str], Tool[Any]], str]] = []
 
     def register(self, tool: Tool[Any], *, source: str = "builtin", replace: bool = False) -> None:
         self._claim(tool.name, replace)
@@ -41,6 +42,14 @@ class ToolRegistry:
         self._claim(name, replace=False)
         self._lazy[name] = (factory, source)
 
+    def register_family(
+        self, prefix: str, factory: Callable[[str], Tool[Any]], *, source: str
+    ) -> None:
+        """Every name starting with ``prefix`` not otherwise registered is the tool
+        ``factory(name)`` (made when asked for): the tools of an MCP server that could
+        not be started, whose names are not known, each failing with why."""
+        self._families.append((prefix, factory, source))
+
     def _claim(self, name: str, replace: bool) -> None:
         if name in self and not replace:
             raise ValueError(f"tool {name!r} is already registered by {self.source_of(name)}")
@@ -50,6 +59,10 @@ class ToolRegistry:
         entry = self._tools.get(name)
         if entry is None and name in self._lazy:
             entry = self._make(name)
+        if entry is None and self._families:
+            family = next((f for f in self._families if name.startswith(f[0])), None)
+            if family is not None:
+                entry = self._tools.setdefault(name, Registered(family[1](name), family[2]))
         return entry.tool if entry is not None else None
 
     def _make(self, name: str) -> Registered:

@@ -167,6 +167,17 @@ def require_file(target: Target) -> None:
         raise ToolError(f"{target.path} does not exist")
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_regular(st: os.stat_result) -> str | None:
+    """What a file that is not a regular one is (``a FIFO``...); None for a regular file."""
+    if stat.S_ISREG(st.st_mode):
+        return None
+    return next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+
+
 def read_text(target: Target) -> TextFile:
     """The UTF-8 text of ``target``, for tools that change it."""
     require_file(target)
@@ -174,14 +185,20 @@ def read_text(target: Target) -> TextFile:
     folder = target.open_folder(create=False)
     try:
         try:
-            fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         dir_fd=folder)
+            # O_NONBLOCK: a FIFO must not wait for a writer (in a thread nobody abandons)
+            fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+                         | os.O_NONBLOCK, dir_fd=folder)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise target.changed(f"{target.real} is now a symlink") from None
             raise
     finally:
         os.close(folder)
+    kind = not_regular(os.fstat(fd))
+    if kind is not None:
+        os.close(fd)
+        raise ToolError(f"{target.path} is not a regular file ({kind})")
+    os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as f:
         data = f.read()
     try:

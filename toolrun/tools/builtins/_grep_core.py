@@ -48,10 +48,12 @@ Hits = dict[str, dict[int, Line]]
 
 
 class Found(NamedTuple):
-    """What a back end found: the hits it may show, and how many files it kept hidden."""
+    """What a back end found: the hits it may show, how many files it kept hidden, and
+    how many lines (multiline: files) were searched in their first part only."""
 
     hits: Hits
     hidden: int = 0
+    cut: int = 0
 
 
 def drop_hidden(hits: Hits, searched: Iterable[str], hide: Hide) -> Found:

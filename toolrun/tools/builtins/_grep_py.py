@@ -9,17 +9,21 @@ files; symlinks are not followed; files with a NUL byte are skipped unless named
 directly. Not emulated: the global gitignore and ``.git/info/exclude`` (ripgrep
 runs without them too), and ripgrep's binary detection in the middle of a big
 file. Regexes are Python's ``re``; ripgrep's own syntax agrees on the common part.
+
+The walk is here; the reading and matching is :mod:`_grep_scan`'s, in a process of its
+own when the tool runs (:func:`search_apart`).
 """
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
+from toolrun.errors import ToolError
 from toolrun.tools.builtins._grep_core import (
     FILE_TYPES,
     Found,
@@ -27,7 +31,6 @@ from toolrun.tools.builtins._grep_core import (
     Line,
     Query,
     invalid_regex,
-    split_lines,
     unknown_type,
 )
 from toolrun.tools.builtins._hidden import Hide
@@ -142,65 +145,104 @@ def _compile(query: Query) -> re.Pattern[str]:
         raise invalid_regex(query.pattern, str(e)) from None
 
 
-def search(query: Query, hide: Hide | None = None) -> Found:
-    """The hits; files ``hide`` covers are counted, not read."""
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """The files a search reads: the walk's, less those ``hide`` covers (``hidden``)."""
+
+    paths: list[str]
+    hidden: int
+    explicit: bool  # the root is a file, named directly (searched even if binary)
+
+
+def listing(query: Query, hide: Hide | None = None) -> Listing:
+    """The files to search (blocking: the walk reads folders and ignore files)."""
     if query.file_type is not None and query.file_type not in FILE_TYPES:
         raise unknown_type(query.file_type)
-    regex = _compile(query)
+    _compile(query)  # an invalid pattern is an error before anything is read
     root = query.root
     if query.root_is_dir:
-        keep = _Filter(query, root)
-        paths = _walk(root, _ancestors(root), keep)
+        walked: Iterator[str] = _walk(root, _ancestors(root), _Filter(query, root))
         explicit = False
     else:
-        paths, explicit = iter([root]), True
-    hits: Hits = {}
+        walked, explicit = iter([root]), True
+    paths: list[str] = []
     hidden = 0
-    for path in paths:
+    for path in walked:
         if hide is not None and hide(path):
-            hidden += 1
+            hidden += 1  # counted, never read
             continue
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if not explicit and b"\0" in data:
-            continue
-        found = _search_text(regex, data.decode("utf-8-sig", "replace"), query)
+        paths.append(path)
+    return Listing(paths, hidden, explicit)
+
+
+def request(query: Query, files: Listing) -> dict[str, Any]:
+    """What :mod:`_grep_scan` is asked to search."""
+    return {
+        "pattern": query.pattern,
+        "ignore_case": query.ignore_case,
+        "multiline": query.multiline,
+        "before": query.before,
+        "after": query.after,
+        "first_match_only": query.first_match_only,
+        "explicit": files.explicit,
+        "paths": files.paths,
+    }
+
+
+def search(query: Query, hide: Hide | None = None) -> Found:
+    """The hits, searched in this process (blocking; the tool searches in a process of
+    its own, :func:`search_apart`); files ``hide`` covers are counted, not read."""
+    from toolrun.tools.builtins._grep_scan import Scan
+
+    files = listing(query, hide)
+    scan = Scan(request(query, files))
+    hits: Hits = {}
+    for path in files.paths:
+        found = scan.file(path)
         if found:
-            hits[path] = found
-    return Found(hits, hidden)
+            hits[path] = {n: Line(text, hit) for n, (text, hit) in found.items()}
+    return Found(hits, files.hidden, scan.cut)
 
 
-def _search_text(regex: re.Pattern[str], text: str, query: Query) -> dict[int, Line]:
-    lines = split_lines(text)
-    matched = _multiline_matches(regex, text) if query.multiline else _line_matches(regex, lines)
-    if query.first_match_only:
-        matched = matched[:1]
-    found = {n: Line(lines[n - 1], True) for n in matched}
-    if matched and (query.before or query.after):
-        for n in matched:
-            for c in range(max(1, n - query.before), min(len(lines), n + query.after) + 1):
-                if c not in found:
-                    found[c] = Line(lines[c - 1], False)
-    return found
+#: How long the matching process may run when the call sets no timeout (its timeout,
+#: Ctrl-C and SIGTERM end it sooner).
+SCAN_LIMIT_S = 24 * 3600.0
 
 
-def _line_matches(regex: re.Pattern[str], lines: list[str]) -> list[int]:
-    return [n for n, line in enumerate(lines, start=1) if regex.search(line)]
+async def search_apart(query: Query, hide: Hide | None = None) -> Found:
+    """:func:`search` with the walk in a thread a cancel abandons and the matching in a
+    process of its own, which the call's timeout, Ctrl-C and toolrun's end kill: a
+    catastrophic pattern holds that process's GIL, not toolrun's."""
+    import json
+    import sys
+    from functools import partial
+    from pathlib import Path
 
+    from toolrun.reaper.run import run_command
+    from toolrun.tools.builtins._blocking import run_blocking
 
-def _multiline_matches(regex: re.Pattern[str], text: str) -> list[int]:
-    """Every line that a match touches (1-based, sorted)."""
-    if not text:
-        return []
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    touched: set[int] = set()
-    for m in regex.finditer(text):
-        if m.start() == len(text) and text.endswith("\n"):
-            continue  # the empty "line" after the final newline is not a line
-        first = bisect.bisect_right(starts, m.start())
-        last = bisect.bisect_right(starts, m.end() - 1) if m.end() > m.start() else first
-        touched.update(range(first, last + 1))
-    return sorted(touched)
+    files = await run_blocking(partial(listing, query, hide))
+    if not files.paths:
+        return Found({}, files.hidden)
+    out, err = bytearray(), bytearray()
+    script = str(Path(__file__).with_name("_grep_scan.py"))
+    code = await run_command(
+        [sys.executable or "python3", "-I", "-S", script],
+        cwd=os.path.dirname(files.paths[0]) or "/",
+        env={"PATH": os.environ.get("PATH", os.defpath)},
+        time_limit=SCAN_LIMIT_S,
+        stdout=out.extend,
+        stderr=err.extend,
+        stdin=json.dumps(request(query, files)).encode(),
+    )
+    lines = bytes(out).splitlines()
+    if code != 0 or not lines or not lines[-1].startswith(b'{"cut"'):
+        why = bytes(err).decode("utf-8", "replace").strip().splitlines()[-1:] or [
+            f"exit status {code}"
+        ]
+        raise ToolError(f"the Python Grep engine failed: {why[0]}")
+    hits: Hits = {}
+    for raw in lines[:-1]:
+        path, found = json.loads(raw)
+        hits[path] = {n: Line(text, hit) for n, text, hit in found}
+    return Found(hits, files.hidden, int(json.loads(lines[-1])["cut"]))

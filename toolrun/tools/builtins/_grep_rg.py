@@ -1,4 +1,8 @@
-"""Grep with ripgrep: run ``rg --json`` and collect the lines it reports."""
+"""Grep with ripgrep: run ``rg --json`` and collect the lines it reports.
+
+rg runs under toolrun's reaper (:mod:`toolrun.reaper.run`), like Bash: the call's timeout
+and Ctrl-C stop it, and it never outlives toolrun (kill -9 included).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,6 @@ import json
 import os
 from functools import partial
 from typing import Any
-
-import anyio
-import anyio.to_thread
 
 from toolrun.errors import ToolError
 from toolrun.tools.builtins._grep_core import (
@@ -71,26 +72,43 @@ async def search(rg: str, query: Query, hide: Hide | None = None) -> Found:
     hits = await _search(rg, query, cwd)
     if hide is None:
         return Found(hits)
-    listed = await anyio.run_process(files_command(rg, query), cwd=cwd, check=False)
+    _, listed, _ = await _rg(files_command(rg, query), cwd)
     # Whatever it could list (an unreadable folder makes it fail, like the search).
-    searched = [os.fsdecode(p) for p in listed.stdout.split(b"\0") if p]
-    return await anyio.to_thread.run_sync(
-        partial(drop_hidden, hits, searched, hide), abandon_on_cancel=True
-    )
+    searched = [os.fsdecode(p) for p in listed.split(b"\0") if p]
+    from toolrun.tools.builtins._blocking import run_blocking
+
+    return await run_blocking(partial(drop_hidden, hits, searched, hide))
+
+
+#: How long rg may run when the call sets no timeout (its timeout and Ctrl-C end it sooner).
+RG_LIMIT_S = 24 * 3600.0
+
+
+async def _rg(argv: list[str], cwd: str) -> tuple[int, bytes, bytes]:
+    """Run rg to its end: its exit status, stdout and stderr."""
+    from toolrun.reaper.run import run_command
+
+    out, err = bytearray(), bytearray()
+    try:
+        code = await run_command(argv, cwd=cwd, env=os.environ, time_limit=RG_LIMIT_S,
+                                 stdout=out.extend, stderr=err.extend)
+    except OSError as exc:
+        raise ToolError(f"ripgrep could not be started: {exc.strerror or exc}") from None
+    return (code if code is not None else -1), bytes(out), bytes(err)
 
 
 async def _search(rg: str, query: Query, cwd: str) -> Hits:
-    result = await anyio.run_process(command(rg, query), cwd=cwd, check=False)
-    if result.returncode not in (0, 1):
-        stderr = result.stderr.decode("utf-8", "replace").strip()
+    code, stdout, stderr_bytes = await _rg(command(rg, query), cwd)
+    if code not in (0, 1):
+        stderr = stderr_bytes.decode("utf-8", "replace").strip()
         if "regex parse error" in stderr or "error parsing regex" in stderr:
             raise invalid_regex(query.pattern, stderr)
         if "unrecognized file type" in stderr and query.file_type is not None:
             raise unknown_type(query.file_type)
-        if not result.stdout:
+        if not stdout:
             raise ToolError(f"ripgrep failed: {stderr}")
         # Otherwise some files could not be read: keep what was found, as rg does.
-    return parse(result.stdout)
+    return parse(stdout)
 
 
 def parse(output: bytes) -> Hits:

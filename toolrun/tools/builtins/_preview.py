@@ -72,6 +72,11 @@ class Preview:
         if path in self.files:
             return self.files[path]
         try:
+            from toolrun.tools.builtins._files import not_regular
+
+            kind = not_regular(path.stat())
+            if kind is not None:  # a FIFO would never end the read
+                raise ToolError(f"{path}: cannot read it for a diff (it is {kind})")
             return path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None

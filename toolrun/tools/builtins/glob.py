@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import anyio.to_thread
-
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
+from toolrun.tools.builtins._blocking import run_blocking
 from toolrun.tools.builtins._hidden import Hide, hider, with_note
 from toolrun.tools.inputs import InputSpec, Params, optional, pydantic_models, string
 
@@ -50,9 +49,7 @@ class GlobTool(BaseTool[GlobParams]):
         root = _root(input, ctx)
         base, relative = _split(root, input.pattern, ctx)
         hide = hider(ctx, root, base)
-        return await anyio.to_thread.run_sync(
-            partial(_glob, root, input.pattern, hide, (base, relative))
-        )
+        return await run_blocking(partial(_glob, root, input.pattern, hide, (base, relative)))
 
 
 def _root(input: GlobParams, ctx: ToolContext) -> Path:

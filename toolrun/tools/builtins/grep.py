@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-
-import anyio.to_thread
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins import _grep_py, _grep_rg
+from toolrun.tools.builtins._files import not_regular
 from toolrun.tools.builtins._grep_core import OutputMode, Query, check_pattern, format_hits
+from toolrun.tools.builtins._grep_scan import MAX_TEXT_BYTES
 from toolrun.tools.builtins._hidden import hider, with_note
 from toolrun.tools.inputs import (
     FieldSpec,
@@ -105,11 +104,9 @@ class GrepTool(BaseTool[GrepParams]):
         hide = hider(ctx, root)
         rg = shutil.which("rg") if self.use_ripgrep else None
         if rg is not None:
-            hits, hidden = await _grep_rg.search(rg, query, hide)
+            hits, hidden, cut = await _grep_rg.search(rg, query, hide)
         else:
-            hits, hidden = await anyio.to_thread.run_sync(
-                partial(_grep_py.search, query, hide), abandon_on_cancel=True
-            )
+            hits, hidden, cut = await _grep_py.search_apart(query, hide)
         text, total = format_hits(
             hits,
             input.output_mode,
@@ -117,6 +114,10 @@ class GrepTool(BaseTool[GrepParams]):
             context=bool(query.before or query.after),
             head_limit=input.head_limit,
         )
+        if cut:
+            text += (f"\n[{cut} {'file' if query.multiline else 'line'}{'s' if cut > 1 else ''}"
+                     f" longer than {MAX_TEXT_BYTES >> 20} MiB searched in"
+                     f" {'its' if cut == 1 else 'their'} first {MAX_TEXT_BYTES >> 20} MiB only]")
         return ToolOutput(
             with_note(text, hidden),
             metadata={
@@ -125,6 +126,7 @@ class GrepTool(BaseTool[GrepParams]):
                 "lines": total,
                 "truncated": bool(input.head_limit) and total > (input.head_limit or 0),
                 "hidden": hidden,
+                **({"cut": cut} if cut else {}),
                 "engine": "ripgrep" if rg is not None else "python",
             },
         )
@@ -138,7 +140,12 @@ def _check_root(root: Path) -> bool:
     """Whether the search root is a folder; a clear error when it does not exist."""
     if not root.exists():
         raise ToolError(f"{root} does not exist")
-    return root.is_dir()
+    if root.is_dir():
+        return True
+    kind = not_regular(root.stat())
+    if kind is not None:  # a FIFO, a device: a read may never end
+        raise ToolError(f"{root} is not a regular file ({kind}); Grep searches files")
+    return False
 
 
 def _pick(specific: int | None, both: int | None) -> int:

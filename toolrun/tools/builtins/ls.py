@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import anyio.to_thread
-
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
+from toolrun.tools.builtins._blocking import run_blocking
 from toolrun.tools.builtins._hidden import Hide, hider, note
 from toolrun.tools.inputs import InputSpec, Params, items, pydantic_models, string
 
@@ -48,7 +47,7 @@ class LSTool(BaseTool[LSParams]):
     async def run(self, input: LSParams, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(input.path)
         hide = hider(ctx, path)
-        return await anyio.to_thread.run_sync(partial(_list, path, tuple(input.ignore), hide))
+        return await run_blocking(partial(_list, path, tuple(input.ignore), hide))
 
 
 def _list(path: Path, ignore: tuple[str, ...], hide: Hide | None = None) -> ToolOutput:

@@ -8,11 +8,15 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import anyio.to_thread
-
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
-from toolrun.tools.builtins._files import TargetChangedError, decided_real, opened_elsewhere
+from toolrun.tools.builtins._blocking import run_blocking
+from toolrun.tools.builtins._files import (
+    TargetChangedError,
+    decided_real,
+    not_regular,
+    opened_elsewhere,
+)
 from toolrun.tools.inputs import InputSpec, Params, integer, optional, pydantic_models, string
 
 DEFAULT_LIMIT = 2000
@@ -67,7 +71,8 @@ class ReadTool(BaseTool[ReadParams]):
         small = _read_small(path, start, limit, decided)
         if small is not None:
             return small
-        return await anyio.to_thread.run_sync(_read, Path(path), start, limit, decided)
+        # A slow or huge file: in a thread that the call's timeout and Ctrl-C abandon.
+        return await run_blocking(partial(_read, Path(path), start, limit, decided))
 
     def run_now(self, input: ReadParams, ctx: ToolContext) -> ToolOutput | None:
         """:meth:`run` for a file read at once (a small regular one), without a coroutine;
@@ -150,9 +155,19 @@ def _read(path: Path, start: int, limit: int, decided: str | None = None) -> Too
     if path.is_dir():
         raise ToolError(f"{path} is a directory, use LS to list it")
     try:
-        f = path.open("rb")
+        # O_NONBLOCK: a FIFO opens without waiting for a writer, and is refused below
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         raise ToolError(f"{path} does not exist") from None
+    try:
+        kind = not_regular(os.fstat(fd))
+        if kind is not None:  # a FIFO, a device, a socket: a read may never end
+            raise ToolError(f"{path} is not a regular file ({kind}); Read reads files only")
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
     out: list[str] = []
     truncated_lines = 0
     more = False

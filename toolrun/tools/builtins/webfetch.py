@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -13,16 +15,21 @@ from email.message import Message
 from functools import partial
 from typing import IO, Any
 
-import anyio.to_thread
-
 import toolrun
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
+from toolrun.tools.builtins._blocking import run_blocking
 from toolrun.tools.builtins._capture import store_whole
 from toolrun.tools.builtins._html import html_to_markdown
 from toolrun.tools.inputs import InputSpec, Params, optional, pydantic_models, string
 
+#: The longest wait for one read (or the connection) before the fetch fails.
 TIMEOUT_S = 30.0
+#: The longest a whole fetch may take, however the server trickles (the call's own
+#: ``timeout`` ends it sooner).
+DEADLINE_S = 120.0
+#: Bytes read at a time: the deadline is looked at between reads.
+CHUNK_BYTES = 65536
 MAX_BYTES = 5 * 1024 * 1024
 MAX_CHARS = 100_000
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript")
@@ -59,9 +66,11 @@ class WebFetchTool(BaseTool[WebFetchParams]):
             raise ToolError(
                 f"unsupported URL scheme {scheme!r} in {input.url}; WebFetch fetches http(s) URLs"
             )
-        page = await anyio.to_thread.run_sync(
-            partial(fetch, input.url, TIMEOUT_S, ctx.private_hosts), abandon_on_cancel=True
-        )
+        job = Fetch(input.url, TIMEOUT_S, ctx.private_hosts)
+        try:
+            page = await run_blocking(job.run)
+        finally:
+            job.abort()  # cancelled (timeout, Ctrl-C): its sockets shut, its thread ends
         meta = {
             "url": page.url,
             "status": page.status,
@@ -155,7 +164,10 @@ def guarded_connection(
     return connect
 
 
-def _handlers(private_hosts: frozenset[str]) -> list[urllib.request.BaseHandler]:
+def _handlers(
+    private_hosts: frozenset[str], opened: Callable[[socket.socket], None] | None = None
+) -> list[urllib.request.BaseHandler]:
+    """``opened`` gets each connection's socket once connected (TLS wrapped, for https)."""
     connect = guarded_connection(private_hosts)
 
     class _HTTP(http.client.HTTPConnection):
@@ -163,10 +175,20 @@ def _handlers(private_hosts: frozenset[str]) -> list[urllib.request.BaseHandler]
             super().__init__(*args, **kwargs)
             self._create_connection = connect
 
+        def connect(self) -> None:
+            super().connect()
+            if opened is not None:
+                opened(self.sock)
+
     class _HTTPS(http.client.HTTPSConnection):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._create_connection = connect
+
+        def connect(self) -> None:
+            super().connect()
+            if opened is not None:
+                opened(self.sock)
 
     class _HTTPHandler(urllib.request.HTTPHandler):
         def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
@@ -181,37 +203,126 @@ def _handlers(private_hosts: frozenset[str]) -> list[urllib.request.BaseHandler]
             _SameHostRedirects()]
 
 
-def fetch(url: str, timeout: float, private_hosts: frozenset[str] = frozenset()) -> Page:
-    """GET ``url`` (blocking). Expected failures are :class:`ToolError`."""
-    opener = urllib.request.build_opener(*_handlers(private_hosts))
-    request = urllib.request.Request(
-        url,
-        headers={
-            "User-Agent": f"toolrun/{toolrun.__version__}",
-            "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.1",
-        },
-    )
-    try:
-        with opener.open(request, timeout=timeout) as response:
-            data = response.read(MAX_BYTES + 1)
-            return _page(response.geturl(), response.status, response.headers, data)
-    except _CrossHostRedirect as e:
-        return Page(url, 0, "", 0, "", redirect=e.url)
-    except urllib.error.HTTPError as e:
-        e.close()
-        raise ToolError(f"HTTP {e.code} {e.reason} for {url}") from None
-    except urllib.error.URLError as e:
-        from toolrun.permissions.addresses import AddressRefused
+def fetch(
+    url: str,
+    timeout: float,
+    private_hosts: frozenset[str] = frozenset(),
+    deadline: float = DEADLINE_S,
+) -> Page:
+    """GET ``url`` (blocking), within ``deadline`` seconds in all. Expected failures are
+    :class:`ToolError`."""
+    return Fetch(url, timeout, private_hosts, deadline).run()
 
-        if isinstance(e.reason, AddressRefused):
-            raise ToolError(f"cannot fetch {url}: {e.reason}") from None
-        if isinstance(e.reason, TimeoutError):
+
+class Fetch:
+    """One GET, which :meth:`abort` (from any thread) or its deadline ends at once.
+
+    The per-read socket timeout alone let a server that sends a byte every few seconds
+    hold a fetch for days, and a blocked read cannot be cancelled: both shut the
+    connection's sockets down, which ends the read where it waits.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        timeout: float,
+        private_hosts: frozenset[str] = frozenset(),
+        deadline: float = DEADLINE_S,
+    ) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.private_hosts = private_hosts
+        self.deadline = deadline
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._ended = False  # aborted or past its deadline: every socket is shut
+        self._expired = False
+
+    def _opened(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            ended = self._ended
+        if ended:
+            _shut(sock)
+
+    def abort(self, *, expired: bool = False) -> None:
+        with self._lock:
+            if self._ended:
+                return
+            self._ended, self._expired = True, expired
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def run(self) -> Page:
+        timer = threading.Timer(self.deadline, partial(self.abort, expired=True))
+        timer.daemon = True
+        timer.start()
+        try:
+            page = self._get()
+        except (ToolError, OSError):
+            if self._ended:  # a shut socket fails its read in more ways than one
+                raise self._why_ended() from None
+            raise
+        finally:
+            timer.cancel()
+        if self._ended:  # a shut socket reads as the end: what came is not the page
+            raise self._why_ended()
+        return page
+
+    def _why_ended(self) -> ToolError:
+        if self._expired:
+            return ToolTimeoutError(f"fetching {self.url} took longer than {self.deadline:g} s")
+        return ToolError(f"fetching {self.url} was cancelled")
+
+    def _get(self) -> Page:
+        url, timeout = self.url, self.timeout
+        opener = urllib.request.build_opener(*_handlers(self.private_hosts, self._opened))
+        request = urllib.request.Request(
+            url,
+            headers={
+                "User-Agent": f"toolrun/{toolrun.__version__}",
+                "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.1",
+            },
+        )
+        try:
+            with opener.open(request, timeout=timeout) as response:
+                data = self._read(response)
+                return _page(response.geturl(), response.status, response.headers, data)
+        except _CrossHostRedirect as e:
+            return Page(url, 0, "", 0, "", redirect=e.url)
+        except urllib.error.HTTPError as e:
+            e.close()
+            raise ToolError(f"HTTP {e.code} {e.reason} for {url}") from None
+        except urllib.error.URLError as e:
+            from toolrun.permissions.addresses import AddressRefused
+
+            if isinstance(e.reason, AddressRefused):
+                raise ToolError(f"cannot fetch {url}: {e.reason}") from None
+            if isinstance(e.reason, TimeoutError):
+                raise ToolTimeoutError(f"fetching {url} timed out after {timeout:g} s") from None
+            raise ToolError(f"cannot fetch {url}: {_reason(e.reason)}") from None
+        except TimeoutError:
             raise ToolTimeoutError(f"fetching {url} timed out after {timeout:g} s") from None
-        raise ToolError(f"cannot fetch {url}: {_reason(e.reason)}") from None
-    except TimeoutError:
-        raise ToolTimeoutError(f"fetching {url} timed out after {timeout:g} s") from None
-    except (ConnectionError, http.client.HTTPException) as e:
-        raise ToolError(f"cannot fetch {url}: {_reason(e)}") from None
+        except (ConnectionError, http.client.HTTPException) as e:
+            raise ToolError(f"cannot fetch {url}: {_reason(e)}") from None
+
+    def _read(self, response: http.client.HTTPResponse) -> bytes:
+        """Up to MAX_BYTES + 1 bytes of the body (the deadline's shutdown ends a read)."""
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_BYTES and not self._ended:
+            chunk = response.read1(min(CHUNK_BYTES, MAX_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _reason(reason: Any) -> str:

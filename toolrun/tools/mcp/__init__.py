@@ -30,8 +30,9 @@ synchronous helper outside any event loop::
     warnings = register_mcp_tools(config, registry)    # start, list, stop
 
 which registers detached tools: validated and decided on like any tool, but running
-one raises ToolError. Both raise :class:`McpStartupError` (a ToolError, exit code 1)
-naming each server that could not start and its ``file:line:col`` in the config.
+one raises ToolError. A server that cannot be started fails only the calls that use it:
+every ``mcp__<server>__*`` name stands for a tool whose calls fail with why (naming the
+server's ``file:line:col`` in the config), and a warning says so.
 """
 
 from __future__ import annotations

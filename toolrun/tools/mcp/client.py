@@ -4,11 +4,12 @@ stdio, streamable-HTTP or SSE transport.
 :class:`McpClient` is an async context manager. Entering it starts one task that
 owns the connection (the SDK's transports and session hold task groups, which must
 be left by the task that entered them): for a stdio server the SDK spawns it in its
-own process group (``cwd`` = the workspace, ``env`` = toolrun's environment plus the
-server's ``env``, stderr kept in a file for error messages); for an HTTP server
+own session, started by toolrun's reaper side process so that it never outlives toolrun
+(:mod:`toolrun.tools.mcp.stdio`; ``cwd`` = the workspace, ``env`` = toolrun's
+environment plus the server's ``env``, stderr kept in a file for error messages); for an HTTP server
 (``url``, ``headers``) it connects. Leaving it, or :meth:`McpClient.aclose` from any
-task, ends that task: the session closes and the SDK stops the server (stdin
-closed, a grace period, then its whole process group killed). That runs when the
+task, ends that task: the session closes and the server is stopped (stdin closed, a
+grace period, SIGTERM, then everything under it killed). That runs when the
 caller is cancelled (Ctrl-C) too.
 
 Every failure is an :class:`McpError` (a :class:`toolrun.errors.ToolError`) naming
@@ -286,17 +287,17 @@ class McpClient:
     async def _transport(self) -> AsyncIterator[Any]:
         spec = self.spec
         if spec.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from toolrun.tools.mcp.stdio import reaped_stdio
 
-            params = StdioServerParameters(
-                command=spec.command,
-                args=list(spec.args),
-                env={**os.environ, **spec.env},
-                cwd=self.cwd,
-            )
             assert self._stderr is not None
             try:
-                transport = stdio_client(params, errlog=self._stderr)
+                transport = reaped_stdio(
+                    [spec.command, *spec.args],
+                    cwd=self.cwd,
+                    env={**os.environ, **spec.env},
+                    stderr=self._stderr.fileno(),
+                    grace=self.shutdown_grace,
+                )
                 streams = await transport.__aenter__()
             except (OSError, ValueError) as exc:
                 reason = getattr(exc, "strerror", None) or str(exc)

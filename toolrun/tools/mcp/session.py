@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -18,24 +19,30 @@ from toolrun.tools.mcp.client import (
     McpError,
     ServerSpec,
 )
-from toolrun.tools.mcp.tools import McpTool
+from toolrun.tools.mcp.tools import McpTool, unavailable_family
 
 if TYPE_CHECKING:
     from toolrun.config.models import Config
     from toolrun.tools.registry import ToolRegistry
 
 
+_log = logging.getLogger("toolrun.mcp")
+
+
 class McpListing(NamedTuple):
-    """What :func:`list_mcp_tools` found: detached tools, and warnings about tools left out."""
+    """What :func:`list_mcp_tools` found: detached tools, warnings about tools left out,
+    and why each server that could not be started did not (by name)."""
 
     tools: list[McpTool]
     warnings: list[str]
+    failures: Mapping[str, str] = {}
 
 
 class McpStartupError(ConfigError):
     """One or more configured MCP servers could not be started; one line each.
 
-    A config problem (exit 3): nothing of the plan has run when servers start.
+    A config problem (exit 3). (No longer raised by :class:`McpServers`, where such a
+    server fails only the calls that use it; kept for callers that want it fatal.)
     """
 
     def __init__(self, failures: Sequence[str]) -> None:
@@ -77,9 +84,11 @@ class McpServers:
     the block shuts every server down, also on cancellation and Ctrl-C; the tools stay
     registered but can no longer run.
 
-    Entering raises :class:`McpStartupError` naming each server that could not start
-    and where it was configured (``sources``: name → ``file:line``). Nothing is left
-    running then.
+    A server that could not be started (it does not exist, exits at once, fails the
+    handshake) fails only the calls that use it: ``failures`` says why (name → message
+    naming where it was configured, ``sources``: name → ``file:line``), logged as a
+    warning, and every ``mcp__<server>__*`` name is registered as a tool that fails with
+    that message. Nothing of it is left running.
     """
 
     def __init__(
@@ -103,6 +112,7 @@ class McpServers:
         self.clients: dict[str, McpClient] = {}
         self.tools: list[McpTool] = []
         self.warnings: list[str] = []  # tools left out (duplicate names)
+        self.failures: dict[str, str] = {}  # servers that could not be started: why
         self._stack: contextlib.AsyncExitStack | None = None
 
     @classmethod
@@ -125,8 +135,8 @@ class McpServers:
     async def __aenter__(self) -> Self:
         if self._stack is not None:
             raise RuntimeError("McpServers is already running")
-        self.tools, self.warnings = [], []
-        failures: dict[str, str] = {}
+        self.tools, self.warnings, self.failures = [], [], {}
+        failures = self.failures
         specs: list[ServerSpec] = []
         for name, raw in self.servers.items():
             try:
@@ -156,11 +166,16 @@ class McpServers:
             async with anyio.create_task_group() as tg:
                 for client in self.clients.values():
                     tg.start_soon(handshake, client)
-            if failures:
-                self.clients.clear()
-                raise McpStartupError([failures[n] for n in self.servers if n in failures])
+            failed = [self.clients.pop(n) for n in list(self.clients) if n in failures]
+            if failed:  # stopped now, each with its grace period at once
+                with anyio.CancelScope(shield=True):
+                    async with anyio.create_task_group() as tg:
+                        for client in failed:
+                            tg.start_soon(client.aclose)
             for name in self.servers:
-                for definition in listed.get(name, []):
+                if name in failures:
+                    _log.warning("warning: %s; the calls to its tools fail", failures[name])
+                for definition in listed.get(name, []) if name not in failures else ():
                     self._add(name, definition, self.clients[name])
             if self.registry is not None:
                 self.register(self.registry)
@@ -186,12 +201,14 @@ class McpServers:
 
     def register(self, registry: ToolRegistry) -> None:
         """Add the tools to ``registry`` (source ``mcp:<server>``); a name already taken
-        (by a built-in or a plugin) leaves the MCP tool out, with a warning."""
+        (by a built-in or a plugin) leaves the MCP tool out, with a warning. The tools
+        of a server that could not be started fail with why."""
         for tool in self.tools:
             try:
                 registry.register(tool, source=f"mcp:{tool.server}")
             except ValueError as exc:
                 self.warnings.append(f"MCP server {tool.server!r}: {exc}; left out")
+        register_unavailable(registry, self.failures)
 
     async def __aexit__(
         self,
@@ -224,7 +241,11 @@ async def list_mcp_tools_async(config: Config, **options: Any) -> McpListing:
     if not config.mcp_servers:
         return McpListing([], [])
     async with McpServers.from_config(config, **options) as servers:
-        return McpListing([tool.detached() for tool in servers.tools], list(servers.warnings))
+        return McpListing(
+            [tool.detached() for tool in servers.tools],
+            list(servers.warnings),
+            dict(servers.failures),
+        )
 
 
 def list_mcp_tools(config: Config, **options: Any) -> McpListing:
@@ -239,8 +260,8 @@ def register_mcp_tools(config: Config, registry: ToolRegistry, **options: Any) -
     """For ``validate``, ``check`` and ``tools``: list the servers' tools (start, list,
     stop) and register them, detached, into ``registry`` with source ``mcp:<server>``.
 
-    Returns warnings (tools left out); raises McpStartupError. Call it outside an
-    event loop.
+    Returns warnings (tools left out, servers that could not be started: their calls
+    are decided like any, and fail with why). Call it outside an event loop.
     """
     listing = list_mcp_tools(config, **options)
     warnings = list(listing.warnings)
@@ -249,4 +270,14 @@ def register_mcp_tools(config: Config, registry: ToolRegistry, **options: Any) -
             registry.register(tool, source=f"mcp:{tool.server}")
         except ValueError as exc:
             warnings.append(f"MCP server {tool.server!r}: {exc}; left out")
+    register_unavailable(registry, listing.failures)
+    warnings.extend(listing.failures.values())
     return warnings
+
+
+def register_unavailable(registry: ToolRegistry, failures: Mapping[str, str]) -> None:
+    """Every ``mcp__<server>__*`` of a server that could not be started, as a tool that
+    fails with why (``failures``: name → message)."""
+    for server, reason in failures.items():
+        prefix, factory = unavailable_family(server, reason)
+        registry.register_family(prefix, factory, source=f"mcp:{server}")

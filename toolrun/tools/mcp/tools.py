@@ -339,3 +339,34 @@ class McpTool(BaseTool[McpInput]):
 
     def __repr__(self) -> str:
         return f"<McpTool {self.name} ({'read-only' if self.annotations.read_only else 'execute'})>"
+
+
+class UnavailableTool(BaseTool[McpInput]):
+    """``mcp__<server>__<any>`` of a server that could not be started.
+
+    Its tools are not known: any name of it and any input load, so that the plan runs,
+    and each such call fails alone, with why the server did not start. Decided like any
+    tool that executes something.
+    """
+
+    kind = ToolKind.EXECUTE
+    concurrency: Concurrency = "never"
+
+    def __init__(self, server: str, name: str, reason: str) -> None:
+        self.server = server
+        self.name = name
+        #: why it cannot run (the executor fails a dry-run call with it, too)
+        self.unavailable = reason
+        self.description = f"a tool of MCP server {server!r}, which could not be started"
+        self.input_model = input_model_from_schema(name, None)
+
+    async def run(self, input: McpInput, ctx: ToolContext) -> ToolOutput:
+        raise ToolError(self.unavailable)
+
+    def __repr__(self) -> str:
+        return f"<UnavailableTool {self.name}>"
+
+
+def unavailable_family(server: str, reason: str) -> tuple[str, Callable[[str], BaseTool[Any]]]:
+    """The name prefix of ``server``'s tools and the factory of their stand-ins."""
+    return f"mcp__{normalize_name(server)}__", lambda name: UnavailableTool(server, name, reason)
