@@ -147,8 +147,20 @@ def test_allow_managed_domains_only_keeps_the_managed_lists_only(tmp_path: Path)
         "WebFetch(domain:bad.corp.example)",  # the developer's deny list still counts
     ]
     engine = PermissionEngine(config)
-    assert engine.decide("WebFetch", {"url": "https://evil.example/"}).decision == "ask"
+    # a domain no managed list covers is blocked outright, as Claude Code blocks it: in
+    # every mode, whatever the project allowed (four spellings of the same host)
+    for url in ("https://evil.example/", "http://EVIL.example./x", "https://evil.example:8443/",
+                "https://evil.example/a/b?c=1"):
+        decided = engine.decide("WebFetch", {"url": url})
+        assert decided.decision == "deny", url
+        assert "allowManagedDomainsOnly (" in decided.reason and "managed settings" in decided.reason
+    for mode in ("bypassPermissions", "acceptEdits"):
+        assert engine.decide("WebFetch", {"url": "https://evil.example/"}, mode=mode).decision \
+            == "deny"
     assert engine.decide("WebFetch", {"url": "https://docs.corp.example/"}).decision == "allow"
+    # the managed allowedDomains cover WebFetch too (corp.example: only that exact host)
+    assert engine.decide("WebFetch", {"url": "https://corp.example/"}).decision == "ask"
+    assert engine.decide("WebFetch", {"url": "https://bad.corp.example/"}).decision == "deny"
     assert any(
         w.startswith("allowManagedDomainsOnly (") and "2 WebFetch allow rules from" in w
         for w in config.warnings

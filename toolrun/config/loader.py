@@ -715,7 +715,18 @@ def _merge(
         sandbox=_merge_sandbox(loaded, home, notes),
         files=tuple(Path(i.doc.file) for i in loaded),
         policy_notes=tuple(notes),
+        domains_lock=domains_lock,
+        managed_domains=_managed_domains(managed) if domains_lock is not None else (),
     )
+
+
+def _managed_domains(managed: list[_Loaded]) -> tuple[str, ...]:
+    """The ``sandbox.network.allowedDomains`` of the managed settings files."""
+    found: list[str] = []
+    for item in managed:
+        network = getattr(item.spec.sandbox, "network", None) if item.spec.sandbox else None
+        found.extend(getattr(network, "allowedDomains", None) or ())
+    return tuple(found)
 
 
 def _hooks_off(loaded: list[_Loaded]) -> tuple[SettingSource, bool] | None:

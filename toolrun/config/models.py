@@ -187,6 +187,10 @@ class Config:
     examples: tuple[RuleExample, ...] = ()
     #: what managed settings changed (rules or hooks of other sources not used), to explain
     policy_notes: tuple[str, ...] = ()
+    #: where managed settings set ``sandbox.network.allowManagedDomainsOnly`` (None: not
+    #: set), and their ``allowedDomains``: a WebFetch no managed allow covers is denied
+    domains_lock: SettingSource | None = None
+    managed_domains: tuple[str, ...] = ()
 
     def rules_for(self, behavior: Behavior) -> tuple[PermissionRule, ...]:
         return tuple(r for r in self.rules if r.behavior == behavior)

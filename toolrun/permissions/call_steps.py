@@ -114,6 +114,12 @@ class CallSteps:
             return self._stepped("workspace_read", s, f"{what} is inside the workspace")
         if edit_ok or (inside is True and s.effect == "write"):
             return self._stepped("workspace_write", s, f"{what} changes files in the workspace")
+        if s.kind == "domain" and self.engine.config.domains_lock is not None:
+            lock = self.engine.config.domains_lock
+            if not self.engine.managed_domain(s.host):
+                # Claude Code blocks these outright, without a prompt (settings reference)
+                return Verdict("deny", "rule", "deny_rule", f"allowManagedDomainsOnly ({lock}): "
+                               f"{what} is not allowed by managed settings")
         why = f" ({readonly.reason})" if readonly is not None else ""
         return self._stepped("undecided", s, f"no rule allows {what}{why}")
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from toolrun.config.models import Config, PermissionRule
 from toolrun.errors import ConfigError, Location, Problem
 from toolrun.permissions.decision import Decision, RuleTrace, SubcommandVerdict, TargetVerdict
-from toolrun.permissions.domains import exact_host
+from toolrun.permissions.domains import DomainPattern, exact_host
 from toolrun.permissions.enforce import (
     RunsIn,
     bypass_runs_in,
@@ -134,6 +134,7 @@ class PermissionEngine:
     ) -> None:
         self.config = config
         self.memo = memo
+        self._managed_patterns: tuple[DomainPattern, ...] | None = None
         self._decisions: dict[
             tuple[str, str, str | None, str | None], tuple[tuple[Observation, ...], Decision]
         ] = {}
@@ -264,6 +265,22 @@ class PermissionEngine:
     def registered(self, tool: str) -> Tool[Any] | None:
         """The registry's tool of that name (None: not registered, or no registry)."""
         return self.registry.get(tool) if self.registry is not None else None
+
+    def managed_domain(self, host: str | None) -> bool:
+        """Whether managed settings' ``sandbox.network.allowedDomains`` cover ``host``
+        (under ``allowManagedDomainsOnly`` those and managed WebFetch allow rules are the
+        only domains a WebFetch may reach)."""
+        if host is None:
+            return False
+        patterns = self._managed_patterns
+        if patterns is None:
+            from toolrun.permissions.domains import compile_domain
+
+            patterns = self._managed_patterns = tuple(
+                compile_domain(d.split(":", 1)[0]) for d in self.config.managed_domains
+            )
+        name = host.lower().rstrip(".")
+        return any(p.matches(name) for p in patterns)
 
     def private_hosts(self) -> frozenset[str]:
         """Hosts a ``WebFetch(domain:...)`` allow rule names exactly (no wildcard): WebFetch
