@@ -170,7 +170,9 @@ def test_table_on_a_terminal_lists_turns_and_runs(runner: CliRunner, ws: Path, r
     assert code == 4
     lines = out.splitlines()
     assert lines[0] == "plan.yaml (toolrun): 2 turns, 3 calls in 2 runs (1 concurrent, 1 exclusive)"
-    assert lines[1].split() == ["turn", "run", "#", "id", "tool", "target", "decision", "reason"]
+    assert lines[1].split() == [
+        "turn", "run", "#", "id", "tool", "target", "decision", "runs", "in", "reason"
+    ]
     assert lines[3].split()[:8] == [
         "1",
         "1",

@@ -405,6 +405,8 @@ def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
         if c.origin:
             run += f" · {c.origin}"
+        if c.runs_in:
+            run += f" · {c.runs_in}"
         decision = f"{c.decision:<5}"
         lines.append(
             f"{where}: {paint(decision, c.decision) if paint else decision} {one_line(c.id)} "
@@ -439,6 +441,8 @@ def _verbose_lines(call: CallCheck) -> list[str]:
     by = f"{call.kind} {call.rule}" if call.rule else call.kind
     by += f" ({call.source})" if call.source else ""
     lines = [f"decided: {call.decision} by {by}"]
+    if call.runs_in:
+        lines.append(f"runs in: {call.runs_in} — {call.runs_in_why}")
     lines += [f"hook: {line}" for line in hooks_lines(call.hooks)]
     return ["    " + one_line(line) for line in lines]
 
@@ -457,6 +461,7 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
             "tool": c.tool,
             "target": c.target,
             "decision": f"{c.decision} ({c.kind})",
+            "runs in": c.runs_in or "",
             "reason": c.why(),
         }
         for c in plan.calls
@@ -493,6 +498,7 @@ def _terminal_table(plan: PlanCheck, rows: list[dict[str, str]]) -> str:
         Column("tool", widest("tool")),
         Column("target", widest("target"), flex=True, minimum=12),
         Column("decision", widest("decision")),
+        Column("runs in", widest("runs in"), drop=1),
         Column("reason", 4096, flex=True, minimum=12),
     ]
     table = layout(columns, terminal_width())

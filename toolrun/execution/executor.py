@@ -36,12 +36,14 @@ from toolrun.execution.journal import Journal, stored_outputs_dir
 from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
 from toolrun.execution.results import (
+    JAIL_PLACES,
     CallDecision,
     DecidedBy,
     Result,
     Status,
     encode_json,
     utc_iso,
+    where_it_runs,
 )
 from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, Plan, Turn
@@ -987,6 +989,8 @@ class Executor:
             if stored:  # (most calls store nothing: their metadata as it is)
                 metadata = {**metadata, **stored}
         started, finished = outcome.started_at, outcome.finished_at
+        # where a Bash call ran: what the jail and the sandbox recorded
+        where, why = where_it_runs(decision, metadata) if call.tool == "Bash" else (None, None)
         # built directly, in field order (no dict of keyword fields as _result takes): most
         # calls have no hook to add to it (test_journal_records pins it to _result's)
         made = Result(
@@ -994,9 +998,16 @@ class Executor:
             call.input, decision.decision, decision.decided_by, outcome.status,
             outcome.output, outcome.error, started, finished,
             (started - queued) * 1000, (finished - started) * 1000, outcome.attempts,
-            False, call.location, metadata,
+            False, call.location, metadata, runs_in=where, runs_in_why=why,
         )
         return self._completed(state, call, made, post)
+
+    def _no_jail(self, decision: CallDecision) -> str | None:
+        """A dry run: why no jail can be made here for a call meant for one (None: it can)."""
+        if not self.settings.dry_run or decision.runs_in not in JAIL_PLACES:
+            return None
+        sandbox = self._sandbox
+        return self.jails.probed(sandbox.settings.bwrap_path if sandbox else None)
 
     def _journal_start(
         self, state: _PlanState, call: Call, execution_id: str, started: float, *,
@@ -1077,6 +1088,10 @@ class Executor:
         placed = self.settings.dry_run and bool(state.run_place)
         if placed:  # (made with it: a replace() after was a twentieth of a check)
             fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
+        if call.tool == "Bash":
+            fields["runs_in"], fields["runs_in_why"] = where_it_runs(
+                decision, fields.get("metadata"), self._no_jail(decision)
+            )
         made = Result(
             index=call.index,
             id=call.id,

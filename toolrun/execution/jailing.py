@@ -67,6 +67,26 @@ class JailKeeper:
         self._stale = True  # the masks must be worked out (again) before the next call
         #: Why no jail can be made here (said once), or None.
         self.unavailable: str | None = None
+        self._made = False  # a jail was made (a dry run: could be) for a judged call
+
+    @property
+    def enforced(self) -> bool | None:
+        """The run's claim (#25): False when a call meant for a jail ran (would run) without
+        one, True when every jail asked for was made, None when no call asked for one."""
+        return False if self.unavailable is not None else (True if self._made else None)
+
+    def probed(self, bwrap_path: str | None = None) -> str | None:
+        """Why no jail can be made here (None: one can), without making one: for a call
+        meant for a jail that does not run (a dry run, a check). Counts for :attr:`enforced`."""
+        if self.unavailable is None and not self._made:
+            from toolrun.sandbox.availability import probe
+
+            found = probe(bwrap_path)
+            if found.ok and found.bwrap is not None:
+                self._made = True
+            else:
+                self.unavailable = found.reason or "bubblewrap cannot run here"
+        return self.unavailable
 
     def kind(self, call: Call, decision: CallDecision) -> str | None:
         """Where the call must run: ``"read-only"``, or None (as the user configured)."""
@@ -107,6 +127,7 @@ class JailKeeper:
                 from toolrun.reaper.jail import Jail
 
                 self._jail = Jail(found.bwrap, plan)
+                self._made = True
             else:
                 self._jail.rebuild(plan)
             return self._jail
