@@ -100,7 +100,8 @@ def test_a_denial_wins_over_an_ask_and_never_fails_nothing(
     code, out, _ = check(runner, "asks.yaml", "denied.yaml", "--fail-on", "never")
     assert code == 0
     assert out.splitlines()[-1].startswith(
-        "2 inputs, 4 calls: 1 allow · 1 ask · 2 deny — nothing fails (--fail-on never) in "
+        "2 inputs, 4 calls: 1 allow · 1 ask · 2 deny — 2 denies and 1 ask not failing "
+        "(--fail-on never) in "
     )
 
 

@@ -545,20 +545,31 @@ def recap(report: CheckReport) -> str:
         parts.append(f"{c['invalid']} invalid input{'s' if c['invalid'] != 1 else ''}")
     if c["warnings"]:
         parts.append(f"{_n(c['warnings'], 'record')} skipped")
+    through = passed_text(report.not_failing(c))
+    flag = f"(--fail-on {report.fail_on})"
     if c["failing"]:
-        failing = f"{c['failing']} failing (--fail-on {report.fail_on})"
+        failing = f"{c['failing']} failing" + (f", {through}" if through else "") + f" {flag}"
     elif c["invalid"]:
         failing = (
             "invalid inputs fail the check"
             if c["invalid"] > 1
             else "an invalid input fails the check"
-        )
+        ) + (f"; {through} {flag}" if through else "")
     else:
-        failing = f"nothing fails (--fail-on {report.fail_on})"
+        failing = f"{through or 'nothing fails'} {flag}"
     return (
         f"{_n(c['plans'], 'input')}, {_n(c['calls'], 'call')}: {' · '.join(parts)}"
         f" — {failing} in {report.wall_ms / 1000:.1f} s"
     )
+
+
+def passed_text(not_failing: dict[str, int]) -> str:
+    """``2 denies and 3 asks not failing``: what --fail-on let through ("" for nothing)."""
+    words = {"deny": ("deny", "denies"), "ask": ("ask", "asks")}
+    parts = [
+        f"{n} {words[d][n != 1]}" for d in ("deny", "ask") if (n := not_failing.get(d, 0))
+    ]
+    return " and ".join(parts) + " not failing" if parts else ""
 
 
 def json_report(report: CheckReport) -> Iterator[str]:
@@ -602,6 +613,8 @@ def json_report(report: CheckReport) -> Iterator[str]:
             "total": counts["calls"],
             **counts,
             "fail_on": report.fail_on,
+            # what --fail-on let through: never "nothing fails" of an ask it passed (#26)
+            "not_failing": report.not_failing(counts),
             "exit_code": int(report.exit_code),
             "wall_ms": round(report.wall_ms, 1),
         },

@@ -241,6 +241,15 @@ class CheckReport:
         out["warnings"] = sum(len(p.warnings) for p in self.plans)
         return out
 
+    def not_failing(self, counts: Mapping[str, int] | None = None) -> dict[str, int]:
+        """The asks and denies ``--fail-on`` lets through (deny: the asks; never: both),
+        so that a summary never says "nothing fails" of what it let pass (#26)."""
+        c = counts if counts is not None else self.counts()
+        return {
+            "deny": c["deny"] if self.fail_on == "never" else 0,
+            "ask": c["ask"] if self.fail_on in ("deny", "never") else 0,
+        }
+
     @property
     def exit_code(self) -> ExitCode:
         codes: set[ExitCode] = set()

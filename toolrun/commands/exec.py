@@ -90,6 +90,11 @@ class ExecReport:
     unread_lines: int = 0  # `exec -`: lines read from stdin that never became calls
     #: every result counted, kept or not (ExecRequest.keep_results)
     tally: Tally = field(default_factory=Tally)
+    #: the run's claim (#25): True when every call meant for a jail ran (a dry run: would
+    #: run) in one, False when no jail could be made (``enforced_reason`` says why), None
+    #: when no call was allowed on toolrun's judgement (nothing to claim)
+    enforced: bool | None = None
+    enforced_reason: str | None = None
 
     @property
     def exit_code(self) -> ExitCode:
@@ -174,6 +179,8 @@ def execute(
         unread_lines=session.unread_lines,
         journal_error=session.journal_error,
         tally=session.tally,
+        enforced=session.enforced,
+        enforced_reason=session.enforced_reason,
     )
 
 
@@ -214,6 +221,8 @@ class _Session:
         self.unread_lines = 0
         self.tally = Tally()
         self.on_flush: FlushSink | None = None
+        self.enforced: bool | None = None
+        self.enforced_reason: str | None = None
 
     async def run(self) -> list[list[Result]]:
         # Signals are watched from start to end, MCP servers' start and shutdown included,
@@ -327,6 +336,7 @@ class _Session:
         finally:
             self.wall_ms = (time.time() - started) * 1000
             self.interrupted = executor.interrupted
+            self._enforcement()
             if self.stdin_calls is not None:  # counted once: the reader may still be reading
                 self.unread_lines = self.stdin_calls.unread
             gc.set_threshold(*thresholds)
@@ -336,12 +346,21 @@ class _Session:
                 journal.close()
                 self.journal_error = journal.failure
 
+    def _enforcement(self) -> None:
+        """What the run can claim of its jails (#25), from the executor's jail keeper."""
+        if self.executor is not None:
+            jails = self.executor.jails
+            self.enforced = jails.enforced
+            self.enforced_reason = jails.unavailable if self.enforced is False else None
+
     def _end_record(self, **extra: object) -> dict[str, object]:
         return {
             "event": "end",
             "run_id": self.run_id,
             "wall_ms": self.wall_ms,
             "interrupted": self.interrupted,
+            "enforced": self.enforced,
+            "enforced_reason": self.enforced_reason,
             **({"unread_lines": self.unread_lines} if self.stdin_calls is not None else {}),
             **({"output_error": self.output_error} if self.output_error else {}),
             **extra,
@@ -360,6 +379,7 @@ class _Session:
         if self.journal is not None and not self.journal.closed:
             self.wall_ms = (time.time() - self.started) * 1000
             self.interrupted = True
+            self._enforcement()
             if self.stdin_calls is not None:
                 self.unread_lines = self.stdin_calls.unread
             self.journal.write(self._end_record(forced=True))
