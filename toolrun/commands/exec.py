@@ -64,12 +64,20 @@ class Tally:
     def __init__(self) -> None:
         self.counts: Counter[Status] = Counter()
         self.codes: set[ExitCode] = set()
+        self.jailed = False  # a call ran in a jail
+        self.unjailed: str | None = None  # why the first call meant for a jail ran without
 
     def add(self, result: Result) -> None:
         self.counts[result.status] += 1
         code = _code_of(result)
         if code is not None:
             self.codes.add(code)
+        jail = result.metadata.get("jail") if result.metadata else None
+        if isinstance(jail, dict):
+            if jail.get("enforced"):
+                self.jailed = True
+            elif self.unjailed is None:
+                self.unjailed = str(jail.get("reason") or "no jail could be made")
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,11 +355,16 @@ class _Session:
                 self.journal_error = journal.failure
 
     def _enforcement(self) -> None:
-        """What the run can claim of its jails (#25), from the executor's jail keeper."""
-        if self.executor is not None:
-            jails = self.executor.jails
-            self.enforced = jails.enforced
-            self.enforced_reason = jails.unavailable if self.enforced is False else None
+        """What the run can claim of its jails (#25): from what its calls' results
+        recorded, else (a dry run, no judged call ran) from the jail keeper's probe."""
+        jails = self.executor.jails if self.executor is not None else None
+        tally = self.tally
+        if tally.unjailed is not None or (jails is not None and jails.enforced is False):
+            self.enforced = False
+            self.enforced_reason = (jails.unavailable if jails is not None else None) or \
+                tally.unjailed
+        elif tally.jailed or (jails is not None and jails.enforced):
+            self.enforced, self.enforced_reason = True, None
 
     def _end_record(self, **extra: object) -> dict[str, object]:
         return {

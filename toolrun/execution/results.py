@@ -75,23 +75,19 @@ NO_JAIL = ", but no jail can be made here: "
 
 
 def where_it_runs(
-    decision: CallDecision,
-    metadata: Mapping[str, Any] | None,
-    no_jail: str | None = None,
-    *,
-    bash: bool = True,
+    decision: CallDecision, metadata: Mapping[str, Any] | None
 ) -> tuple[str | None, str | None]:
     """Where a Bash call ran (a call that did not run: would run) and why.
 
     What the run recorded wins over what the decision foresaw: ``metadata["jail"]`` (the
     jail keeper's: was the jail enforced) and ``metadata["sandbox"]`` (the user's sandbox:
-    was the call sandboxed). ``no_jail``: why no jail can be made here, for a call that did
-    not run (a dry run, a check): one meant for a jail would run as configured. A call a
-    person, --ask allow or a PermissionRequest hook approved runs as configured.
+    was the call sandboxed); a dry run's ``jail`` record says a call meant for a jail
+    would run without one. A call a person, --ask allow or a PermissionRequest hook
+    approved runs as configured.
     """
     place, why = decision.runs_in, decision.runs_in_why
     if place is None:
-        if not bash or decision.decision != "allow":
+        if decision.decision != "allow":
             return None, None
         who = _APPROVERS.get(decision.decided_by.kind, decision.decided_by.kind)
         place, why = decision.configured or "unsandboxed", f"approved by {who}: runs as configured"
@@ -101,8 +97,6 @@ def where_it_runs(
             ran = f"{jail.get('kind') or 'read-only'} jail"
             return ran, why if ran == place else f"run in the run's {ran}"
         return _as_configured(decision, metadata, str(jail.get("reason") or "unknown"))
-    if no_jail is not None and place in JAIL_PLACES:
-        return _as_configured(decision, None, no_jail)
     sandbox = metadata.get("sandbox") if metadata else None
     if isinstance(sandbox, Mapping):  # it ran, as configured: the sandbox says where
         ran = "sandbox" if sandbox.get("sandboxed") else "unsandboxed"
