@@ -577,6 +577,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
     from toolrun.errors import problem_json
 
     counts = report.counts()
+    enforced, unenforced = report.enforced()
     head: dict[str, Any] = {
         "run_id": report.run_id,
         "plans": [p.file for p in report.plans],
@@ -615,6 +616,9 @@ def json_report(report: CheckReport) -> Iterator[str]:
             "fail_on": report.fail_on,
             # what --fail-on let through: never "nothing fails" of an ask it passed (#26)
             "not_failing": report.not_failing(counts),
+            # would the calls allowed on toolrun's judgement run in jails here (#25)
+            "enforced": enforced,
+            "enforced_reason": unenforced,
             "exit_code": int(report.exit_code),
             "wall_ms": round(report.wall_ms, 1),
         },

@@ -241,6 +241,20 @@ class CheckReport:
         out["warnings"] = sum(len(p.warnings) for p in self.plans)
         return out
 
+    def enforced(self) -> tuple[bool | None, str | None]:
+        """What exec here could claim of its jails (#25): (False, why) when a call meant
+        for a jail would run without one, True when every such call would run in one,
+        None when no call is allowed on toolrun's judgement."""
+        from toolrun.execution.results import JAIL_PLACES, NO_JAIL
+
+        claim: bool | None = None
+        for _, call in self.calls:
+            if call.runs_in in JAIL_PLACES:
+                claim = True
+            elif call.runs_in_why is not None and NO_JAIL in call.runs_in_why:
+                return False, call.runs_in_why.split(NO_JAIL, 1)[1]
+        return claim, None
+
     def not_failing(self, counts: Mapping[str, int] | None = None) -> dict[str, int]:
         """The asks and denies ``--fail-on`` lets through (deny: the asks; never: both),
         so that a summary never says "nothing fails" of what it let pass (#26)."""
@@ -1108,6 +1122,9 @@ def _decide(
         additional_directories=config.additional_directories,
         hooks=state.hooks,
         on_run=on_run,
+        # (nothing runs: the user's sandbox is where a call would run, and its bubblewrap
+        # the one a jail would be made with)
+        sandbox=state.decider.inner.engine.sandbox,
     )
     reasons.clear()
     first = next((t.calls[0].index for t in turns if t is not None and t.calls), 0)
