@@ -358,3 +358,27 @@ def test_a_run_without_a_judged_call_makes_no_claim(ws: Path) -> None:
     assert (end["enforced"], end["enforced_reason"]) == (None, None)
     shown = cli("show", "last")
     assert not any(line.startswith("enforced:") for line in shown.stdout.splitlines())
+
+
+@pytest.mark.parametrize(("sandboxed", "place"), [(False, "unsandboxed"), (True, "sandbox")])
+def test_a_call_approved_by_ask_allow_runs_as_configured(
+    ws: Path, sandboxed: bool, place: str
+) -> None:
+    config = 'permissions:\n  ask: ["Bash(touch made.txt)"]\n'
+    if sandboxed:
+        config += "sandbox:\n  enabled: true\n  autoAllowBashIfSandboxed: false\n"
+    (ws / "toolrun.yaml").write_text(config)
+    plan(ws, "touch made.txt")
+    assert where(check_json()["results"][0]) == (place, "if approved: runs as configured")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolrun", "exec", "--format", "jsonl", "--ask", "allow",
+         "plan.yaml"],
+        cwd=ws, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    record = json.loads(line)
+    assert record["status"] == "ok" and (ws / "made.txt").exists()
+    assert where(record) == (place, "approved by --ask allow: runs as configured")
+    (journalled,) = [r for r in journal(ws) if r["event"] == "result"]
+    assert where(journalled) == where(record)
