@@ -1,7 +1,7 @@
 """`toolrun check` at scale: time and peak memory for plans of 10,000 and 100,000 calls.
 
 Run:  .venv/bin/python bench/check.py [--sizes 10000 100000] [--syntax json yaml]
-                                      [--mix bench|distinct|all-distinct] [--repeat 1]
+                                      [--mix bench|distinct|all-distinct|compound] [--repeat 1]
                                       [--format text] [--compare] [--jobs auto]
 
 Each plan is a realistic mix (Read, Grep, Glob, Edit and Bash with a dozen different
@@ -13,8 +13,10 @@ printed for each size, and the ratio of the largest plan's to the smallest's (<=
 --mix distinct (or --distinct) makes every call's input unique (no two calls alike), the
 worst case for the check's memo of permission decisions; --mix all-distinct also makes
 every Bash command's words, programs included, every path and every pattern unique (no
-parse, path or rule lookup can be reused either). The default mix repeats commands and
-paths the way an agent's plans do.
+parse, path or rule lookup can be reused either); --mix compound is a quarter distinct
+compound Bash commands (`git log -n N --oneline && ls src/dN | head -K`) and the rest
+distinct Read, Edit and Grep calls. The default mix repeats commands and paths the way an
+agent's plans do.
 
 A/B against another checkout: --against DIR times DIR's toolrun (with DIR/.venv's
 interpreter) as well, each run of it right after the same run of this one (interleaved:
@@ -142,6 +144,8 @@ ALL_DISTINCT_BASH = [
 def make_call(i: int, rnd: random.Random, mix: str) -> dict[str, object]:
     if mix == "all-distinct":
         return make_all_distinct(i, rnd)
+    if mix == "compound":
+        return make_compound(i, rnd)
     a, b = rnd.randrange(40), rnd.randrange(400)
     if mix == "distinct":  # every call unique: no decision can be reused
         a, b = i, i
@@ -182,6 +186,23 @@ def make_all_distinct(i: int, rnd: random.Random) -> dict[str, object]:
             },
         }
     return {"tool": "Bash", "input": {"command": rnd.choice(ALL_DISTINCT_BASH).format(i=i)}}
+
+
+def make_compound(i: int, rnd: random.Random) -> dict[str, object]:
+    """Issue 31's mix: a quarter compound Bash commands, each distinct, the rest distinct
+    Reads, Edits and Greps (what an agent exploring a large repository writes)."""
+    k = rnd.random()
+    if k < 0.25:
+        n, d, h = rnd.randrange(1, 50), i, rnd.randrange(1, 30)
+        return {"tool": "Bash", "input": {"command": f"git log -n {n} --oneline && ls src/d{d} | head -{h}"}}
+    if k < 0.50:
+        return {"tool": "Read", "input": {"file_path": f"src/d{i}/m{i}.py"}}
+    if k < 0.75:
+        return {
+            "tool": "Edit",
+            "input": {"file_path": f"src/d{i}/m{i}.py", "old_string": f"v{i}", "new_string": f"w{i}"},
+        }
+    return {"tool": "Grep", "input": {"pattern": f"name{i}", "path": f"src/d{i}"}}
 
 
 def write_plan(path: Path, n: int, *, syntax: str, mix: str) -> Path:
@@ -272,9 +293,9 @@ def main() -> None:
     parser.add_argument("--syntax", nargs="+", choices=["json", "yaml"], default=["json"])
     parser.add_argument(
         "--mix",
-        choices=["bench", "distinct", "all-distinct"],
+        choices=["bench", "distinct", "all-distinct", "compound"],
         default="bench",
-        help="the calls: an agent-like mix, every input unique, or every word unique",
+        help="the calls: an agent-like mix, every input unique, every word unique, or compound Bash",
     )
     parser.add_argument("--distinct", action="store_true", help="the same as --mix distinct")
     parser.add_argument("--repeat", type=int, default=1)

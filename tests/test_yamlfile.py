@@ -518,3 +518,37 @@ def test_the_event_builder_gives_what_the_node_builder_gives(
         # (a key written twice is a problem: which of its places it has is not pinned)
         assert fast.locate(path) == slow.locate(path), path
         assert fast.value_location(path) == slow.value_location(path), path
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(["yes", "No", "TRUE", "off", "~", "null", "Null", ".inf", "-.5", "+1",
+                         "0o17", "0x1f", "1_000", "2024-01-02", "=", "Read", "src/a.py", "tool",
+                         "~/x", "t", "f", "n", "y", "o", "-", "12:30", "1e3", "3.0", "!", "a~"])
+        | st.text(alphabet="tfnoy01.-+~=aRs/", min_size=1, max_size=5),
+        min_size=1, max_size=6,
+    )
+)
+def test_plain_scalars_are_typed_as_pyyaml_types_them(words: list[str]) -> None:
+    # the event builder answers most plain scalars without the resolver (by their first
+    # character) and remembers what the resolver said for the others: PyYAML's answer stands
+    text = "".join(f"- {w}\n" for w in words) + "".join(f"- {w}\n" for w in words)
+    loader = _Loader(text)  # the node builder, which asks the resolver for every scalar
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.YAMLError:
+            return
+        assert root is not None
+        try:
+            expected: object = _Builder(loader, "d.yaml").build(root, ())
+        except DocumentError as exc:
+            expected = str(exc)
+    finally:
+        loader.dispose()
+    try:
+        got: object = parse_text(text, "d.yaml").data
+    except DocumentError as exc:
+        got = str(exc)
+    assert got == expected

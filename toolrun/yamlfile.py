@@ -8,6 +8,7 @@ so both formats report positions the same way.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import json
 import json.decoder
@@ -677,6 +678,26 @@ class _EventSource(Protocol):
     def resolve(self, kind: type, value: str, implicit: Any) -> str: ...
 
 
+#: The most plain scalars whose resolved tag one document remembers.
+_RESOLVED_MAX = 4096
+
+
+@functools.cache
+def _typed_starts(loader: type) -> frozenset[str] | _Everything:
+    """The first characters for which ``loader``'s resolver may give a plain scalar a tag
+    other than str; everything when a resolver matches any first character or a path
+    resolver is registered (then every scalar is resolved as PyYAML would)."""
+    implicit: dict[Any, Any] = getattr(loader, "yaml_implicit_resolvers", {})
+    if None in implicit or getattr(loader, "yaml_path_resolvers", None):
+        return _Everything()
+    return frozenset(k for k in implicit if k)
+
+
+class _Everything:
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
 class _EventBuilder:
     """Builds data straight from the parser's events, keeping only shallow positions.
 
@@ -694,6 +715,10 @@ class _EventBuilder:
         self.deepest = 0  # container levels reached (within the current anchor)
         self.nodes = 0
         self.aliased = 0
+        #: first characters of the plain scalars an implicit resolver may type (``true``,
+        #: ``1.5``, ``~``): a plain scalar starting otherwise is a string, unasked
+        self.typed_starts = _typed_starts(type(loader))
+        self.resolved: dict[str, str] = {}  # plain scalar -> its tag (keys repeat)
 
     def build(self, path: tuple[PathPart, ...], into: array[int] | None = None) -> Any:
         loader = self.loader
@@ -756,7 +781,14 @@ class _EventBuilder:
             # not asked to match a plain scalar's patterns, gives the string tag)
             return event.value
         if tag is None or tag == "!":
-            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            value = event.value
+            if tag is None and value and value[0] not in self.typed_starts:
+                return value  # a plain scalar no implicit type can match: a string
+            tag = self.resolved.get(value) if tag is None else None
+            if tag is None:
+                tag = self.loader.resolve(yaml.ScalarNode, value, event.implicit)
+                if event.tag is None and len(self.resolved) < _RESOLVED_MAX:
+                    self.resolved[value] = tag
         if tag == _STR_TAG:
             return event.value  # most scalars, without building a node
         if tag == _MERGE_TAG:
@@ -770,6 +802,7 @@ class _EventBuilder:
         get, peek = loader.get_event, loader.peek_event
         marks = self.marks
         scalar = yaml.ScalarEvent
+        shallow = len(path) < MARK_DEPTH  # (a child is marked at MARK_DEPTH or less)
         out: dict[Any, Any] = {}
         while True:
             key_event = get()
@@ -780,28 +813,28 @@ class _EventBuilder:
             key = self._scalar(key_event)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise _NeedNodes
-            child = (*path, str(key))
             if key in out:
                 self.marks.problems.append(
                     Problem(
                         self.marks._location(_pos(key_event.start_mark)),
-                        format_path(child),
+                        format_path((*path, str(key))),
                         f"duplicate key {key!r}",
                     )
                 )
-            shallow = len(child) <= MARK_DEPTH
+            child: tuple[PathPart, ...] | None = None  # (made only where it is needed)
             if shallow:
+                child = (*path, str(key))
                 marks.keys[child] = _pos(key_event.start_mark)
             value_event = peek()
             if type(value_event) is scalar and value_event.anchor is None:
                 # a plain value (most of them): what ``build`` does for it, without the call
                 get()
-                if shallow:
+                if child is not None:
                     marks.values[child] = _pos(value_event.start_mark)
                 self.nodes += 1
                 out[key] = self._scalar(value_event)
             else:
-                out[key] = self.build(child)
+                out[key] = self.build(child if child is not None else (*path, str(key)))
 
 
 def _parse_yaml_events(text: str, file: str) -> Document | None:

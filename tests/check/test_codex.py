@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tests.check.helpers import FIXTURES, fixture, write
 from toolrun.cli import main
 from toolrun.errors import PlanError
-from toolrun.plan.codex import script
+from toolrun.plan.formats.codex_rollout import script
 from toolrun.plan.importers import load_input
 from toolrun.tools import default_registry
 

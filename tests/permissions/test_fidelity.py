@@ -146,7 +146,7 @@ def test_a_token_the_parser_made_up_is_not_bash_s_parse(command: str) -> None:
     # a MISSING token (the parser closes `$(` for bash) is an anonymous leaf: the
     # fidelity walk still looks at it, whatever else it skips of such leaves
     from toolrun.permissions import fidelity
-    from toolrun.permissions.bash import _parser
+    from toolrun.permissions.treewords import parser as _parser
 
     source = command.encode()
     assert "the command does not parse as shell" in fidelity.problems(

@@ -32,7 +32,8 @@ from tests.permissions.conftest import make_config
 from toolrun.permissions import PermissionEngine
 from toolrun.permissions.bash import analyse
 from toolrun.permissions.paths import normalise, physical, realpath, resolve, unsettled
-from toolrun.permissions.shellpaths import cd_destinations, track_places, word_path
+from toolrun.permissions.shellpaths import cd_destinations, track_places
+from toolrun.permissions.wordpaths import word_path
 from toolrun.permissions.words import Word
 from toolrun.tools.base import ToolContext
 

@@ -88,3 +88,53 @@ def test_roots_that_cannot_be_mapped(recorded: str) -> None:
 
 def test_a_root_keeps_no_trailing_slash() -> None:
     assert usable_root("/home/dev/proj/") == "/home/dev/proj"
+
+
+WINDOWS = Rebase("e:/Workspace/shop", "/ws/checkout")
+
+
+@pytest.mark.parametrize(
+    ("recorded", "root"),
+    [
+        ("e:\\Workspace\\shop", "e:/Workspace/shop"),  # the spelling
+        ("E:/Workspace/shop", "e:/Workspace/shop"),
+        ("e:\\Workspace\\shop\\", "e:/Workspace/shop"),
+        ("C:\\Users\\dev", "c:/Users/dev"),
+        ("C:\\", None),  # a whole drive would move every path on it
+        ("e:\\Workspace\\..\\shop", None),
+        ("\\\\server\\share", None),  # a UNC share: kept as recorded
+    ],
+)
+def test_a_windows_cwd_is_a_root_in_one_spelling(recorded: str, root: str | None) -> None:
+    assert usable_root(recorded) == root
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("e:\\Workspace\\shop\\src\\app.py", "/ws/checkout/src/app.py"),
+        ("E:/Workspace/shop/.env", "/ws/checkout/.env"),
+        ("e:\\workspace\\SHOP\\a.txt", "/ws/checkout/a.txt"),  # Windows ignores case
+        ("e:\\Workspace\\shop", "/ws/checkout"),
+        ("e:\\Workspace\\shop2\\x", None),
+        ("e:\\Workspace\\shop\\..\\other\\x", None),
+        ("/home/dev/shop/x", None),  # a POSIX path is nothing under a Windows root
+        ("src\\app.py", None),
+    ],
+)
+def test_windows_paths_under_the_recorded_root_move_and_no_other(
+    given: str, expected: str | None
+) -> None:
+    assert WINDOWS.path(given) == expected
+
+
+def test_a_windows_cwd_outside_the_root_is_never_glued_onto_the_workspace() -> None:
+    from pathlib import Path
+
+    from toolrun.plan.recorded import _decided_cwd
+
+    for own in ("C:\\Users\\dev\\other", "d:/build", "E:\\Work\\x", "\\\\server\\share\\x"):
+        decided = _decided_cwd(own, WINDOWS, "/ws/checkout")
+        assert decided.is_absolute(), own
+        assert not str(decided).startswith("/ws/checkout"), own
+    assert _decided_cwd("e:\\Workspace\\shop\\src", WINDOWS, "/ws") == Path("/ws/checkout/src")

@@ -17,6 +17,7 @@ from toolrun.cli.options import (
     config_options,
     enforce_option,
     format_option,
+    input_options,
     no_hooks_option,
     policy_options,
 )
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
 REPORT_FORMATS = ("junit", "json", "jsonl", "github")
 REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
-# Kept in sync with toolrun.plan.importers.FORMATS (a test checks it); repeated here so that
-# the CLI does not import pydantic at start-up.
-INPUT_FORMATS = ("toolrun", "anthropic", "openai", "claude-code", "codex", "gemini", "jsonl")
 # the result statuses (toolrun.execution.results.Status), for the JSON summary
 STATUSES = (
     "ok",
@@ -49,21 +47,7 @@ STATUSES = (
 @click.command()
 @click.argument("inputs", metavar="PLAN_OR_GLOB...", nargs=-1, required=True)
 @config_options
-@click.option(
-    "--from",
-    "source_format",
-    type=click.Choice(INPUT_FORMATS),
-    default=None,
-    help="Read every input as this format [default: detect each one from its content].",
-)
-@click.option(
-    "--transcript-cwd",
-    metavar="DIR",
-    default=None,
-    help="The directory the transcripts were recorded in: absolute paths under it are "
-    "decided as the same paths under --workspace [default: the cwd a transcript records].",
-    callback=lambda _ctx, _param, value: _absolute_dir(value),
-)
+@input_options
 @click.option(
     "--fail-on",
     type=click.Choice(["deny", "ask", "never", "loosen"]),
@@ -140,6 +124,7 @@ def check(
     mode: str | None,
     source_format: str | None,
     transcript_cwd: str | None,
+    allow_empty: bool,
     fail_on: str,
     fmt: str | None,
     output: Path | None,
@@ -162,20 +147,34 @@ def check(
     folders), in one of these formats, detected from its content or named with --from:
 
     \b
-      toolrun      a toolrun plan, YAML or JSON
-                     toolrun check 'plans/**/*.yaml'
-      anthropic    an Anthropic Messages API conversation (JSON)
-                     toolrun check --from anthropic conversation.json
-      openai       an OpenAI Chat Completions conversation (JSON)
-                     toolrun check --from openai chat.json
-      claude-code  a Claude Code session (JSONL; its subagents/ logs are read too)
-                     toolrun check ~/.claude/projects/-home-dev-proj/SESSION.jsonl
-      codex        a Codex CLI rollout (JSONL)
-                     toolrun check ~/.codex/sessions/2025/10/29/rollout-*.jsonl
-      gemini       a Gemini CLI session (JSON; it records no cwd)
-                     toolrun check --transcript-cwd ~/proj ~/.gemini/tmp/HASH/chats/session-*.json
-      jsonl        a call stream, {"tool": ..., "input": ...} a line
-                     toolrun check calls.jsonl
+      toolrun           a toolrun plan, YAML or JSON
+                          toolrun check 'plans/**/*.yaml'
+      jsonl             a call stream, {"tool": ..., "input": ...} a line
+                          toolrun check calls.jsonl
+      codex             a Codex CLI rollout (JSONL; the older shape too)
+                          toolrun check ~/.codex/sessions/2025/10/29/rollout-*.jsonl
+      codex-exec        `codex exec --json` output (JSONL events)
+                          codex exec --json 'fix it' > run.jsonl; toolrun check run.jsonl
+      claude-stream     `claude -p --output-format stream-json` output (JSONL)
+                          claude -p --output-format stream-json --verbose 'fix it' >
+                          run.jsonl; toolrun check run.jsonl
+      claude-code       a Claude Code session (JSONL; its subagents/ logs are read too)
+                          toolrun check ~/.claude/projects/-home-dev-proj/SESSION.jsonl
+      chat-jsonl        one chat message a line (ccusage's chat.jsonl, exports)
+                          toolrun check --from chat-jsonl chat.jsonl
+      gemini            a Gemini CLI session (JSON; it records no cwd)
+                          toolrun check --transcript-cwd ~/proj ~/.gemini/tmp/HASH/chats/*.json
+      openai-responses  an OpenAI Responses API response or input list (JSON)
+                          toolrun check --from openai-responses response.json
+      anthropic         an Anthropic Messages API conversation (JSON; the API's bash,
+                        text editor and web tools are Bash, Read/Write/Edit, WebFetch...)
+                          toolrun check --from anthropic conversation.json
+      openai            an OpenAI Chat Completions conversation (JSON)
+                          toolrun check --from openai chat.json
+
+    An input must yield calls: one toolrun cannot read, or whose records hold no call, is
+    invalid (exit 3) unless --allow-empty. A recorded call whose input its tool would have
+    refused (the agent got an error) is one error, decided as a deny; the rest is decided.
 
     Every call goes through the permission rules and PreToolUse hooks exactly as `toolrun
     exec` would decide it, and is shown with its turn and run (the partition into concurrent
@@ -234,6 +233,7 @@ def check(
         enforce=enforce,
         source_format=source_format,
         transcript_cwd=transcript_cwd,
+        allow_empty=allow_empty,
         hooks=not no_hooks,
         jobs=jobs,
         fail_on=fail_on,
@@ -314,15 +314,6 @@ def _merged(inputs: tuple[str, ...], fail_on: str | None) -> CheckReport:
     if unmatched:
         raise InvalidInputError(unmatched)
     return merge_reports(files, fail_on=fail_on)
-
-
-def _absolute_dir(value: str | None) -> str | None:
-    """--transcript-cwd names a directory of the machine the session ran on: absolute."""
-    if value is not None and not value.startswith("/"):
-        raise click.BadParameter(
-            f"{value!r} is not an absolute path (the directory the session was recorded in)"
-        )
-    return value
 
 
 def _streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], None]:

@@ -15,6 +15,7 @@ from toolrun.cli.options import (
     config_options,
     enforce_option,
     format_option,
+    input_options,
     jobs_option,
     no_hooks_option,
 )
@@ -36,6 +37,7 @@ FORMATS = ("text", "table", "json", "jsonl", "junit", "github")
 @click.command(name="exec")
 @click.argument("plans", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_options
+@input_options
 @click.option("--dry-run", is_flag=True, help="Partition and decide every call; execute nothing.")
 @click.option(
     "--diff",
@@ -76,6 +78,9 @@ def exec_(
     settings_files: tuple[Path, ...],
     workspace: Path,
     mode: str | None,
+    source_format: str | None,
+    transcript_cwd: str | None,
+    allow_empty: bool,
     dry_run: bool,
     show_diff: bool,
     fmt: str | None,
@@ -90,6 +95,11 @@ def exec_(
     verbose: bool,
 ) -> int:
     """Run plans: validate, decide every call, execute what is allowed.
+
+    A PLAN may be any input `toolrun check` reads (a Claude Code or Codex session, an API
+    conversation, ...; detected, or named with --from): its calls are replayed, its
+    recorded cwd mapped onto --workspace. A recorded call whose input its tool refused
+    gets that error again.
 
     PLAN may be `-`: JSONL calls ({"tool", "input", "id"?}) on stdin, run as
     they arrive. A line that is not a valid call gets an error result and
@@ -172,6 +182,9 @@ def exec_(
             keep_results=not (
                 from_stdin and fmt in ("jsonl", "text") and output is None and not show_diff
             ),
+            source_format=source_format,
+            transcript_cwd=transcript_cwd,
+            allow_empty=allow_empty,
         ),
         on_result=on_result,
         ask=_prompt if interactive and not dry_run else None,
@@ -179,6 +192,8 @@ def exec_(
         on_flush=sys.stdout.flush,
     )
     progress.clear()
+    for warning in report.warnings:  # records of a session that were skipped
+        click.echo(f"toolrun: warning: {warning}", err=True)
     if report.output_error is not None:
         _silence_stdout()
         click.echo(

@@ -56,6 +56,60 @@ def config_options(f: F) -> F:
     return f
 
 
+# Kept in sync with toolrun.plan.formats.FORMATS (a test checks it); repeated here so that
+# the CLI does not import the plan package at start-up.
+INPUT_FORMATS = (
+    "toolrun", "jsonl", "codex", "codex-exec", "claude-stream", "claude-code", "chat-jsonl",
+    "gemini", "openai-responses", "anthropic", "openai",
+)  # fmt: skip
+
+
+def _absolute_dir(value: str | None) -> str | None:
+    """--transcript-cwd names a directory of the machine the session ran on: absolute (a
+    Windows path too, for a session recorded there)."""
+    if value is None or value.startswith("/"):
+        return value
+    from toolrun.plan.rebase import windows_absolute
+
+    if not windows_absolute(value):
+        raise click.BadParameter(
+            f"{value!r} is not an absolute path (the directory the session was recorded in)"
+        )
+    return value
+
+
+def input_options(f: F) -> F:
+    """``--from``, ``--transcript-cwd``, ``--allow-empty``: how every input is read, the same
+    in exec, validate and check."""
+    decorators = [
+        click.option(
+            "--from",
+            "source_format",
+            type=click.Choice(INPUT_FORMATS),
+            default=None,
+            help="Read every input as this format [default: detect each one from its content].",
+        ),
+        click.option(
+            "--transcript-cwd",
+            metavar="DIR",
+            default=None,
+            help="The directory the transcripts were recorded in: absolute paths under it are "
+            "decided as the same paths under --workspace [default: the cwd a transcript "
+            "records].",
+            callback=lambda _ctx, _param, value: _absolute_dir(value),
+        ),
+        click.option(
+            "--allow-empty",
+            is_flag=True,
+            help="Accept an input that yields no call (records without a call, an empty "
+            "file, a format toolrun does not read) instead of failing it (exit 3).",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        f = decorator(f)
+    return f
+
+
 def policy_options(f: F) -> F:
     """``--strict`` and ``--managed-settings``: how strictly the config is read, and the
     managed settings file that overrides every other source."""

@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from toolrun.cli.options import config_options, policy_options, text_or_json_option
+from toolrun.cli.options import (
+    config_options,
+    input_options,
+    policy_options,
+    text_or_json_option,
+)
 
 if TYPE_CHECKING:
     from toolrun.commands.validate import ValidateReport
@@ -17,6 +22,7 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("plans", nargs=-1, required=True, type=click.Path(path_type=Path))
 @config_options
+@input_options
 @policy_options
 @text_or_json_option(
     "json: one object with every file, every problem (file, line, column) and the exit code."
@@ -27,11 +33,17 @@ def validate(
     settings_files: tuple[Path, ...],
     workspace: Path,
     mode: str | None,
+    source_format: str | None,
+    transcript_cwd: str | None,
+    allow_empty: bool,
     strict: bool,
     managed_settings: Path | None,
     fmt: str,
 ) -> int:
     """Check plan files (and the config) without running anything.
+
+    A PLAN may be any input `toolrun check` reads, detected or named with --from; one
+    that yields no call is a problem unless --allow-empty.
 
     Every problem is listed as FILE:LINE:COL: path: message; the exit code is 3
     when there is any. Config keys toolrun does not know are warnings with a "did
@@ -48,12 +60,16 @@ def validate(
         mode=mode,
         strict=strict,
         managed_settings=managed_settings,
+        source_format=source_format,
+        allow_empty=allow_empty,
     )
     if fmt == "json":
         click.echo(json.dumps(_json(report), indent=2, ensure_ascii=False))
         return int(report.exit_code)
     for line in report.ok_lines:
         click.echo(line)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for problem in report.problems:
         click.echo(str(problem), err=True)
     if report.problems:
@@ -71,6 +87,7 @@ def _json(report: ValidateReport) -> dict[str, Any]:
             for file, turns, calls in report.files
         ],
         "problems": [problem_json(p) for p in report.problems],
+        "warnings": [problem_json(p) for p in report.warnings],
         "summary": report.summary if report.problems else "no problems",
         "exit_code": int(report.exit_code),
     }

@@ -185,6 +185,8 @@ class CheckRequest:
     # --transcript-cwd: the directory the inputs were recorded in (mapped onto the
     # workspace); None: the cwd a transcript records, if any
     transcript_cwd: str | None = None
+    # --allow-empty: an input without calls (or of no format toolrun reads) is not invalid
+    allow_empty: bool = False
     hooks: bool = True
     # processes; None: automatic (one JSON plan of SPLIT_MIN_CALLS calls or more is split
     # between two processes when the machine has two cores or more)
@@ -495,6 +497,7 @@ class _Options:
     split: int = 1
     marks: bool = True
     enforce: str | None = None
+    allow_empty: bool = False
 
 
 @dataclass
@@ -740,6 +743,7 @@ def _load(
         max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
         strict=options.strict,
         select=select,
+        allow_empty=options.allow_empty,
     )
 
 
@@ -1220,6 +1224,7 @@ def check(
         managed_settings=str(request.managed_settings) if request.managed_settings else None,
         split=1 if request.jobs is not None and request.jobs <= 1 else request.jobs or 0,
         marks=request.marks,
+        allow_empty=request.allow_empty,
     )
     state = _state(options)  # an invalid config stops everything here
     _check_examples(state)

@@ -19,7 +19,7 @@ import anyio
 import anyio.abc
 
 from toolrun import __version__
-from toolrun.errors import ExitCode
+from toolrun.errors import ExitCode, Problem
 from toolrun.execution.executor import AskHandler, ExecSettings, Executor, FlushSink, ResultSink
 from toolrun.execution.journal import Journal, new_run_id, runs_dir
 from toolrun.execution.results import Result, Status
@@ -56,6 +56,12 @@ class ExecRequest:
     #: False: the report holds no results, only their tally (counts and exit code), so a
     #: long ``exec -`` stream runs in memory that does not grow with it
     keep_results: bool = True
+    #: --from: every plan read as this format (None: each one's detected)
+    source_format: str | None = None
+    #: --transcript-cwd: where the sessions were recorded (None: the cwd they record)
+    transcript_cwd: str | None = None
+    #: --allow-empty: a plan without calls (or of no format toolrun reads) is not invalid
+    allow_empty: bool = False
 
 
 class Tally:
@@ -103,6 +109,8 @@ class ExecReport:
     #: when no call was allowed on toolrun's judgement (nothing to claim)
     enforced: bool | None = None
     enforced_reason: str | None = None
+    #: records of the sessions replayed that were skipped (located)
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -189,6 +197,7 @@ def execute(
         tally=session.tally,
         enforced=session.enforced,
         enforced_reason=session.enforced_reason,
+        warnings=tuple(session.input_warnings),
     )
 
 
@@ -231,6 +240,8 @@ class _Session:
         self.on_flush: FlushSink | None = None
         self.enforced: bool | None = None
         self.enforced_reason: str | None = None
+        #: records of a session that were skipped (unreadable lines, unknown types)
+        self.input_warnings: list[Problem] = []
 
     async def run(self) -> list[list[Result]]:
         # Signals are watched from start to end, MCP servers' start and shutdown included,
@@ -249,16 +260,23 @@ class _Session:
         from toolrun.execution.decide import EngineDecider
         from toolrun.paths import display_path
         from toolrun.permissions import PermissionEngine
-        from toolrun.plan import load_plans
+        from toolrun.plan.sources import InputOptions, load_sources
 
         request, config, registry = self.request, self.config, self.registry
         if not self.streaming:
-            self.plans = load_plans(
+            # a plan, or a session replayed: loaded as check and validate load it
+            loaded = load_sources(
                 request.plans,
                 registry,
                 display=display_path,
+                workspace=config.workspace,
+                options=InputOptions(
+                    request.source_format, request.transcript_cwd, request.allow_empty
+                ),
                 max_calls_per_turn=config.toolrun.max_calls_per_turn,
             )
+            self.plans = [imported.plan for imported in loaded]
+            self.input_warnings = [w for imported in loaded for w in imported.warnings]
         # a dry run marks what earlier calls may change, from what each decision read:
         # a remembered decision would not say (``toolrun.execution.depends``)
         engine = PermissionEngine(config, registry, memo=not request.dry_run)

@@ -17,6 +17,9 @@ class ValidateReport:
     invalid_files: int
     # every plan given, in order: (file as shown, turns, calls), or (file, None, None) if invalid
     files: tuple[tuple[str, int | None, int | None], ...] = ()
+    # what loads but is not as recorded: a session's skipped records, a recorded call its
+    # tool refused (it gets an error result when replayed)
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -41,16 +44,19 @@ def validate_plans(
     mode: str | None = None,
     strict: bool = False,
     managed_settings: Path | None = None,
+    source_format: str | None = None,
+    allow_empty: bool = False,
 ) -> ValidateReport:
     """Validate the config and each plan; every problem of every file is collected."""
     from toolrun.config import load_config
-    from toolrun.plan import load_plan
-    from toolrun.plan.models import MAX_CALLS_PER_TURN
+    from toolrun.plan.importers import load_input
+    from toolrun.plan.models import MAX_CALLS_PER_TURN, InvalidInput
     from toolrun.tools import default_registry
 
     problems: list[Problem] = []
     ok: list[str] = []
     files: list[tuple[str, int | None, int | None]] = []
+    warnings: list[Problem] = []
     invalid = 0
     registry = default_registry()
     per_turn = MAX_CALLS_PER_TURN  # when the config is invalid, its problems are listed too
@@ -79,12 +85,28 @@ def validate_plans(
     for path in plans:
         shown = display_path(path)
         try:
-            plan = load_plan(path, registry, display=shown, max_calls_per_turn=per_turn)
+            # loaded as exec and check load it (a session too: --from, --allow-empty)
+            imported = load_input(
+                path,
+                registry,
+                display=shown,
+                source_format=source_format,
+                max_calls_per_turn=per_turn,
+                strict=strict,
+                allow_empty=allow_empty,
+            )
         except PlanError as exc:
             problems.extend(exc.problems)
             invalid += 1
             files.append((shown, None, None))
             continue
+        plan = imported.plan
+        warnings.extend(imported.warnings)
+        warnings.extend(
+            Problem(c.location, "", f"{c.id}: {c.params.message} (replayed, it is an error)")
+            for c in plan.calls
+            if isinstance(c.params, InvalidInput)
+        )
         calls = len(plan)
         turns = len(plan.turns)
         files.append((shown, turns, calls))
@@ -92,4 +114,4 @@ def validate_plans(
             f"{shown}: ok ({turns} turn{'s' if turns != 1 else ''}, "
             f"{calls} call{'s' if calls != 1 else ''})"
         )
-    return ValidateReport(tuple(ok), tuple(problems), invalid, tuple(files))
+    return ValidateReport(tuple(ok), tuple(problems), invalid, tuple(files), tuple(warnings))

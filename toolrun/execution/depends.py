@@ -157,7 +157,7 @@ def writes_of(
     decision: CallDecision,
 ) -> Writes:
     """What a call that may run (allowed or asked) may write."""
-    from toolrun.permissions.resolver import PATH_FIELDS
+    from toolrun.permissions.tool_subjects import PATH_FIELDS
 
     if decision.decision == "deny":
         return NO_WRITES
@@ -183,7 +183,8 @@ def bash_writes(engine: PermissionEngine, command: str, cwd: str) -> Writes:
     read-only nor such a command, or a word is only known at run time."""
     from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, resolve
     from toolrun.permissions.readonly import bash_verdicts
-    from toolrun.permissions.shellpaths import WRITE_FILE_COMMANDS, glob_directory, word_path
+    from toolrun.permissions.shellpaths import WRITE_FILE_COMMANDS
+    from toolrun.permissions.wordpaths import glob_directory, word_path
 
     home = engine.home
     verdicts = bash_verdicts(command, cwd, home, engine.boundary)

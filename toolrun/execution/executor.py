@@ -46,7 +46,7 @@ from toolrun.execution.results import (
     where_it_runs,
 )
 from toolrun.execution.stored import OutputStore
-from toolrun.plan.models import Call, Plan, Turn
+from toolrun.plan.models import Call, InvalidInput, Plan, Turn
 from toolrun.reaper.jail import current as jail_context
 from toolrun.tools.base import Tool, ToolContext, ToolKind
 from toolrun.tools.inputs import validate_input
@@ -374,6 +374,8 @@ class Executor:
     async def _run_turn_calls(self, state: _PlanState, turn: Turn) -> None:
         limit = self.settings.max_calls_per_turn
         admitted, excess = turn.calls[:limit], turn.calls[limit:]
+        if any(type(c.params) is InvalidInput for c in admitted):
+            admitted = self._refused(state, admitted)
         ctx = self._context(state.cwd)
         runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
@@ -400,6 +402,24 @@ class Executor:
                     aborted_before_launch=True,
                 )
             )
+
+    def _refused(self, state: _PlanState, calls: Sequence[Call]) -> tuple[Call, ...]:
+        """The calls whose recorded input their tool refused get its error (they never run,
+        nor are they decided: fail closed, a deny by the input); the others, to run."""
+        kept = []
+        for call in calls:
+            params = call.params
+            if type(params) is not InvalidInput:
+                kept.append(call)
+                continue
+            message = params.message
+            decision = CallDecision("deny", message, DecidedBy("input"))
+            state.out.put(
+                self._result(
+                    state, call, decision, Status.ERROR, error=message, aborted_before_launch=True
+                )
+            )
+        return tuple(kept)
 
     def _moves_cwd(self, call: Call) -> bool:
         """Could the call leave Bash in another directory (cd, pushd, popd, ... anywhere in

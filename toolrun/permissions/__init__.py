@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     )
     from toolrun.permissions.grammar import ParsedRule, RuleSyntaxError, parse_rule
     from toolrun.permissions.readonly import is_read_only_command
-    from toolrun.permissions.resolver import BUILTIN_TOOLS, PermissionEngine
+    from toolrun.permissions.resolver import PermissionEngine
+    from toolrun.permissions.tool_subjects import BUILTIN_TOOLS
 
 # each name loads with its module on first use (see toolrun.lazy)
 __getattr__ = exports(
@@ -38,7 +39,7 @@ __getattr__ = exports(
         "RuleSyntaxError": "grammar",
         "parse_rule": "grammar",
         "is_read_only_command": "readonly",
-        "BUILTIN_TOOLS": "resolver",
+        "BUILTIN_TOOLS": "tool_subjects",
         "PermissionEngine": "resolver",
     },
 )

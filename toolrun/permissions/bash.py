@@ -18,99 +18,24 @@ import functools
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from toolrun.permissions import envcode, expansions, fidelity, programs, shellstate
+from toolrun.permissions.analysis import PIPED, BashAnalysis, CommandKind, Redirect, SimpleCommand
 from toolrun.permissions.bash_simple import simple_commands
-from toolrun.permissions.braces import brace_expands
-from toolrun.permissions.frozen import fast_init
-from toolrun.permissions.programs import git
-from toolrun.permissions.programs.streams import is_stream
+from toolrun.permissions.forms import SAFE_ENV_VARS, command_forms, shell_script
+from toolrun.permissions.treewords import evaluate, make_word, node_text, parser
 from toolrun.permissions.words import Word as Word  # noqa: PLC0414 (re-exported for callers)
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node
 
 MAX_COMMAND_LENGTH = 10_000
 MAX_NESTING = 4
-MAX_DENY_FORMS = 48
 
-CommandKind = Literal["command", "assignment", "declaration", "unset", "test", "redirects"]
-
-#: Wrapper commands stripped before matching (for every rule behaviour).
-WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "xargs"})
-#: Extra commands that run their arguments as a command: stripped for deny/ask only.
-DENY_ONLY_WRAPPERS = frozenset(
-    {
-        "env",
-        "sudo",
-        "doas",
-        "exec",
-        "coproc",
-        "setsid",
-        "watch",
-        "ionice",
-        "flock",
-        "chrt",
-        "taskset",
-        "unbuffer",
-        "nocorrect",
-        "noglob",
-        "caffeinate",
-        "chroot",
-        "runuser",
-        "su",
-        # Programs that run the command in their arguments (anthropics/claude-code#92542:
-        # a wrapper outside the list shifts the program name past every deny rule).
-        "strace", "ltrace", "valgrind", "fakeroot", "faketime", "torsocks", "proxychains",
-        "proxychains4", "firejail", "unshare", "nsenter", "systemd-run", "chronic",
-        "catchsegv", "dbus-run-session", "dbus-launch", "xvfb-run", "pkexec", "sg",
-        "busybox", "toybox", "ssh-agent", "perf", "entr", "npx", "bunx", "pnpx", "uv", "uvx",
-        "poetry", "pipenv", "pdm", "hatch", "conda", "mamba", "bundle", "direnv", "mise",
-        "asdf", "devbox", "pixi", "rye", "scl", "prlimit", "cpulimit", "numactl",
-        "setpriv", "capsh", "chpst", "daemonize", "start-stop-daemon", "trickle", "tsocks",
-        "eatmydata", "nocache", "linux32", "linux64", "setarch", "gtimeout", "gstdbuf",
-    }
-)
-_ANY_WRAPPER = WRAPPERS | DENY_ONLY_WRAPPERS
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
-#: ``VAR=value`` prefixes that allow rules strip (they do not change which code runs).
-SAFE_ENV_VARS = frozenset(
-    {
-        "CI",
-        "NODE_ENV",
-        "RUST_LOG",
-        "RUST_BACKTRACE",
-        "LANG",
-        "LANGUAGE",
-        "LC_ALL",
-        "LC_CTYPE",
-        "LC_MESSAGES",
-        "TZ",
-        "TERM",
-        "COLUMNS",
-        "LINES",
-        "NO_COLOR",
-        "FORCE_COLOR",
-        "CLICOLOR",
-        "GOOS",
-        "GOARCH",
-        "CGO_ENABLED",
-        "PYTHONUNBUFFERED",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONHASHSEED",
-        "DEBUG",
-        "VERBOSE",
-    }
-)
 
 _SEPARATORS = frozenset({"&&", "||", ";", "&", "\n"})
 _PIPES = frozenset({"|", "|&"})
-_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|"})
-#: What gives a command its standard input: a file, a descriptor, a here-string, a
-#: here-doc, or (``|``, recorded as a redirect without target) the pipe before it.
-_STDIN_OPS = frozenset({"<", "<&", "<>", "<<<", "<<", "<<-", "|", "|&"})
 _ARG_TYPES = frozenset(
     {
         "word",
@@ -135,426 +60,18 @@ _ARG_TYPES = frozenset(
 _OPAQUE_ARGS = frozenset({"expansion", "arithmetic_expansion", "brace_expression"})
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_GLOB_CHARS = frozenset("*?[")
-_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_DURATION = re.compile(r"\d+(\.\d+)?[smhd]?")
 _CONTINUATION_IN_WORD = re.compile(r"[^\s]\\\n")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Redirect:
-    op: str
-    target: Word | None
-    fd: str | None = None
-
-    @property
-    def writes(self) -> bool:
-        if self.target is None:
-            return False
-        if self.op in _WRITE_OPS:
-            return True
-        # ``>& file`` (not ``>&2``/``>&-``) writes to a file.
-        return self.op == ">&" and not self._duplicates
-
-    @property
-    def reads(self) -> bool:
-        """``< file``, ``0< file``, ``<& file`` (not ``<&3``): the target is read."""
-        if self.target is None:
-            return False
-        return self.op == "<" or (self.op == "<&" and not self._duplicates)
-
-    @property
-    def feeds_stdin(self) -> bool:
-        """Whether this gives the command its standard input (what ``perl`` with no script
-        runs: ``<<< CODE``, ``<<EOF``, ``< file``, a pipe)."""
-        return self.op in _STDIN_OPS and self.fd in (None, "0")
-
-    @property
-    def network(self) -> bool:
-        """``/dev/tcp/HOST/PORT`` and ``/dev/udp/...``: bash opens a connection."""
-        if self.target is None:
-            return False
-        text = self.target.text
-        return "/dev/tcp" in text or "/dev/udp" in text
-
-    @property
-    def _duplicates(self) -> bool:
-        value = self.target.value if self.target is not None else None
-        return value is not None and (value.isdigit() or value == "-")
-
-
-@fast_init
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
-    """One command that would run, with what rules are matched against.
-
-    ``allow_form`` is the string allow rules see (safe ``VAR=`` prefixes and
-    wrappers stripped) or None when no allow rule may match it; ``deny_forms``
-    are all the strings deny and ask rules see (every prefix and wrapper
-    stripped, unquoted, basename of the command, ...).
-    """
-
-    text: str
-    kind: CommandKind
-    assignments: tuple[Word, ...]
-    words: tuple[Word, ...]
-    redirects: tuple[Redirect, ...]
-    context: str
-    top_level: bool
-    analysable: bool
-    effective: tuple[Word, ...]
-    unsafe_env: tuple[str, ...]
-    allow_form: str | None
-    deny_forms: tuple[str, ...]
-    nested_argvs: tuple[tuple[Word, ...], ...] = ()
-    #: Every argv deny/ask rules consider (wrappers and prefixes stripped, find -exec).
-    argvs: tuple[tuple[Word, ...], ...] = ()
-
-    #: The command name after stripping wrappers (None when dynamic); set from ``effective``.
-    name: str | None = field(init=False, compare=False)
-
-    def __post_init__(self) -> None:
-        first = self.effective[0] if self.effective else None
-        name = first.value if first is not None and first.is_static else None
-        object.__setattr__(self, "name", name)  # computed once: read many times per decision
-
-
-#: The standard input a pipe gives every command after ``|`` (a redirect with no target).
-PIPED = Redirect("|", None)
-
-
-@dataclass(frozen=True, slots=True)
-class BashAnalysis:
-    command: str
-    commands: tuple[SimpleCommand, ...]
-    problems: tuple[str, ...]
-
-    @property
-    def analysable(self) -> bool:
-        return not self.problems
-
-
-# --------------------------------------------------------------------------- parser
-
-
-@functools.cache
-def _parser() -> Parser:
-    import tree_sitter_bash
-    from tree_sitter import Language, Parser
-
-    return Parser(Language(tree_sitter_bash.language()))
-
-
-def _text(node: Node) -> str:
-    data = node.text
-    return data.decode("utf-8", "replace") if data is not None else ""
-
-
-# --------------------------------------------------------------------------- words
-
-
-def _unescape_unquoted(raw: str) -> tuple[str, bool]:
-    """Backslash removal for an unquoted word; also reports unescaped glob characters."""
-    if "\\" not in raw:
-        return raw, not _GLOB_CHARS.isdisjoint(raw)
-    out: list[str] = []
-    glob = False
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\" and i + 1 < len(raw):
-            if raw[i + 1] != "\n":
-                out.append(raw[i + 1])
-            i += 2
-            continue
-        if c in _GLOB_CHARS:
-            glob = True
-        out.append(c)
-        i += 1
-    return "".join(out), glob
-
-
-def _unescape_double(raw: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\" and i + 1 < len(raw) and raw[i + 1] in '\\"$`\n':
-            if raw[i + 1] != "\n":
-                out.append(raw[i + 1])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _evaluate(node: Node) -> tuple[str | None, bool, bool]:
-    """(value, glob, brace) of a word-like node; value None when it depends on expansion."""
-    kind = node.type
-    if kind == "word":
-        value, glob = _unescape_unquoted(_text(node))
-        return value, glob, False
-    if kind == "number":
-        return _text(node), False, False
-    if kind == "raw_string":
-        return _text(node)[1:-1], False, False
-    if kind == "brace_expression":  # `{1..3}`: braces.brace_expands decides on the word
-        return _text(node), False, True
-    if kind == "string":
-        for child in node.named_children:
-            if child.type != "string_content":
-                return None, False, False
-        # From the source, not the children: the parser drops newlines between them.
-        return _unescape_double(_text(node)[1:-1]), False, False
-    if kind == "concatenation":
-        values: list[str] = []
-        glob = brace = False
-        children = node.named_children
-        for child in children:
-            part, child_glob, child_brace = _evaluate(child)
-            if part is None:
-                return None, False, False
-            glob = glob or child_glob
-            brace = brace or child_brace or (child.type == "word" and _text(child) == "{")
-            values.append(part)
-        return "".join(values), glob, brace
-    return None, False, False
-
-
-def _make_word(node: Node) -> Word:
-    raw = _text(node)
-    value, glob, _brace = _evaluate(node)
-    # Only a brace with a comma or a sequence expands (`HEAD^{tree}` is literal).
-    if value is not None and "{" in raw and brace_expands(raw):
-        value = None
-    # Bash expands a tilde prefix only when no character of it is quoted.
-    prefix = raw.split("/", 1)[0]
-    tilde = raw.startswith("~") and not any(c in prefix for c in "'\"\\$`")
-    return Word(raw, value, glob, tilde)
-
-
 # --------------------------------------------------------------------------- stripping
-
-
-def _is_assignment_word(word: Word) -> bool:
-    return word.value is not None and _ASSIGNMENT_WORD.match(word.value) is not None
 
 
 def _static(words: Iterable[Word]) -> bool:
     return all(w.value is not None for w in words)
 
 
-def _strip_wrapper(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
-    """The wrapped command when ``words`` starts with a known wrapper and its usual options."""
-    if len(words) < 2 or not words[0].is_static:
-        return None
-    name = words[0].value
-    if name not in WRAPPERS:
-        return None  # (most commands: the branches below are for the wrappers only)
-    rest = list(words[1:])
-
-    def value(i: int) -> str:
-        # A word only known at run time never looks like an option or a duration.
-        v = rest[i].value
-        return v if v is not None and not rest[i].glob else "\x00"
-
-    i = 0
-    if name == "timeout":
-        while i < len(rest) and value(i).startswith("-"):
-            opt = value(i)
-            if opt in ("-s", "-k", "--signal", "--kill-after"):
-                i += 2
-            elif opt in ("--preserve-status", "--foreground", "-v", "--verbose", "--") or (
-                opt.startswith(("--signal=", "--kill-after=", "-s", "-k"))
-            ):
-                i += 1
-                if opt == "--":
-                    break
-            else:
-                return None
-        if i >= len(rest) or not _DURATION.fullmatch(value(i)):
-            return None
-        i += 1
-    elif name == "time":
-        while i < len(rest) and value(i) in ("-p", "--portability", "--"):
-            i += 1
-    elif name == "nice":
-        if i < len(rest) and value(i) in ("-n", "--adjustment"):
-            i += 2
-        elif i < len(rest) and re.fullmatch(r"-n?-?\d+|--adjustment=-?\d+", value(i)):
-            i += 1
-    elif name == "nohup":
-        if i < len(rest) and value(i) == "--":
-            i += 1
-    elif name == "stdbuf":
-        while i < len(rest) and value(i).startswith("-"):
-            opt = value(i)
-            if opt in ("-i", "-o", "-e"):
-                i += 2
-            elif re.fullmatch(r"-[ioe].+|--(input|output|error)=.+", opt):
-                i += 1
-            elif opt == "--":
-                i += 1
-                break
-            else:
-                return None
-    elif name == "command":
-        if i < len(rest) and value(i) == "-p":
-            i += 1
-        if i < len(rest) and value(i).startswith("-"):
-            return None  # command -v / -V look a name up: not a wrapper
-    elif name == "builtin":
-        pass
-    elif name == "xargs":
-        if value(0).startswith("-"):
-            return None  # only bare xargs is stripped
-    else:
-        return None
-    remaining = tuple(rest[i:])
-    return remaining or None
-
-
-def _strip_for_allow(
-    assignments: tuple[Word, ...], words: tuple[Word, ...]
-) -> tuple[tuple[str, ...], tuple[Word, ...]]:
-    """(unsafe assignments kept, argv) after stripping safe ``VAR=`` and wrappers."""
-    unsafe = tuple(
-        a.raw
-        for a in assignments
-        if a.value is None or a.value.split("=", 1)[0] not in SAFE_ENV_VARS
-    )
-    current = words
-    for _ in range(8):
-        stripped = _strip_wrapper(current)
-        if stripped is None:
-            break
-        current = stripped
-    return unsafe, current
-
-
-def _deny_variants(words: tuple[Word, ...], depth: int = 0) -> list[tuple[Word, ...]]:
-    """Every argv a deny/ask rule should see: prefixes and wrappers stripped, to a fixed point."""
-    variants: list[tuple[Word, ...]] = [words]
-    current = words
-    while current and _is_assignment_word(current[0]):
-        current = current[1:]
-        variants.append(current)
-    stripped = _strip_wrapper(current) if current else None
-    if stripped is not None:
-        variants.extend(_deny_variants(stripped, depth + 1) if depth < 8 else [stripped])
-    elif current and depth < 8:
-        first = current[0].text
-        if posixpath.basename(first) in _ANY_WRAPPER:
-            # Unknown wrapper options: every later word could be the command.
-            for j in range(1, len(current)):
-                text = current[j].text
-                if text.startswith("-") or _is_assignment_word(current[j]):
-                    continue
-                variants.extend(_deny_variants(current[j:], depth + 4))
-                if len(variants) > MAX_DENY_FORMS:
-                    break
-    return [v for v in variants if v]
-
-
-def _exec_argvs(words: tuple[Word, ...]) -> list[tuple[Word, ...]]:
-    """Commands run by ``find ... -exec CMD ;`` (and -execdir/-ok/-okdir)."""
-    out: list[tuple[Word, ...]] = []
-    i = 0
-    while i < len(words):
-        if words[i].text in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(words) and words[j].text not in (";", "+"):
-                j += 1
-            if j > i + 1:
-                out.append(words[i + 1 : j])
-            i = j
-        i += 1
-    return out
-
-
-def _forms(argv: tuple[Word, ...]) -> list[str]:
-    raw = " ".join(w.raw for w in argv)
-    unquoted = " ".join(w.text for w in argv)
-    forms = [raw, unquoted]
-    first = argv[0].text
-    if argv[0].is_static and "/" in first:
-        base = posixpath.basename(first)
-        if base:
-            forms.append(" ".join([base, *(w.text for w in argv[1:])]))
-    return forms
-
-
-def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(items))
-
-
-def command_forms(
-    assignments: tuple[Word, ...], words: tuple[Word, ...], *, analysable: bool
-) -> tuple[
-    tuple[Word, ...], tuple[str, ...], str | None, tuple[str, ...], tuple[tuple[Word, ...], ...]
-]:
-    """(effective argv, unsafe env, allow form, deny forms, deny argvs) of one command."""
-    unsafe, effective = _strip_for_allow(assignments, words)
-    allow_form: str | None = None
-    if analysable and effective and effective[0].is_static:
-        allow_form = " ".join([*unsafe, *(w.raw for w in effective)])
-    deny: list[str] = []
-    argvs: list[tuple[Word, ...]] = []
-    full = assignments + words
-    for variant in _deny_variants(full):
-        argvs.append(variant)
-        if variant and posixpath.basename(variant[0].text) == "git":
-            # Deny and ask rules see through git's global options (never allow rules):
-            # `git -C . --no-pager push` is still `git push`.
-            bare = git.strip_globals(variant)
-            if bare is not None:
-                argvs.append(bare)
-        if variant and variant[0].text == "find":
-            for inner in _exec_argvs(variant):
-                argvs.extend(_deny_variants(inner))
-    for argv in argvs:
-        deny.extend(_forms(argv))
-    return effective, unsafe, allow_form, _dedupe(deny)[: MAX_DENY_FORMS * 2], tuple(argvs)
-
-
 # --------------------------------------------------------------------------- walking
-
-
-def _shell_script(argv: tuple[Word, ...]) -> tuple[bool, Word | None]:
-    """(is a shell running a string or stdin, the -c script word if any)."""
-    if not argv or posixpath.basename(argv[0].text) not in SHELLS:
-        return False, None
-    args = argv[1:]
-    if argv[0].text.endswith("busybox"):
-        if not args or posixpath.basename(args[0].text) not in SHELLS:
-            return False, None
-        args = args[1:]
-    saw_c = False
-    value_next = False
-    for word in args:
-        text = word.text
-        if value_next:  # (`-O extglob`, `+o posix`, `--rcfile F`: a value, not the script)
-            value_next = False
-            continue
-        if text == "--":
-            continue
-        if text.startswith(("-", "+")) and len(text) > 1:
-            if not text.startswith("--") and "c" in text[1:]:
-                saw_c = True
-            value_next = text in ("--rcfile", "--init-file") or (
-                not text.startswith("--") and text[-1] in "oO"
-            )
-            continue
-        if saw_c:
-            return True, word
-        if is_stream(word):
-            return True, None  # `bash /dev/stdin <<< ...`, `bash <(...)`: a fed-in string
-        return False, None  # `bash script.sh`: runs a file, like any command
-    # No script argument: the shell reads commands from stdin (or -c with nothing).
-    return True, None
 
 
 class _Walker:
@@ -697,7 +214,7 @@ class _Walker:
             self.statement(body, context, False, analysable)
         if redirects:
             self.add(
-                _text(node),
+                node_text(node),
                 "redirects",
                 (),
                 (),
@@ -735,12 +252,12 @@ class _Walker:
         target: Word | None = None
         for child in node.children:
             if child.type == "file_descriptor":
-                fd = _text(child)
+                fd = node_text(child)
             elif not child.is_named:
                 op = child.type
             else:
                 self.argument(child, analysable)
-                target = _make_word(child)
+                target = make_word(child)
         out.append(Redirect(op, target, fd))
         return out
 
@@ -766,12 +283,12 @@ class _Walker:
                 for name_part in child.named_children:
                     self.argument(name_part, analysable)
                 parts = child.named_children
-                words.append(_make_word(parts[0]) if parts else Word(_text(child), None))
+                words.append(make_word(parts[0]) if parts else Word(node_text(child), None))
             elif kind == "comment":
                 continue
             else:
                 self.argument(child, analysable)
-                words.append(_make_word(child))
+                words.append(make_word(child))
         if words and not words[0].is_static:
             self.problem(f"the command name {words[0].raw!r} is computed at run time")
             analysable = False
@@ -781,7 +298,7 @@ class _Walker:
                          "name is: bash reads it differently")
             analysable = False
         self.add(
-            _text(node), "command", tuple(assignments), tuple(words), tuple(redirects),
+            node_text(node), "command", tuple(assignments), tuple(words), tuple(redirects),
             context, top, analysable,
         )
 
@@ -802,13 +319,13 @@ class _Walker:
                 if child.type == "variable_assignment":
                     words.append(_make_assignment(child))
                 else:
-                    words.append(_make_word(child))
+                    words.append(make_word(child))
         kind: CommandKind = "declaration" if node.type == "declaration_command" else "unset"
         why = programs.runs_code(tuple(words)) if words else None
         if why is not None:
             self.problem(why)
             analysable = False
-        self.add(_text(node), kind, (), tuple(words), extra_redirects, context, top, analysable)
+        self.add(node_text(node), kind, (), tuple(words), extra_redirects, context, top, analysable)
 
     def test_command(
         self,
@@ -819,7 +336,7 @@ class _Walker:
         extra_redirects: tuple[Redirect, ...],
     ) -> None:
         self.scan(node, analysable, opaque=True)
-        text = _text(node)
+        text = node_text(node)
         why = expansions.conditional_problem(text)
         if why is not None:
             self.problem(why)
@@ -840,7 +357,7 @@ class _Walker:
             self.scan(part, analysable, opaque=True)
             assignments.append(_make_assignment(part))
         self.add(
-            _text(node), "assignment", tuple(assignments), (), extra_redirects,
+            node_text(node), "assignment", tuple(assignments), (), extra_redirects,
             context, top, analysable,
         )
 
@@ -860,7 +377,7 @@ class _Walker:
             self.problem("the command does not parse as shell")
         audit = _AUDITS.get(node.type)
         if audit is not None:
-            why = audit(_text(node))
+            why = audit(node_text(node))
             if why is not None:
                 self.problem(why)
         for child in node.named_children:
@@ -964,7 +481,7 @@ class _Walker:
                 if _static(variant[1:]):
                     scripts.append(" ".join(w.text for w in variant[1:]))
                 continue
-            is_shell, script = _shell_script(variant)
+            is_shell, script = shell_script(variant)
             if is_shell:
                 analysable = False
                 if script is None:
@@ -1014,13 +531,13 @@ _STATEMENTS = frozenset(
 
 
 def _make_assignment(node: Node) -> Word:
-    raw = _text(node)
+    raw = node_text(node)
     children = node.named_children
     value_node = children[-1] if len(children) >= 2 else None
-    name = _text(children[0]) if children else raw.split("=", 1)[0]
+    name = node_text(children[0]) if children else raw.split("=", 1)[0]
     if value_node is None:
         return Word(raw, raw if raw.endswith("=") else None)
-    value, _glob, brace = _evaluate(value_node)
+    value, _glob, brace = evaluate(value_node)
     if value is None or brace or value_node.type == "array":
         return Word(raw, None)
     op = "+=" if raw[len(name) :].startswith("+=") else "="
@@ -1066,7 +583,7 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
         joined = _analyse(command.replace("\\\n", ""), depth + 1)
         walker.commands.extend(_mark_unanalysable(c, "joined lines") for c in joined.commands)
     source = command.encode("utf-8", "surrogatepass")
-    root = _parser().parse(source).root_node
+    root = parser().parse(source).root_node
     if root.has_error:
         walker.problem("the command does not parse as shell")
     for problem in fidelity.problems(root, source):

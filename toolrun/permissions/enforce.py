@@ -23,8 +23,8 @@ from toolrun.config.models import Enforce
 from toolrun.permissions.frozen import fast_init
 
 if TYPE_CHECKING:
-    from toolrun.permissions.resolver import Verdict
     from toolrun.permissions.rules import Subject
+    from toolrun.permissions.verdict import Verdict
 
 JailKind = Literal["read-only", "workspace"]
 Place = Literal["read-only jail", "workspace jail", "sandbox", "unsandboxed"]

@@ -17,20 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolrun.permissions import programs
-from toolrun.permissions.bash import SimpleCommand, analyse
+from toolrun.permissions.analysis import SimpleCommand
+from toolrun.permissions.bash import analyse
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import Observation, note, start, stop, unchanged
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath, resolve
 from toolrun.permissions.shellpaths import (
     PathArgument,
     cd_destinations,
-    expand_glob,
-    glob_matches,
     path_arguments,
     track_places,
-    word_path,
 )
 from toolrun.permissions.tilde import TildeError, expand_tilde
+from toolrun.permissions.wordpaths import expand_glob, glob_matches, word_path
 from toolrun.permissions.words import Word
 
 READ_ONLY_COMMANDS = frozenset(

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
-    from toolrun.permissions.bash import SimpleCommand
+    from toolrun.permissions.analysis import SimpleCommand
 
 #: Variables that change how bash reads later words or which code runs for a name: the
 #: ones toolrun drops from the shell's environment (``bash_env.DROPPED``, for the same

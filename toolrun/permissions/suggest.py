@@ -29,7 +29,7 @@ from toolrun.permissions.decision import Decision
 from toolrun.permissions.grammar import EDIT_FAMILY, READ_FAMILY
 
 if TYPE_CHECKING:
-    from toolrun.permissions.bash import SimpleCommand
+    from toolrun.permissions.analysis import SimpleCommand
     from toolrun.permissions.resolver import PermissionEngine
 
 #: Where rules added by "always" say they come from.

@@ -13,7 +13,8 @@ import dataclasses
 import posixpath
 
 from toolrun.permissions import programs
-from toolrun.permissions.bash import DENY_ONLY_WRAPPERS, SimpleCommand
+from toolrun.permissions.analysis import SimpleCommand
+from toolrun.permissions.forms import DENY_ONLY_WRAPPERS
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.shellpaths import PathArgument, path_arguments
 from toolrun.permissions.words import Word

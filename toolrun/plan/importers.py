@@ -1,32 +1,38 @@
 """Plans from what agents leave behind: transcripts and call streams (design §2).
 
-Beside toolrun's own plans (YAML or JSON), ``toolrun check`` reads:
-
-- ``anthropic``: a Messages API conversation, a list of messages or ``{"messages": [...]}``;
-  the ``tool_use`` content blocks ``{id, name, input}`` of each assistant message form a turn.
-- ``openai``: a Chat Completions conversation; the ``tool_calls`` of each assistant message
-  form a turn, ``function.arguments`` being a JSON string.
-- ``claude-code``: a Claude Code session transcript, JSONL with one event a line; the
-  ``tool_use`` blocks of assistant events sharing one ``message.id`` form a turn.
-- ``jsonl``: a stream of ``{"tool", "input", "id"?, "timeout"?}`` objects, one a line,
-  read as ``toolrun exec -`` reads a file piped to it: consecutive lines form turns of up
-  to the turn's call limit.
+Beside toolrun's own plans (YAML or JSON), toolrun reads the formats its registry lists
+(:mod:`toolrun.plan.formats`: Claude Code sessions and ``stream-json`` output, Codex
+rollouts and ``codex exec --json`` output, Gemini CLI sessions, Anthropic, OpenAI Chat
+Completions and Responses API conversations, chat messages a line, call streams), each
+detected from its content or named with ``--from``.
 
 Every call keeps its file, line and column; every problem is located and all of them are
 reported at once (:class:`PlanError`), with the same messages as a plan's (unknown tool,
-bad input for the tool, duplicate id).
+bad input for the tool, duplicate id). An input must yield calls: one toolrun cannot read
+as any format, or whose records hold no call, is a located problem unless
+``allow_empty``. A recorded call whose input its tool would have refused is kept, with
+:class:`~toolrun.plan.models.InvalidInput` params: it gets an ``error`` result (as the
+agent's own tool answered it) and the rest is decided.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from toolrun.errors import Location, PlanError, Problem
-from toolrun.plan.models import MAX_CALLS_PER_TURN, Call, Plan, Turn, turn_limit_message
+from toolrun.plan.formats import BY_NAME, FORMATS, LINE_FORMATS, document_format, record_format
+from toolrun.plan.models import (
+    MAX_CALLS_PER_TURN,
+    Call,
+    InvalidInput,
+    Plan,
+    Turn,
+    turn_limit_message,
+)
 from toolrun.tools.inputs import validate_input
 from toolrun.tools.registry import ToolRegistry
 from toolrun.validation import Invalid, problems_from_validation
@@ -48,12 +54,11 @@ if TYPE_CHECKING:
     from toolrun.plan.foreign import ForeignInput
     from toolrun.plan.loader import Select
 
-FORMATS: Final = ("toolrun", "anthropic", "openai", "claude-code", "codex", "gemini", "jsonl")
-_LINE_FORMATS: Final = ("jsonl", "claude-code", "codex")
+__all__ = ["FORMATS", "Imported", "load_input"]
+
 JSONL_SUFFIXES: Final = (".jsonl", ".ndjson")
-# Roles that only OpenAI's Chat Completions uses (Anthropic's system prompt is a parameter).
-_OPENAI_ROLES: Final = frozenset({"system", "developer", "tool", "function"})
-_ANTHROPIC_BLOCKS: Final = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+#: what an input without calls is told (an empty or unrecognised one too)
+ALLOW_EMPTY_HINT: Final = "--allow-empty accepts an input without calls"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +86,7 @@ def load_input(
     max_calls_per_turn: int = MAX_CALLS_PER_TURN,
     strict: bool = False,
     select: Select | None = None,
+    allow_empty: bool = False,
 ) -> Imported:
     """Load a plan, transcript or call stream (``source_format``: one of FORMATS, or detect).
     ``select``: the turns of a toolrun plan to build (see ``plan_from_document``); the other
@@ -88,6 +94,8 @@ def load_input(
 
     A JSONL call stream is cut into turns of ``max_calls_per_turn`` calls. A session log's
     records that cannot be read are skipped with a warning (problems when ``strict``).
+    An input that is no format toolrun reads, or that yields no call, is a problem unless
+    ``allow_empty`` (then it is an empty plan, with a warning when unrecognised).
     Raises PlanError listing every located problem.
     """
     from toolrun.plan.loader import plan_from_document
@@ -97,30 +105,16 @@ def load_input(
         raise ValueError(f"unknown input format {source_format!r}; expected one of {FORMATS}")
     text = _read(path, file)
     kind = source_format
-    if kind is None:
-        kind = _sniff_lines(path, text)
-    if kind in _LINE_FORMATS:
+    if kind is None and _sniff_lines(path, text):
         lines = _JsonLines(text, file)
-        if source_format is None:
-            kind = lines.detect()
-        builder = _Builder(
-            file,
-            registry,
-            foreign_tools=kind != "jsonl",
-            per_turn=max_calls_per_turn,
-            strict=strict,
-        )
-        if kind == "claude-code":
-            _claude_code(lines, builder)
-            for log, shown in _subagent_logs(path, file):
-                _subagent(log, shown, builder)
-        elif kind == "codex":
-            from toolrun.plan.codex import rollout
-
-            rollout(lines, builder)
-        else:
-            _call_stream(lines.text, builder, max_calls_per_turn)
-        return builder.imported(kind)
+        # (an empty file is an empty call stream: what it lacks is calls)
+        kind = lines.detect() if lines.records() else "jsonl"
+        if kind is None:
+            return _unrecognised(file, lines.first_line(), "no line is a record of one",
+                                 allow_empty)
+    if kind in LINE_FORMATS:
+        return _load_lines(path, file, text, kind, registry, max_calls_per_turn, strict,
+                           allow_empty)
     json_syntax = path.suffix.lower() == ".json"
     if select is not None and kind in (None, "toolrun") and not json_syntax:
         from toolrun.plan.loader import plan_from_region
@@ -139,31 +133,65 @@ def load_input(
         raise PlanError([exc.problem]) from None
     if kind is None:
         kind = _detect(doc.data)
-    if kind in _LINE_FORMATS:  # a single line of one, written as a file
-        return load_input(
-            path,
-            registry,
-            display=display,
-            source_format=kind,
-            max_calls_per_turn=max_calls_per_turn,
-            strict=strict,
-        )
+    if kind in LINE_FORMATS:  # a single line of one, written as a file
+        return _load_lines(path, file, text, kind, registry, max_calls_per_turn, strict,
+                           allow_empty)
     if kind == "toolrun":
         plan = plan_from_document(
             doc, registry, max_calls_per_turn=max_calls_per_turn, select=select
         )
         return Imported(plan, "toolrun")
-    builder = _Builder(file, registry, foreign_tools=True, per_turn=max_calls_per_turn)
-    if kind == "gemini":
-        from toolrun.plan.gemini import session
+    builder = _Builder(file, registry, foreign_tools=True, per_turn=max_calls_per_turn,
+                       strict=strict)
+    BY_NAME[kind].load_module().load(doc, builder, path)
+    imported = builder.imported(kind)
+    return _not_empty(imported, doc.value_location(()), "this document", allow_empty)
 
-        session(doc, builder)
-        return builder.imported(kind)
-    if kind == "anthropic":
-        _anthropic(doc, builder)
-    else:
-        _openai(doc, builder)
-    return Imported(builder.plan(None), kind)
+
+def _load_lines(
+    path: Path,
+    file: str,
+    text: str,
+    kind: str,
+    registry: ToolRegistry,
+    per_turn: int,
+    strict: bool,
+    allow_empty: bool,
+) -> Imported:
+    lines = _JsonLines(text, file)
+    builder = _Builder(
+        file, registry, foreign_tools=kind != "jsonl", per_turn=per_turn, strict=strict
+    )
+    BY_NAME[kind].load_module().load(lines, builder, path)
+    imported = builder.imported(kind)
+    records = lines.records()
+    what = f"its {records} record{'s' if records != 1 else ''}" if records else "an empty file"
+    return _not_empty(imported, lines.first_line(), what, allow_empty)
+
+
+def _not_empty(imported: Imported, first: Location, what: str, allow_empty: bool) -> Imported:
+    """``imported``, unless it holds no call (PlanError located at its first record)."""
+    if len(imported.plan) or allow_empty:
+        return imported
+    skipped = len(imported.warnings)
+    note = f", {skipped} skipped" if skipped else ""
+    message = (
+        f"no tool call in {what}{note} (read as {imported.format}): nothing would be "
+        f"decided; {ALLOW_EMPTY_HINT}"
+    )
+    raise PlanError([*imported.warnings, Problem(first, "", message)])
+
+
+def _unrecognised(file: str, first: Location, why: str, allow_empty: bool) -> Imported:
+    """An input that is no format toolrun reads: PlanError, or with ``allow_empty`` an
+    empty plan and a warning."""
+    message = (
+        f"not a format toolrun reads ({why}); --from names one of {', '.join(FORMATS)}"
+    )
+    if allow_empty:
+        return Imported(Plan(file, None, ()), "unknown",
+                        warnings=(Problem(first, "", f"skipped: {message}"),))
+    raise PlanError([Problem(first, "", f"{message}; {ALLOW_EMPTY_HINT}")])
 
 
 # -- reading and detecting -------------------------------------------------------------------
@@ -198,71 +226,25 @@ def _first_object_lines(text: str, count: int) -> list[dict[str, Any]] | None:
     return found
 
 
-def _sniff_lines(path: Path, text: str) -> str | None:
-    """``jsonl`` (refined later) when the file is JSON Lines, by its suffix or content."""
+def _sniff_lines(path: Path, text: str) -> bool:
+    """Whether the file is JSON Lines, by its suffix or content."""
     if path.suffix.lower() in JSONL_SUFFIXES:
-        return "jsonl"  # refined by _JsonLines.detect
+        return True
     if path.suffix.lower() in (".yaml", ".yml"):
-        return None
+        return False
     if "\n" not in text.strip():
-        return None  # one line (a plan written by a program): one document, not records
+        return False  # one line (a plan written by a program): one document, not records
     first = _first_object_lines(text, 2)
-    if first is not None and len(first) == 2:
-        return "jsonl"
-    return None
-
-
-def _event_kind(obj: Mapping[str, Any]) -> str | None:
-    """``jsonl`` for a call (it names its tool), ``codex`` for a rollout record,
-    ``claude-code`` for a session event."""
-    if "tool" in obj:
-        return "jsonl"
-    from toolrun.plan.codex import is_rollout_line
-
-    if is_rollout_line(obj):
-        return "codex"
-    if isinstance(obj.get("type"), str):
-        return "claude-code"
-    return None
+    return first is not None and len(first) == 2
 
 
 def _detect(data: Any) -> str:
-    """The format of a parsed JSON/YAML document (toolrun when nothing else fits)."""
-    if isinstance(data, dict):
-        if "turns" in data or "calls" in data:
-            return "toolrun"
-        kind = _event_kind(data)
-        if kind is not None:
-            return kind
-        from toolrun.plan.gemini import is_session
-
-        if is_session(data):
-            return "gemini"
-        messages = data.get("messages")
-    else:
-        messages = data
-    if not isinstance(messages, list):
+    """The format of a parsed JSON/YAML document: a toolrun plan when it has ``turns`` or
+    ``calls`` or no other format takes it (the plan loader then says what it lacks)."""
+    if isinstance(data, dict) and ("turns" in data or "calls" in data):
         return "toolrun"
-    anthropic = False
-    for message in messages:
-        if not isinstance(message, dict):
-            continue
-        if "tool_calls" in message or "function_call" in message:
-            return "openai"
-        if message.get("role") in _OPENAI_ROLES:
-            return "openai"
-        content = message.get("content")
-        if isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") in _ANTHROPIC_BLOCKS for b in content
-        ):
-            anthropic = True
-    if (
-        anthropic
-        or isinstance(data, list)
-        or any(isinstance(m, dict) and "role" in m for m in messages)
-    ):
-        return "anthropic"  # a list is a conversation; without tool calls either shape fits
-    return "toolrun"
+    found = document_format(data)
+    return found.name if found is not None else "toolrun"
 
 
 # -- building a plan ------------------------------------------------------------------------
@@ -437,10 +419,14 @@ class _Builder:
             )
             return
         try:
-            params = validate_input(found, tool_input)
+            params: Any = validate_input(found, tool_input)
         except Invalid as exc:
-            self.problems.extend(where.validation(exc.error, input_path, found.input_model))
-            return
+            problems = where.validation(exc.error, input_path, found.input_model)
+            if not self.foreign_tools:
+                self.problems.extend(problems)
+                return
+            # a recorded call: its agent's tool refused it as toolrun's would, and went on
+            params = InvalidInput(invalid_input_message(tool, problems, input_path))
         self.add(
             Call(index, len(self.turns), name, tool, dict(tool_input), params, timeout, location)
         )
@@ -461,193 +447,23 @@ class _Builder:
         return Plan(self.file, name, tuple(self.turns))
 
 
+def invalid_input_message(
+    tool: str, problems: Sequence[Problem], input_path: Sequence[PathPart]
+) -> str:
+    """``invalid input for TOOL: KEY: MESSAGE; ...`` (keys relative to the input)."""
+    prefix = format_path(input_path)
+    parts = []
+    for p in problems:
+        key = p.path.removeprefix(prefix).lstrip(".") if prefix else p.path
+        parts.append(f"{key}: {p.message}" if key else p.message)
+    return f"invalid input for {tool}: " + "; ".join(parts)
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "a number"
-    )
-
-
-def _messages(
-    doc: Document, builder: _Builder, what: str
-) -> tuple[list[Any], tuple[PathPart, ...]]:
-    """The message list of a conversation and its path: the document, or its ``messages``."""
-    data = doc.data
-    where = _Where(doc)
-    if isinstance(data, list):
-        return data, ()
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        return data["messages"], ("messages",)
-    if isinstance(data, dict) and "messages" in data:
-        builder.problem(
-            where, ("messages",), f"must be a list of messages, not {_kind(data['messages'])}"
-        )
-    else:
-        builder.problem(
-            where, (), f'an {what} conversation is a list of messages or {{"messages": [...]}}'
-        )
-    return [], ()
-
-
-def _role(where: _Where, builder: _Builder, message: Any, path: tuple[PathPart, ...]) -> str | None:
-    if not isinstance(message, dict):
-        builder.problem(where, path, f"a message must be an object, not {_kind(message)}")
-        return None
-    role = message.get("role")
-    if not isinstance(role, str):
-        if role is None:
-            builder.missing(where, path, "role")
-        else:
-            builder.problem(where, (*path, "role"), f"must be a string, not {_kind(role)}")
-        return None
-    return role
-
-
-def _tool_use_blocks(
-    where: _Where,
-    builder: _Builder,
-    content: Any,
-    path: tuple[PathPart, ...],
-    turn_start: Callable[[], None] | None = None,
-) -> None:
-    """The ``tool_use`` blocks of an assistant message's content, as calls."""
-    if isinstance(content, str) or content is None:
-        return
-    if not isinstance(content, list):
-        builder.problem(
-            where, path, f"must be a string or a list of content blocks, not {_kind(content)}"
-        )
-        return
-    for j, block in enumerate(content):
-        block_path = (*path, j)
-        if not isinstance(block, dict):
-            builder.problem(
-                where, block_path, f"a content block must be an object, not {_kind(block)}"
-            )
-            continue
-        if block.get("type") != "tool_use":
-            continue
-        if turn_start is not None:
-            turn_start()
-            turn_start = None
-        bad = False
-        for key, kind in (("id", str), ("name", str), ("input", dict)):
-            if key not in block:
-                builder.missing(where, block_path, key)
-                bad = True
-            elif not isinstance(block[key], kind):
-                expected = "an object" if kind is dict else "a string"
-                builder.problem(
-                    where, (*block_path, key), f"must be {expected}, not {_kind(block[key])}"
-                )
-                bad = True
-        if bad:
-            continue
-        builder.call(
-            where,
-            block_path,
-            tool=block["name"],
-            tool_path=(*block_path, "name"),
-            tool_input=block["input"],
-            input_path=(*block_path, "input"),
-            call_id=block["id"] or None,
-            id_path=(*block_path, "id"),
-        )
-
-
-def _anthropic(doc: Document, builder: _Builder) -> None:
-    messages, prefix = _messages(doc, builder, "Anthropic Messages API")
-    where = _Where(doc)
-    for i, message in enumerate(messages):
-        path = (*prefix, i)
-        if _role(where, builder, message, path) != "assistant":
-            continue
-        builder.end_turn()
-        _tool_use_blocks(where, builder, message.get("content"), (*path, "content"))
-        builder.end_turn()
-
-
-def _openai(doc: Document, builder: _Builder) -> None:
-    messages, prefix = _messages(doc, builder, "OpenAI Chat Completions")
-    where = _Where(doc)
-    for i, message in enumerate(messages):
-        path = (*prefix, i)
-        if _role(where, builder, message, path) != "assistant":
-            continue
-        builder.end_turn()
-        calls = message.get("tool_calls")
-        if calls is None and isinstance(message.get("function_call"), dict):
-            # the deprecated single function call: no id
-            _openai_function(
-                where, builder, message["function_call"], (*path, "function_call"), None
-            )
-        elif calls is not None and not isinstance(calls, list):
-            builder.problem(where, (*path, "tool_calls"), f"must be a list, not {_kind(calls)}")
-        for k, tool_call in enumerate(calls or ()):
-            call_path = (*path, "tool_calls", k)
-            if not isinstance(tool_call, dict):
-                builder.problem(
-                    where, call_path, f"a tool call must be an object, not {_kind(tool_call)}"
-                )
-                continue
-            kind = tool_call.get("type", "function")
-            function = tool_call.get("function")
-            if kind != "function":
-                builder.problem(
-                    where,
-                    (*call_path, "type"),
-                    f"unsupported tool call type {kind!r} (only 'function' calls name a tool)",
-                )
-                continue
-            if not isinstance(function, dict):
-                if function is None:
-                    builder.missing(where, call_path, "function")
-                else:
-                    builder.problem(
-                        where, (*call_path, "function"), f"must be an object, not {_kind(function)}"
-                    )
-                continue
-            call_id = tool_call.get("id")
-            if call_id is not None and not isinstance(call_id, str):
-                builder.problem(
-                    where, (*call_path, "id"), f"must be a string, not {_kind(call_id)}"
-                )
-                continue
-            _openai_function(where, builder, function, (*call_path, "function"), call_id, call_path)
-        builder.end_turn()
-
-
-def _openai_function(
-    where: _Where,
-    builder: _Builder,
-    function: dict[str, Any],
-    path: tuple[PathPart, ...],
-    call_id: str | None,
-    call_path: tuple[PathPart, ...] | None = None,
-) -> None:
-    call_path = call_path or path
-    name = function.get("name")
-    arguments = function.get("arguments", "{}")
-    if name is None:
-        builder.missing(where, path, "name")
-        return
-    if not isinstance(name, str):
-        builder.problem(where, (*path, "name"), f"must be a string, not {_kind(name)}")
-        return
-    args_path = (*path, "arguments")
-    tool_input = decode_arguments(where, builder, arguments, args_path)
-    if tool_input is None:
-        return
-    builder.call(
-        where,
-        call_path,
-        tool=name,
-        tool_path=(*path, "name"),
-        tool_input=tool_input,
-        input_path=args_path,
-        call_id=call_id or None,
-        id_path=(*call_path, "id"),
     )
 
 
@@ -717,17 +533,29 @@ class _JsonLines:
                 return number
         return 0
 
-    def detect(self) -> str:
-        """``claude-code``, ``codex`` or ``jsonl``, from the first line that tells."""
+    def detect(self) -> str | None:
+        """The line format of the first record one knows (see :mod:`toolrun.plan.formats`),
+        or None when none knows any of them."""
         for line in self.text.split("\n"):
             try:
                 value = json.loads(line) if line.strip() else None
             except (ValueError, RecursionError):
                 continue
-            kind = _event_kind(value) if isinstance(value, dict) else None
-            if kind is not None:
-                return kind
-        return "jsonl"
+            found = record_format(value) if isinstance(value, dict) else None
+            if found is not None:
+                return found.name
+        return None
+
+    def first_line(self) -> Location:
+        """Where the first record is (line 1 of an empty file)."""
+        for number, raw in enumerate(self.text.split("\n"), start=1):
+            if raw.strip():
+                return Location(self.file, number, len(raw) - len(raw.lstrip()) + 1)
+        return Location(self.file, 1, 1)
+
+    def records(self) -> int:
+        """The number of lines that are not blank."""
+        return sum(1 for raw in self.text.split("\n") if raw.strip())
 
 
 def _line_object(
@@ -755,118 +583,3 @@ def _line_object(
             builder.skipped(Location(builder.file, number, 1), message)
         return None
     return doc.data
-
-
-def _call_stream(text: str, builder: _Builder, per_turn: int) -> None:
-    """``{"tool", "input", "id"?, "timeout"?}`` a line, read as ``exec -`` reads a file piped
-    to it: consecutive lines form turns of up to ``per_turn`` calls."""
-    from toolrun.plan.loader import call_from_json_line
-
-    in_turn = 0
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = raw.rstrip("\r")
-        if not line.strip():
-            continue
-        if in_turn == per_turn:
-            builder.end_turn()
-            in_turn = 0
-        in_turn += 1
-        try:
-            call = call_from_json_line(
-                line,
-                file=builder.file,
-                line=number,
-                index=builder.index,
-                turn=len(builder.turns),
-                registry=builder.registry,
-                seen_ids=builder.seen,
-            )
-        except PlanError as exc:
-            builder.problems.extend(exc.problems)
-        else:
-            builder.add(call)
-        builder.index += 1
-
-
-#: Claude Code session record types that carry no tool call (skipped without a warning).
-CLAUDE_CODE_RECORDS: Final = frozenset(
-    {
-        "user", "system", "summary", "file-history-snapshot", "queue-operation", "progress",
-        "attachment", "custom-title", "tag", "agent-name", "last-prompt", "permission-mode",
-    }
-)
-
-
-def _subagent_logs(path: Path, file: str) -> list[tuple[Path, str]]:
-    """The logs Claude Code keeps beside a session for its subagents
-    (``<session>.jsonl`` -> ``<session>/subagents/*.jsonl``), with their shown names."""
-    if path.suffix != ".jsonl":
-        return []
-    folder = path.with_suffix("") / "subagents"
-    try:
-        logs = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
-    except OSError:
-        return []
-    base = file.removesuffix(".jsonl")
-    return [(log, f"{base}/subagents/{log.name}") for log in logs]
-
-
-def _subagent(log: Path, shown: str, builder: _Builder) -> None:
-    """A subagent's log: its calls are turns of their own, marked with the log's name."""
-    try:
-        text = read_text(log, shown)
-    except DocumentError as exc:
-        builder.skipped(exc.problem.location or Location(shown, 1, 1), exc.problem.message)
-        return
-    main_file = builder.file
-    builder.end_turn()
-    builder.file = shown
-    try:
-        _claude_code(_JsonLines(text, shown), builder, f"subagent {shown}")
-        builder.end_turn()
-    finally:
-        builder.file = main_file
-        builder.mark = ""
-
-
-def _claude_code(lines: _JsonLines, builder: _Builder, mark: str = "") -> None:
-    """Assistant events' ``tool_use`` blocks; one ``message.id`` is one turn; sidechain
-    records (a subagent's, ``isSidechain``) are turns of their own, marked."""
-    current: object = None
-    last = lines.last_line()
-    for doc, problem, number in lines:
-        data = _line_object(builder, doc, problem, number, last)
-        if data is None:
-            continue
-        assert doc is not None
-        kind = data.get("type")
-        if kind != "assistant":
-            if kind not in CLAUDE_CODE_RECORDS:
-                shown = repr(kind) if isinstance(kind, str) else f"({_kind(kind)})"
-                what = "no record type" if kind is None else f"unknown record type {shown}"
-                builder.skipped(_Where(doc, number).value(("type",) if kind is not None else ()),
-                                what)
-            continue
-        builder.mark = mark or ("sidechain" if data.get("isSidechain") is True else "")
-        where = _Where(doc, number)
-        message = data.get("message")
-        if message is None:
-            builder.missing(where, (), "message")
-            continue
-        if not isinstance(message, dict):
-            builder.problem(where, ("message",), f"must be an object, not {_kind(message)}")
-            continue
-        cwd = data.get("cwd")
-        builder.cwd = cwd if isinstance(cwd, str) and cwd else None
-        message_id = message.get("id")
-        key: object = (
-            (builder.mark, message_id) if isinstance(message_id, str) and message_id else object()
-        )
-
-        def new_turn(key: object = key) -> None:
-            nonlocal current
-            if key != current:
-                builder.end_turn()
-                current = key
-
-        _tool_use_blocks(where, builder, message.get("content"), ("message", "content"), new_turn)

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import Location
+from toolrun.tools.inputs import Params
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-
-    from toolrun.tools.inputs import Params
 
 #: Calls one turn may hold (``toolrun.maxCallsPerTurn``); more is a located problem when the
 #: plan is loaded, so validate, check and exec (also --dry-run) give the same answer.
@@ -24,6 +23,15 @@ def turn_limit_message(calls: int, limit: int) -> str:
         f"a turn holds at most {limit} calls (toolrun.maxCallsPerTurn) and this one has {calls}:"
         " split it into several turns or raise the limit"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidInput(Params):
+    """The params of a recorded call whose input its tool would have refused (the agent's
+    own tool answered it with an error and went on): it gets an ``error`` result, as the
+    agent saw it, and never runs (the executor answers it before any tool could see it)."""
+
+    message: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,12 +45,36 @@ class Rebased:
     rebased: str
 
 
+_WINDOWS: Final = re.compile(r"[A-Za-z]:[\\/]|[\\/]{2}[^\\/]")
+
+
+def windows_absolute(path: str) -> bool:
+    """Whether ``path`` is an absolute Windows path (``e:\\x``, ``C:/Users``, ``\\\\host``)."""
+    return _WINDOWS.match(path) is not None and not path.startswith("/")
+
+
+def windows_form(path: str) -> str:
+    """A Windows path with ``/`` between its parts, its drive letter in lower case and no
+    trailing separator: how two spellings of one Windows path compare."""
+    text = path.replace("\\", "/")
+    if len(text) >= 2 and text[1] == ":":
+        text = text[0].lower() + text[1:]
+    return text.rstrip("/") or text
+
+
 def usable_root(recorded: str) -> str | None:
     """``recorded`` without trailing slashes, or None when it cannot be a root.
 
     It must be absolute and plain (no ``.``/``..`` segments); ``/`` is refused, since
-    mapping it would move every absolute path into the workspace.
+    mapping it would move every absolute path into the workspace. A Windows root (a
+    session recorded on Windows) is kept in :func:`windows_form`.
     """
+    if windows_absolute(recorded):
+        root = windows_form(recorded)
+        parts = root.split("/")
+        if len(parts) < 2 or not parts[1] or any(p in (".", "..") for p in parts):
+            return None  # a bare drive (``C:\\``) would move every path on it
+        return root
     if not recorded.startswith("/"):
         return None
     root = recorded.rstrip("/")
@@ -68,6 +92,18 @@ class Rebase:
 
     def path(self, value: str) -> str | None:
         """``value`` below the workspace, or None when it is not plainly below ``root``."""
+        if windows_absolute(self.root):
+            if not windows_absolute(value):
+                return None
+            value = windows_form(value)
+            if value.lower() == self.root.lower():  # (Windows paths ignore case)
+                return self.workspace
+            if not value.lower().startswith(self.root.lower() + "/"):
+                return None
+            rest = value[len(self.root):]
+            if ".." in rest.split("/"):
+                return None
+            return self.workspace.rstrip("/") + rest
         if value == self.root:
             return self.workspace
         if not value.startswith(self.root + "/"):

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolrun.plan.importers import Imported
-from toolrun.plan.models import Call, Plan
-from toolrun.plan.rebase import Rebase, usable_root
+from toolrun.plan.models import Call, InvalidInput, Plan
+from toolrun.plan.rebase import Rebase, usable_root, windows_absolute, windows_form
 from toolrun.tools.inputs import Params, spec_of
 from toolrun.validation import Invalid, validate
 
@@ -55,7 +55,7 @@ def rebase_plan(
                 if decided is None:
                     decided = places[own] = _decided_cwd(own, rebase, workspace)
                 cwds[call.index] = decided
-                if own.rstrip("/") != root:  # shown only where the session moved
+                if _root_form(own) != root:  # shown only where the session moved
                     noted.append(("cwd", own, str(decided)))
             if rebase is not None:
                 call, done = _rebased_call(call, rebase)
@@ -67,8 +67,18 @@ def rebase_plan(
     return RebasedPlan(dataclasses.replace(plan, turns=tuple(turns)), cwds, changes)
 
 
+def _root_form(own: str) -> str:
+    """A recorded cwd as :func:`usable_root` writes a root (to tell the root itself)."""
+    return windows_form(own) if windows_absolute(own) else own.rstrip("/")
+
+
 def _decided_cwd(own: str, rebase: Rebase | None, workspace: str) -> Path:
     """Where a call recorded in ``own`` is decided."""
+    if windows_absolute(own):
+        # recorded on Windows: under the recorded root it is rebased like any path; else
+        # it is nowhere here, so it is decided where nothing is (outside the workspace)
+        moved = rebase.path(own) if rebase is not None else None
+        return Path(moved) if moved is not None else Path("/", windows_form(own))
     if not own.startswith("/"):
         # relative to the project (Gemini's directory): below the workspace (a ".." is
         # kept, and is resolved there: outside the workspace)
@@ -78,6 +88,8 @@ def _decided_cwd(own: str, rebase: Rebase | None, workspace: str) -> Path:
 
 
 def _rebased_call(call: Call, rebase: Rebase) -> tuple[Call, list[Change]]:
+    if isinstance(call.params, InvalidInput):
+        return call, []  # it never runs: shown as recorded
     data, done = rebase.call_input(call.tool, call.input)
     if not done:
         return call, []

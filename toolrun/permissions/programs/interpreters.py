@@ -89,7 +89,7 @@ class Reader:
 
 
 _SCRIPTED = Reader()
-#: The shells toolrun's walker does not know by name (bash.SHELLS): ``tcsh <<< 'rm f'``
+#: The shells toolrun's walker does not know by name (forms.SHELLS): ``tcsh <<< 'rm f'``
 #: runs its input; ``-o``/``-O`` and their ``+`` forms take a value (the script comes after).
 _SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _OTHER_SHELL = Reader(values=_SHELL_VALUES, plus=True)

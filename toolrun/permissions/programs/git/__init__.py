@@ -26,6 +26,7 @@ from toolrun.permissions.paths import realpath
 from toolrun.permissions.programs import long_is, option_values
 from toolrun.permissions.programs.git import config as git_config
 from toolrun.permissions.programs.git import history
+from toolrun.permissions.wordpaths import word_path
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -165,8 +166,6 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
         if opt in _HARMLESS_GLOBALS:
             i += 1
         elif opt == "-C" and i + 1 < len(argv):
-            from toolrun.permissions.shellpaths import word_path  # (shellpaths imports bash)
-
             path = word_path(argv[i + 1], directory, ctx.home)
             if path is None:
                 return f"git -C {argv[i + 1].raw}: toolrun cannot tell which directory that is"
@@ -404,7 +403,6 @@ def runs_code(argv: tuple[Word, ...]) -> str | None:
 def _directory(argv: tuple[Word, ...], ctx: Context) -> tuple[str | None, int]:
     """Where git runs (the shell's cwd, then each ``-C``) and where its sub-command is;
     None when toolrun cannot tell (``--git-dir``, ``--work-tree``, a computed ``-C``)."""
-    from toolrun.permissions.shellpaths import word_path  # (shellpaths imports bash)
 
     options, at = _globals(argv)
     directory = ctx.cwd

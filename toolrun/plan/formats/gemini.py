@@ -6,20 +6,34 @@ turn. Its shell, file and web tools become the Claude Code tools the rules speak
 ``run_shell_command`` Bash (its ``directory``, relative to the project, is the call's cwd),
 ``read_file`` Read, ``write_file`` Write, ``replace`` Edit, ``list_directory`` LS, ``glob``
 Glob, ``search_file_content``/``grep_search`` Grep, ``google_web_search`` WebSearch and
-``web_fetch`` WebFetch when its prompt names one URL. Other tools keep their names (and so
-ask). A session records no working directory: ``--transcript-cwd`` names it.
+``web_fetch`` WebFetch when its prompt names one URL; ``read_many_files`` is a Read of
+each path it names (a Glob of each glob pattern among them and of its ``include``
+patterns), ids ``ID``, ``ID.2``, ... Other tools keep their names (and so ask). A session
+records no working directory: ``--transcript-cwd`` names it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 from toolrun.plan.importers import _Builder, _kind, _Where
 from toolrun.yamlfile import Document, PathPart
 
 _URL: Final = re.compile(r"https?://[^\s<>\"'`)\]]+")
+
+
+_GLOB: Final = frozenset("*?[{")
+
+
+def recognise(data: Any) -> bool:
+    return isinstance(data, dict) and is_session(data)
+
+
+def load(doc: Document, builder: _Builder, path: Path) -> None:
+    session(doc, builder)
 
 
 def is_session(data: Mapping[str, Any]) -> bool:
@@ -108,6 +122,8 @@ def _tool_call(where: _Where, builder: _Builder, record: Any, path: tuple[PathPa
         return
     name: str = record["name"]
     args: dict[str, Any] = record["args"]
+    if name == "read_many_files" and _read_many(where, builder, args, path, call_id):
+        return
     mapper = _TOOLS.get(name)
     tool, tool_input = mapper(args) if mapper is not None else (name, args)
     directory = args.get("directory") if name == "run_shell_command" else None
@@ -123,3 +139,38 @@ def _tool_call(where: _Where, builder: _Builder, record: Any, path: tuple[PathPa
         id_path=(*path, "id"),
     )
     builder.cwd = None
+
+
+def _read_many(
+    where: _Where,
+    builder: _Builder,
+    args: Mapping[str, Any],
+    path: tuple[PathPart, ...],
+    call_id: str | None,
+) -> bool:
+    """``read_many_files`` as a Read of each path (a Glob of each pattern); False when its
+    ``paths`` is not a list of strings (then it is decided by its name)."""
+    paths = args.get("paths")
+    include = args.get("include")
+    extra = include if isinstance(include, list) else []
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in (*paths, *extra)):
+        return False
+    if not paths and not extra:
+        return False
+    for n, target in enumerate([*paths, *extra]):
+        is_glob = not _GLOB.isdisjoint(target) or n >= len(paths)
+        tool, tool_input = ("Glob", {"pattern": target}) if is_glob else (
+            "Read", {"file_path": target}
+        )
+        at = ("paths", n) if n < len(paths) else ("include", n - len(paths))
+        builder.call(
+            where,
+            path,
+            tool=tool,
+            tool_path=(*path, "name"),
+            tool_input=tool_input,
+            input_path=(*path, "args", *at),
+            call_id=(f"{call_id}.{n + 1}" if n else call_id) if call_id else None,
+            id_path=(*path, "id"),
+        )
+    return True

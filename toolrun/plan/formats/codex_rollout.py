@@ -16,6 +16,10 @@ records name the working directory; ``response_item`` records hold the model's t
 
 Consecutive calls form a turn (a tool output or a message ends it). Unknown record and item
 types are skipped with a warning, like a session log's unreadable lines.
+
+Older rollouts (``rollout-*.jsonl`` of 2025's first Codex CLI versions) have no envelope:
+a first line ``{"id", "timestamp", "instructions"}``, ``{"record_type": "state"}`` lines
+and the response items themselves, one a line; they are read as the same items.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
 from toolrun.plan.importers import (
@@ -51,8 +56,41 @@ _SHELL_CALLS: Final = {"shell": "command", "container.exec": "command", "shell_c
                        "exec_command": "cmd"}
 
 
+_CALL_ITEMS: Final = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+)
+#: the item types an older rollout writes as records of their own
+_LEGACY_ITEMS: Final = _CALL_ITEMS | _QUIET_ITEMS - {"other"}
+
+
 def is_rollout_line(obj: Mapping[str, Any]) -> bool:
     return obj.get("type") in RECORDS and isinstance(obj.get("payload"), dict)
+
+
+def _legacy(obj: Mapping[str, Any]) -> str | None:
+    """``item``, ``meta`` or ``state`` for a line of an older rollout, else None."""
+    if "payload" in obj:
+        return None
+    kind = obj.get("type")
+    if kind in _CALL_ITEMS and ("call_id" in obj or "id" in obj):
+        return "item"
+    if kind in _LEGACY_ITEMS and kind != "message":
+        return "item"
+    if kind == "message" and "role" in obj and isinstance(obj.get("content"), list):
+        return "item"
+    if obj.get("record_type") == "state" and "type" not in obj:
+        return "state"
+    if "type" not in obj and {"id", "timestamp", "instructions"} <= obj.keys():
+        return "meta"
+    return None
+
+
+def recognise(obj: Mapping[str, Any]) -> bool:
+    return is_rollout_line(obj) or _legacy(obj) in ("item", "meta")
+
+
+def load(lines: _JsonLines, builder: _Builder, path: Path) -> None:
+    rollout(lines, builder)
 
 
 def script(argv: list[str]) -> str:
@@ -74,6 +112,12 @@ def rollout(lines: _JsonLines, builder: _Builder) -> None:
         where = _Where(doc, number)
         kind = data.get("type")
         payload = data.get("payload")
+        legacy = _legacy(data)
+        if legacy in ("meta", "state"):
+            continue
+        if legacy == "item":
+            _item(where, builder, data, session_cwd, ())
+            continue
         if kind not in RECORDS:
             shown = repr(kind) if isinstance(kind, str) else f"({_kind(kind)})"
             builder.skipped(where.value(("type",)), f"unknown record type {shown}")
@@ -90,21 +134,36 @@ def rollout(lines: _JsonLines, builder: _Builder) -> None:
             continue
         if kind != "response_item":
             continue
-        item = payload.get("type")
-        builder.cwd = session_cwd
-        if item in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
-            _call(where, builder, payload, item, session_cwd)
-        elif item in _ENDS_TURN:
-            builder.end_turn()
-        elif item not in _QUIET_ITEMS:
-            shown = repr(item) if isinstance(item, str) else f"({_kind(item)})"
-            builder.skipped(where.value(("payload", "type")), f"unknown response item type {shown}")
+        _item(where, builder, payload, session_cwd, ("payload",))
+
+
+def _item(
+    where: _Where,
+    builder: _Builder,
+    payload: dict[str, Any],
+    cwd: str | None,
+    p: tuple[PathPart, ...],
+) -> None:
+    """One response item (at ``p`` in its record): a call, the end of a turn, or nothing."""
+    item = payload.get("type")
+    builder.cwd = cwd
+    if item in _CALL_ITEMS:
+        _call(where, builder, payload, item, cwd, p)
+    elif item in _ENDS_TURN:
+        builder.end_turn()
+    elif item not in _QUIET_ITEMS:
+        shown = repr(item) if isinstance(item, str) else f"({_kind(item)})"
+        builder.skipped(where.value((*p, "type")), f"unknown response item type {shown}")
 
 
 def _call(
-    where: _Where, builder: _Builder, payload: dict[str, Any], item: str, cwd: str | None
+    where: _Where,
+    builder: _Builder,
+    payload: dict[str, Any],
+    item: str,
+    cwd: str | None,
+    p: tuple[PathPart, ...],
 ) -> None:
-    p: tuple[PathPart, ...] = ("payload",)
     call_id = payload.get("call_id", payload.get("id"))
     if call_id is not None and not isinstance(call_id, str):
         builder.problem(where, (*p, "call_id"), f"must be a string, not {_kind(call_id)}")
