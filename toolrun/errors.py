@@ -122,3 +122,14 @@ class ToolTimeoutError(ToolError):
 class StoredOutputError(ToolrunError):
     """A call's stored output (``.toolrun/runs/<run-id>/<execution-id>.out``) is missing,
     altered or unreadable: ``show --full`` says which file and stops (exit 1)."""
+
+
+class HookInputError(ToolrunError):
+    """``toolrun hook`` got a payload it cannot decide (not JSON, no tool): exit 1, which
+    Claude Code and Gemini CLI treat as a non-blocking hook error (never 2, a block)."""
+
+
+class UntrustedJSONError(ToolrunError, ValueError):
+    """JSON from outside toolrun (a hook's output, a verifier's report, a journal line)
+    that is too long, too deep or not JSON (:mod:`toolrun.boundedjson`). A ``ValueError``,
+    as a decode error is: callers treat every bad output the same way."""

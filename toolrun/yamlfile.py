@@ -8,7 +8,6 @@ so both formats report positions the same way.
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import json
 import json.decoder
@@ -682,15 +681,22 @@ class _EventSource(Protocol):
 _RESOLVED_MAX = 4096
 
 
-@functools.cache
+_TYPED_STARTS: dict[type, frozenset[str] | _Everything] = {}
+
+
 def _typed_starts(loader: type) -> frozenset[str] | _Everything:
     """The first characters for which ``loader``'s resolver may give a plain scalar a tag
     other than str; everything when a resolver matches any first character or a path
     resolver is registered (then every scalar is resolved as PyYAML would)."""
-    implicit: dict[Any, Any] = getattr(loader, "yaml_implicit_resolvers", {})
-    if None in implicit or getattr(loader, "yaml_path_resolvers", None):
-        return _Everything()
-    return frozenset(k for k in implicit if k)
+    found = _TYPED_STARTS.get(loader)
+    if found is None:
+        implicit: dict[Any, Any] = getattr(loader, "yaml_implicit_resolvers", {})
+        if None in implicit or getattr(loader, "yaml_path_resolvers", None):
+            found = _Everything()
+        else:
+            found = frozenset(k for k in implicit if k)
+        _TYPED_STARTS[loader] = found
+    return found
 
 
 class _Everything:

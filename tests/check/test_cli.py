@@ -47,7 +47,7 @@ def test_text_output_shows_every_call_its_run_and_why(
     code, out, err = check(runner, "plan.yaml")
     root = ws.resolve()
     assert code == 4
-    assert err == ""
+    assert err == "sources: toolrun.yaml\n"  # what was read (issue 26)
     lines = out.splitlines()
     assert lines[:4] == [
         "plan.yaml (toolrun): 2 turns, 3 calls in 2 runs (1 concurrent, 1 exclusive)",
@@ -117,6 +117,7 @@ def test_invalid_and_valid_inputs_are_all_reported_and_exit_3(
         "b-bad.yaml:2:18: calls[0].input.command: missing required key 'command'\n"
         "b-bad.yaml:3:6: calls[1].tool: unknown tool 'Raed' (did you mean 'Read'?)\n"
         "missing.yaml: no such file\n"
+        "sources: toolrun.yaml\n"
     )
     headers = [line for line in out.splitlines() if not line.startswith(("a-", "c-"))]
     assert headers[:2] == [
@@ -161,7 +162,7 @@ def test_a_glob_that_matches_nothing_is_an_invalid_input(
     write(ws / "plan.yaml", ALLOWED)
     code, out, err = check(runner, "plan.yaml", "agent-plans/**/*.yaml")
     assert code == 3
-    assert err == "agent-plans/**/*.yaml: no file matches this pattern\n"
+    assert err == "agent-plans/**/*.yaml: no file matches this pattern\nsources: toolrun.yaml\n"
     assert "agent-plans/**/*.yaml: invalid, not checked (1 problem)" in out
 
 
@@ -227,8 +228,8 @@ def test_json_report(runner: CliRunner, ws: Path, rules: Path) -> None:
     assert err == "bad.yaml:2:6: calls[0].tool: unknown tool 'Nope'\n"  # also in the report
     report = json.loads(out)
     assert set(report) == {
-        "run_id", "plans", "inputs", "config_warnings", "problems", "warnings", "summary",
-        "results",
+        "run_id", "plans", "inputs", "sources", "config_warnings", "problems", "warnings",
+        "summary", "results",
     }
     assert report["config_warnings"] == []
     assert report["plans"] == ["plan.yaml", "bad.yaml"]
@@ -414,7 +415,7 @@ def test_a_glob_skips_the_config_beside_the_plans(runner: CliRunner, ws: Path) -
     write(ws / "plans" / "toolrun.yaml", "permissions: {deny: [WebFetch]}\n")
     write(ws / "plans" / "a.yaml", "calls: [{tool: LS, input: {path: .}}]\n")
     code, out, err = check(runner, "plans/**/*.yaml", "--format", "text")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, "sources: none (built-in defaults)\n")
     assert "1 input, 1 call: 1 allow — nothing fails (--fail-on deny)" in out.splitlines()[-1]
     named = check(runner, "plans/toolrun.yaml", "--format", "text")
     assert named[0] == 3

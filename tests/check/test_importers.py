@@ -190,7 +190,9 @@ def test_malformed_inputs_give_located_errors_and_exit_3(
     fixture(ws, "calls.jsonl", "valid.jsonl")
     result = runner.invoke(main, ["check", name, "valid.jsonl"])
     assert result.exit_code == 3
-    assert result.stderr == "".join(f"{p}\n" for p in problems)
+    assert result.stderr == "".join(f"{p}\n" for p in problems) + (
+        "sources: none (built-in defaults)\n"
+    )
     n = len(problems)
     assert result.stdout.splitlines()[0] == (
         f"{name}: invalid, not checked ({n} problem{'s' if n != 1 else ''})"

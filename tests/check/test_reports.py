@@ -244,7 +244,7 @@ def test_github_annotations_for_invalid_inputs(runner: CliRunner, ws: Path) -> N
         ),
         "::error title=toolrun check%3A invalid input::none/*.yaml: no file matches this pattern",
     ]
-    assert result.stderr == ""
+    assert result.stderr == "sources: none (built-in defaults)\n"
 
 
 # -- GitHub: where annotations point, and the step summary ---------------------------------

@@ -29,7 +29,7 @@ def test_unreadable_records_are_skipped_located_and_counted(ws: Path) -> None:
     fixture(ws, NAME)
     run = CliRunner().invoke(main, ["check", "--format", "text", NAME])
     assert run.exit_code == 0
-    assert run.stderr.splitlines() == SKIPPED
+    assert run.stderr.splitlines() == [*SKIPPED, "sources: none (built-in defaults)"]
     assert "3 allow · 4 records skipped" in run.stdout
     # the torn call is not decided: it was never read
     assert "toolu_torn" not in run.stdout
@@ -49,7 +49,9 @@ def test_strict_makes_them_errors(ws: Path) -> None:
     run = CliRunner().invoke(main, ["check", "--strict", "--format", "text", NAME])
     assert run.exit_code == 3
     assert run.stderr.splitlines() == [
-        line.removeprefix("warning: ").replace("skipped: ", "") + " (--strict)" for line in SKIPPED
+        *(line.removeprefix("warning: ").replace("skipped: ", "") + " (--strict)"
+          for line in SKIPPED),
+        "sources: none (built-in defaults)",
     ]
 
 

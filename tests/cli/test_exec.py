@@ -102,7 +102,7 @@ def test_json_report_and_output_file(runner: CliRunner, ws: Path) -> None:
     result = runner.invoke(main, ["exec", "plan.yaml", "--format", "json", "-o", "report/r.json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"run_id", "plans", "results", "summary"}
+    assert set(report) == {"run_id", "plans", "results", "summary", "sources", "config_warnings"}
     (r,) = report["results"]
     assert r["output"] == "hi\n"
     assert r["status"] == "ok" and r["decision"] == "allow"

@@ -289,7 +289,7 @@ def test_a_config_error_has_the_same_located_messages(
     assert [str(p) for p in caught.value.problems] == [
         (
             "toolrun.yaml:3:3: permissions.defaultMode: Input should be 'default', "
-            "'acceptEdits', 'plan', 'dontAsk' or 'bypassPermissions'"
+            "'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions' or 'auto'"
         ),
         "toolrun.yaml:4:11: toolrun.maxCallsPerTurn: Input should be greater than or equal to 1",
     ]

@@ -15,6 +15,12 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+UNLOADED = (
+    "warning: ~/.claude/settings.json (Claude Code user settings) was not loaded: its "
+    "rules and hooks are not checked; user settings load only with "
+    "toolrun.loadClaudeSettings: true, so that CI runs stay reproducible"
+)
+
 def problems_of(**kwargs: object) -> list[str]:
     with pytest.raises(ConfigError) as info:
         load_config(**kwargs)  # type: ignore[arg-type]
@@ -165,7 +171,7 @@ def test_bad_types_and_modes_are_located(tmp_path: Path, monkeypatch: pytest.Mon
     assert problems_of(workspace=tmp_path) == [
         (
             "toolrun.yaml:2:3: permissions.defaultMode: Input should be 'default', "
-            "'acceptEdits', 'plan', 'dontAsk' or 'bypassPermissions'"
+            "'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions' or 'auto'"
         ),
         "toolrun.yaml:3:3: permissions.allow: Input should be a valid list",
         "toolrun.yaml:6:7: hooks.PreToolUse[0].hooks: missing required key 'hooks'",
@@ -182,7 +188,7 @@ def test_missing_explicit_config_and_bad_workspace(
     assert problems_of(workspace=tmp_path / "missing") == ["workspace missing is not a directory"]
 
 
-def test_claude_settings_load_only_when_asked(
+def test_project_settings_load_always_and_user_settings_only_when_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -193,7 +199,17 @@ def test_claude_settings_load_only_when_asked(
         tmp_path / ".claude" / "settings.local.json",
         '{"permissions": {"ask": ["Edit"], "defaultMode": "plan"}}',
     )
-    assert load_config(workspace=tmp_path, home=home).rules == ()
+    config = load_config(workspace=tmp_path, home=home, env={})
+    assert [(r.text, r.source.kind) for r in config.rules] == [
+        ("Edit", SourceKind.LOCAL),
+        ("Read", SourceKind.PROJECT),
+    ]
+    assert config.default_mode == "plan"
+    assert config.sources() == (".claude/settings.local.json", ".claude/settings.json")
+    assert config.unloaded == (home / ".claude" / "settings.json",)
+    assert config.warnings == (UNLOADED,)
+    # not an error under --strict: reading it is a choice, not a mistake in a file
+    assert load_config(workspace=tmp_path, home=home, env={}, strict=True).unloaded
 
     write(
         tmp_path / "toolrun.yaml",

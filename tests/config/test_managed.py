@@ -126,14 +126,22 @@ def test_the_locks_only_count_in_a_managed_file(tmp_path: Path) -> None:
     assert "only enforced in a managed settings file" in config.warnings[0]
 
 
-def test_claude_codes_linux_location_is_read_with_load_claude_settings(tmp_path: Path) -> None:
+def test_claude_codes_linux_location_is_read_without_a_flag(tmp_path: Path) -> None:
+    """Managed settings are the organisation's policy: read where Claude Code reads them,
+    loadClaudeSettings or not (it only adds the user's own settings)."""
     etc = managed(tmp_path, {"permissions": {"deny": ["WebFetch"]}})
-    write(tmp_path / "toolrun.yaml", "toolrun: {loadClaudeSettings: true}\n")
-    config = load_config(workspace=tmp_path, env={}, home=tmp_path, managed_path=etc)
-    assert [(r.text, r.source.kind) for r in config.rules] == [("WebFetch", SourceKind.MANAGED)]
-    # without loadClaudeSettings the system file is not read
-    write(tmp_path / "toolrun.yaml", "toolrun: {}\n")
-    assert load_config(workspace=tmp_path, env={}, home=tmp_path, managed_path=etc).rules == ()
+    for toolrun in ("toolrun: {loadClaudeSettings: true}\n", "toolrun: {}\n"):
+        write(tmp_path / "toolrun.yaml", toolrun)
+        config = load_config(workspace=tmp_path, env={}, home=tmp_path, managed_path=etc)
+        assert [(r.text, r.source.kind) for r in config.rules] == [
+            ("WebFetch", SourceKind.MANAGED)
+        ]
+    # --managed-settings names the one to read instead
+    other = managed(tmp_path / "o", {"permissions": {"deny": ["Read"]}})
+    config = load_config(
+        workspace=tmp_path, env={}, home=tmp_path, managed_path=etc, managed_settings=other
+    )
+    assert [r.text for r in config.rules] == ["Read"]
 
 
 def test_the_environment_names_a_managed_file_for_every_command(tmp_path: Path) -> None:

@@ -46,7 +46,9 @@ async def test_a_third_failure_is_final(workspace: Path, code: str) -> None:
     assert outcome.status is Status.ERROR
     assert outcome.attempts == 3
     assert tool.calls == 3
-    assert outcome.error == f"{code}: injected {code}: /tmp/x"
+    # EAGAIN naming a file is what a failed process start says: the limit is named (#27)
+    hint = " (no process could be started: is the limit of processes, ulimit -u, reached?)"
+    assert outcome.error == f"{code}: injected {code}: /tmp/x" + (hint if code == "EAGAIN" else "")
 
 
 async def test_other_errors_and_unsafe_tools_are_not_retried(workspace: Path) -> None:

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "completions": "toolrun.cli.completions:completions",
     "exec": "toolrun.cli.exec:exec_",
     "explain-permission": "toolrun.cli.explain:explain_permission",
+    "hook": "toolrun.cli.hook:hook",
     "lint": "toolrun.cli.lint:lint",
     "runs": "toolrun.cli.runs:runs",
     "schema": "toolrun.cli.schema:schema",
@@ -48,6 +49,7 @@ SUMMARIES: dict[str, str] = {
     "completions": "Print the completion script for SHELL.",
     "exec": "Run plans: validate, decide every call, execute what is allowed.",
     "explain-permission": "Explain how one call is decided: allow, ask or deny, and why.",
+    "hook": "Answer an agent's PreToolUse (or PermissionRequest) hook with toolrun's decision.",
     "lint": "Find permission rules that never decide anything or are easy to evade.",
     "runs": "List past runs of the workspace, newest first (by start time).",
     "schema": "Print the JSON Schema of a plan file or a config file.",
@@ -62,6 +64,12 @@ class LazyGroup(click.Group):
 
     It is also the one place where toolrun errors become exit codes.
     """
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        from toolrun.cli.streams import open_closed_streams
+
+        open_closed_streams()  # before anything opens a file (see toolrun.cli.streams)
+        return super().main(*args, **kwargs)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

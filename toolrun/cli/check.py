@@ -272,6 +272,9 @@ def _finish(
     """After every input was shown: the summary (or the whole report) and the -o report."""
     _step_summary(report)
     if fmt in ("table", "text", "github"):
+        from toolrun.cli.options import sources_line
+
+        click.echo(sources_line(report.config_files), err=True)
         click.echo(recap(report))
     else:
         for chunk in _report(fmt, report):
@@ -584,6 +587,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
             }
             for p in report.plans
         ],
+        "sources": list(report.config_files),
         "config_warnings": list(report.config_warnings),
         "problems": [problem_json(p) for p in report.problems],
         "warnings": [

@@ -18,6 +18,7 @@ from toolrun.cli.options import (
     input_options,
     jobs_option,
     no_hooks_option,
+    sources_line,
 )
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 from toolrun.errors import ExitCode
@@ -228,6 +229,8 @@ def exec_(
         click.echo(f"toolrun: {report.journal_error}", err=True)
     elif report.journal_path is not None and fmt in ("table", "text"):
         click.echo(f"journal: {report.journal_path}", err=True)
+    if fmt in ("table", "text", "github"):
+        click.echo(sources_line(report.sources), err=True)
     return int(code)
 
 
@@ -250,7 +253,12 @@ def _print_report(
         if streaming_table and streaming_table[0].cut:
             click.echo(render.cut_note(report.run_id if report.journal_path else None))
     elif fmt == "json":
-        extra = {"unread_lines": report.unread_lines} if report.plans == ("-",) else None
+        extra: dict[str, object] = {
+            "sources": list(report.sources),
+            "config_warnings": list(report.config_warnings),
+        }
+        if report.plans == ("-",):
+            extra["unread_lines"] = report.unread_lines
         click.echo(
             render.json_report(
                 report.run_id, report.plans, results, report.wall_ms, extra,

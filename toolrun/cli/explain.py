@@ -177,6 +177,10 @@ def explain_permission(
         nonlocal registry
         if name in BUILTIN_TOOLS or name.startswith("mcp__"):
             return
+        from toolrun.permissions.claude_tools import claude_tool
+
+        if claude_tool(name) is not None:  # decided as Claude Code decides it (TodoWrite, ...)
+            return
         from toolrun.tools.registry import default_registry
 
         registry = default_registry()
@@ -198,11 +202,12 @@ def explain_permission(
     decision, suggestion = suggestion_for(engine, tool, call_input, cwd=call_cwd)
     if fmt == "json":
         out = decision.to_json()
+        out.update(sources=list(config.sources()), config_warnings=list(config.warnings))
         if decision.decision == "ask":
             out["suggestion"] = suggestion.to_json()
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_text(decision))
+        click.echo(render_text(decision, config.sources()))
         if decision.decision == "ask":
             click.echo(suggestion_text(suggestion))
     return _EXIT[decision.decision]
@@ -267,6 +272,7 @@ def _explain_with_hooks(
         suggestion = Suggestion(why="a hook asked: it asks again for each call")
     if fmt == "json":
         out = decision.to_json()
+        out.update(sources=list(config.sources()), config_warnings=list(config.warnings))
         if suggestion is not None:
             out["suggestion"] = suggestion.to_json()
         out["rules_decision"] = {"decision": out["decision"], "reason": out["reason"]}
@@ -279,7 +285,7 @@ def _explain_with_hooks(
         )
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_text(decision))
+        click.echo(render_text(decision, config.sources()))
         click.echo(render_hooks_text(pre, final))
         if suggestion is not None:
             click.echo(suggestion_text(suggestion))

@@ -16,6 +16,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Kept in sync with toolrun.config.models.PERMISSION_MODES (a test checks it);
 # repeated here so that the CLI does not import the config package at start-up.
 MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+#: ``auto`` loads and is decided as ``default`` (toolrun runs no classifier; said once)
+MODE_CHOICES = (*MODES, "auto")
+
+
+def sources_line(sources: tuple[str, ...] | list[str]) -> str:
+    """``sources: toolrun.yaml, .claude/settings.json``: what a deciding command read."""
+    return "sources: " + (", ".join(sources) if sources else "none (built-in defaults)")
 
 
 def config_options(f: F) -> F:
@@ -46,7 +53,7 @@ def config_options(f: F) -> F:
         ),
         click.option(
             "--mode",
-            type=click.Choice(MODES),
+            type=click.Choice(MODE_CHOICES),
             default=None,
             help="Permission mode; overrides permissions.defaultMode.",
         ),

@@ -82,8 +82,8 @@ def runs(ctx: click.Context, workspace: Path, fmt: str, limit: int | None) -> in
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
 def prune(workspace: Path, keep: int | None, older_than: float | None, dry_run: bool) -> int:
     """Delete old runs (journals and stored outputs): all but the --keep N newest, or
-    those older than --older-than DAYS. A run without an end record (it may still be
-    running) is kept."""
+    those older than --older-than DAYS. A run still running is kept; one that crashed
+    (no end record, its process gone) goes like the others."""
     import time
 
     from toolrun.commands.runs import prune_runs
@@ -98,7 +98,8 @@ def prune(workspace: Path, keep: int | None, older_than: float | None, dry_run: 
         click.echo(f"{verb} {run_id}")
     if pruned.unfinished:
         click.echo(
-            f"kept {len(pruned.unfinished)} run(s) with no end record (may still be running): "
+            f"kept {len(pruned.unfinished)} run(s) with no end record, still running "
+            "(its process alive, or a live session's last decision within a day): "
             + ", ".join(pruned.unfinished),
             err=True,
         )
@@ -230,6 +231,8 @@ def _call_note(r: Record) -> str:
         return "started, no result: it may have had effects"
     notes = [hooks_note(r)] if r.get("hooks") else []
     notes.append(verify_note(r.get("verify") or ()))
+    if r.get("stored_record_error"):  # a record stored beside the journal, not read back
+        notes.append(str(r["stored_record_error"]))
     if r["status"] not in ("ok", "skipped") and r.get("error"):
         notes.append(" ".join(str(r["error"]).split())[:80])
     return "; ".join(n for n in notes if n)
@@ -264,6 +267,8 @@ def _show_call(result: Record) -> None:
     click.echo(f"execution: {result.get('execution_id')}")
     if result.get("status") == "started":
         click.echo("state:     started, no result: it may have had effects")
+    if result.get("stored_record_error"):
+        click.echo(f"record:    {result['stored_record_error']}")
     if "original_input" in result:
         click.echo(f"input:     {js(result.get('original_input'))}")
         click.echo(f"rewritten: {js(result.get('input'))}")

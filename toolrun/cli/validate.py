@@ -70,6 +70,10 @@ def validate(
         click.echo(line)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if report.sources:  # the config was read: from where (nothing to say without one)
+        from toolrun.cli.options import sources_line
+
+        click.echo(sources_line(report.sources))
     for problem in report.problems:
         click.echo(str(problem), err=True)
     if report.problems:
@@ -86,6 +90,7 @@ def _json(report: ValidateReport) -> dict[str, Any]:
             {"file": file, "valid": turns is not None, "turns": turns, "calls": calls}
             for file, turns, calls in report.files
         ],
+        "sources": list(report.sources),
         "problems": [problem_json(p) for p in report.problems],
         "warnings": [problem_json(p) for p in report.warnings],
         "summary": report.summary if report.problems else "no problems",

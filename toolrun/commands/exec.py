@@ -111,6 +111,10 @@ class ExecReport:
     enforced_reason: str | None = None
     #: records of the sessions replayed that were skipped (located)
     warnings: tuple[Problem, ...] = ()
+    #: the config files read, as shown (``sources:``), highest precedence first
+    sources: tuple[str, ...] = ()
+    #: the config's warnings (shown on stderr as the config loads; in the JSON report too)
+    config_warnings: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -194,6 +198,8 @@ def execute(
         output_error=session.output_error,
         unread_lines=session.unread_lines,
         journal_error=session.journal_error,
+        sources=config.sources(),
+        config_warnings=config.warnings,
         tally=session.tally,
         enforced=session.enforced,
         enforced_reason=session.enforced_reason,

@@ -8,24 +8,40 @@ object, a field of the wrong type) is skipped and counted; a last line without
 its newline is a *torn* record (toolrun was killed or the disk filled while
 writing it). A file that cannot be read at all is one row that says so: it
 never hides the other runs.
+
+Lines are read as the journal writes them (:mod:`toolrun.execution.journal`): JSON
+nested at most ``MAX_DEPTH`` deep (a deeper line is a bad line, not a crash); a record
+stored beside the journal is read back from its file by ``show`` (``runs`` counts it
+from its line alone). Lines up to 64 MiB are read: older journals wrote longer lines
+than today's ``MAX_LINE_BYTES``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolrun import boundedjson
 from toolrun.errors import UsageError
-from toolrun.execution.journal import runs_dir, stored_outputs_dir
+from toolrun.execution.journal import MAX_DEPTH, in_use, runs_dir, stored_outputs_dir
 
 Record = dict[str, Any]
+#: the longest line read: what older journals could hold (today's lines are shorter)
 MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def _decode(raw: bytes) -> Any:
+    """A line's JSON, or None when it is not UTF-8, not JSON, or nested too deep."""
+    try:
+        return boundedjson.loads(raw, max_depth=MAX_DEPTH)
+    except ValueError:
+        return None
 
 
 def _is_int(value: object) -> bool:
@@ -105,26 +121,30 @@ class ReadStats:
     torn: bool = False
 
 
-def read_records(path: Path, stats: ReadStats | None = None) -> Iterator[Record]:
-    """The valid records of one journal, in order, a line at a time."""
+def read_records(
+    path: Path, stats: ReadStats | None = None, *, whole: bool = False
+) -> Iterator[Record]:
+    """The valid records of one journal, in order, a line at a time. ``whole``: a record
+    stored beside the journal is read from its file (else its line is given as it is)."""
     stats = stats if stats is not None else ReadStats()
+    folder = stored_outputs_dir(path)
     with path.open("rb") as fh:
         while raw := fh.readline(MAX_LINE_BYTES):
-            whole = raw.endswith(b"\n")
-            if not whole and len(raw) == MAX_LINE_BYTES:
+            if not raw.endswith(b"\n") and len(raw) == MAX_LINE_BYTES:
                 # no record is this long (a file that is not a journal): skip to its end
                 while raw and not raw.endswith(b"\n"):
                     raw = fh.readline(MAX_LINE_BYTES)
                 stats.bad_lines += 1
                 continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except ValueError:  # not UTF-8, not JSON (UnicodeDecodeError is a ValueError)
-                record = None
-            if not whole and raw.strip():
+            record = _decode(raw)
+            if not raw.endswith(b"\n") and raw.strip():
                 # the last line, cut off: even when what is left parses, it is not whole
                 stats.torn = True
                 return
+            if whole and isinstance(record, dict) and "stored_record" in record:
+                from toolrun.execution.journal_records import load_stored
+
+                record = load_stored(folder, record)
             if not valid_record(record):
                 if raw.strip():
                     stats.bad_lines += 1
@@ -135,11 +155,8 @@ def read_records(path: Path, stats: ReadStats | None = None) -> Iterator[Record]
 def first_record(path: Path) -> Record | None:
     """The run record a journal starts with, read without reading the rest."""
     with path.open("rb") as fh:
-        line = fh.readline()
-    try:
-        record = json.loads(line.decode("utf-8"))
-    except ValueError:
-        return None
+        line = fh.readline(MAX_LINE_BYTES)
+    record = _decode(line)
     return record if valid_record(record) and record.get("event") == "run" else None
 
 
@@ -182,6 +199,7 @@ class RunSummary:
     running: int = 0
     unread_lines: int = 0
     unreadable: str | None = None  # the file could not be read at all
+    crashed: bool = False  # no end record, and no live process writes it
 
     @property
     def finished(self) -> bool:
@@ -194,6 +212,8 @@ class RunSummary:
             notes.append(f"unreadable: {self.unreadable}")
         elif self.interrupted:
             notes.append("interrupted")
+        elif self.crashed:
+            notes.append("crashed: no end record, its process is gone")
         elif not self.finished:
             notes.append("incomplete")
         if self.running:
@@ -228,9 +248,30 @@ class _Tally:
             self.end = record
 
 
+#: A live session's journal (``toolrun hook``: no process holds it between tool calls)
+#: with no end record counts as abandoned once it has not changed for this long.
+SESSION_IDLE_S = 24 * 3600
+
+
+def _crashed(path: Path, start: Record, end: Record | None) -> bool:
+    """No end record and nobody writes it any more. A run's process holds its journal
+    while it runs; a live session's decisions come from short hook processes, so its
+    journal is only abandoned after :data:`SESSION_IDLE_S` without a decision."""
+    if end is not None:
+        return False
+    if start.get("source") == "hook":
+        try:
+            idle = time.time() - path.stat().st_mtime
+        except OSError:
+            return True
+        return idle > SESSION_IDLE_S
+    return not in_use(path)
+
+
 def _summary(path: Path, tally: _Tally, stats: ReadStats) -> RunSummary:
     start, end = tally.start or {}, tally.end
     return RunSummary(
+        crashed=_crashed(path, start, end),
         run_id=str(start.get("run_id") or path.stem),
         path=path,
         started_at=start.get("started_at"),
@@ -295,7 +336,7 @@ def list_runs(workspace: Path, *, limit: int | None = None) -> list[RunSummary]:
 @dataclass(frozen=True, slots=True)
 class Pruned:
     deleted: tuple[str, ...]  # run ids, newest first
-    unfinished: tuple[str, ...]  # old enough to go, but with no end record: kept
+    unfinished: tuple[str, ...]  # old enough to go, but still running: kept
     failed: tuple[tuple[str, str], ...]  # (run id, why) for journals that could not go
     kept: int
 
@@ -310,8 +351,9 @@ def prune_runs(
 ) -> Pruned:
     """Delete the journals (and the stored whole outputs beside them) of all but the
     ``keep`` newest runs, or of the runs that started more than ``older_than_days``
-    before ``now``. A run with no end record is kept: it may be running now (a crashed
-    run's journal is what `show` explains)."""
+    before ``now``. A run with no end record is kept while its process lives (it is
+    running now); one whose process is gone crashed, and goes like any other, with the
+    partial outputs (``.out.part``) it left in its folder."""
     paths = _journals(workspace)
     if keep is not None:
         candidates = paths[keep:]
@@ -320,7 +362,8 @@ def prune_runs(
         candidates = [p for p in paths if _started(p) < cutoff]
     deleted, unfinished, failed = [], [], []
     for path in candidates:
-        if not summarise(path).finished:
+        summary = summarise(path)
+        if not summary.finished and not summary.crashed:
             unfinished.append(path.stem)
             continue
         if not dry_run:
@@ -373,7 +416,7 @@ class RunReader:
     tally: _Tally = field(default_factory=_Tally)
 
     def results(self) -> Iterator[Record]:
-        for record in read_records(self.path, self.stats):
+        for record in read_records(self.path, self.stats, whole=True):
             self.tally.add(record)
             if record["event"] == "result":
                 yield record

@@ -20,6 +20,8 @@ class ValidateReport:
     # what loads but is not as recorded: a session's skipped records, a recorded call its
     # tool refused (it gets an error result when replayed)
     warnings: tuple[Problem, ...] = ()
+    #: the config files read, as shown (empty also when the config is invalid)
+    sources: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:
@@ -58,6 +60,7 @@ def validate_plans(
     files: list[tuple[str, int | None, int | None]] = []
     warnings: list[Problem] = []
     invalid = 0
+    sources: tuple[str, ...] = ()
     registry = default_registry()
     per_turn = MAX_CALLS_PER_TURN  # when the config is invalid, its problems are listed too
     try:
@@ -74,6 +77,7 @@ def validate_plans(
 
             register_mcp_tools(config, registry)  # so that mcp__server__tool calls validate
         per_turn = config.toolrun.max_calls_per_turn
+        sources = config.sources()
         from toolrun.policy.examples import check_examples
 
         failed = check_examples(config, registry)  # rule self-tests: the rules as meant
@@ -114,4 +118,6 @@ def validate_plans(
             f"{shown}: ok ({turns} turn{'s' if turns != 1 else ''}, "
             f"{calls} call{'s' if calls != 1 else ''})"
         )
-    return ValidateReport(tuple(ok), tuple(problems), invalid, tuple(files), tuple(warnings))
+    return ValidateReport(
+        tuple(ok), tuple(problems), invalid, tuple(files), tuple(warnings), sources
+    )

@@ -166,7 +166,7 @@ class Shape:
 
 
 _STRINGS = items(string)
-_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "auto")
 
 
 class Permissions(Section):
@@ -311,15 +311,24 @@ TOOLRUN = Shape(
 
 
 class SandboxFilesystem(Section):
-    __slots__ = ("allowWrite", "denyRead", "denyWrite")
+    __slots__ = ("allowManagedReadPathsOnly", "allowRead", "allowWrite", "denyRead", "denyWrite")
     allowWrite: tuple[str, ...]
     denyWrite: tuple[str, ...]
     denyRead: tuple[str, ...]
-    _defaults: ClassVar[Mapping[str, object]] = {"allowWrite": (), "denyWrite": (), "denyRead": ()}
+    allowRead: tuple[str, ...]
+    allowManagedReadPathsOnly: bool | None
+    _defaults: ClassVar[Mapping[str, object]] = {
+        "allowWrite": (), "denyWrite": (), "denyRead": (), "allowRead": ()
+    }
 
 
 SANDBOX_FILESYSTEM = Shape(
-    SandboxFilesystem, allowWrite=_STRINGS, denyWrite=_STRINGS, denyRead=_STRINGS
+    SandboxFilesystem,
+    allowWrite=_STRINGS,
+    denyWrite=_STRINGS,
+    denyRead=_STRINGS,
+    allowRead=_STRINGS,
+    allowManagedReadPathsOnly=optional(boolean),
 )
 
 
@@ -327,16 +336,22 @@ class SandboxNetwork(Section):
     __slots__ = (
         "allowAllUnixSockets",
         "allowLocalBinding",
+        "allowManagedDomainsOnly",
         "allowPrivateHosts",
         "allowUnixSockets",
         "allowedDomains",
+        "deniedDomains",
     )
     allowedDomains: tuple[str, ...] | None
     allowLocalBinding: bool | None
     allowPrivateHosts: tuple[str, ...]
     allowUnixSockets: tuple[str, ...]
     allowAllUnixSockets: bool | None
-    _defaults: ClassVar[Mapping[str, object]] = {"allowUnixSockets": (), "allowPrivateHosts": ()}
+    deniedDomains: tuple[str, ...]
+    allowManagedDomainsOnly: bool | None
+    _defaults: ClassVar[Mapping[str, object]] = {
+        "allowUnixSockets": (), "allowPrivateHosts": (), "deniedDomains": ()
+    }
 
 
 SANDBOX_NETWORK = Shape(
@@ -346,6 +361,8 @@ SANDBOX_NETWORK = Shape(
     allowPrivateHosts=_STRINGS,
     allowUnixSockets=_STRINGS,
     allowAllUnixSockets=optional(boolean),
+    deniedDomains=_STRINGS,
+    allowManagedDomainsOnly=optional(boolean),
 )
 
 
@@ -430,6 +447,7 @@ class ConfigView(Section):
     __slots__ = (
         "allowManagedHooksOnly",
         "allowManagedPermissionRulesOnly",
+        "disableAllHooks",
         "hooks",
         "mcpServers",
         "permissions",
@@ -443,6 +461,7 @@ class ConfigView(Section):
     sandbox: Sandbox | None
     allowManagedPermissionRulesOnly: bool | None
     allowManagedHooksOnly: bool | None
+    disableAllHooks: bool | None
 
 
 CONFIG = Shape(
@@ -454,6 +473,7 @@ CONFIG = Shape(
     sandbox=optional(SANDBOX.check),
     allowManagedPermissionRulesOnly=_FLAG,
     allowManagedHooksOnly=_FLAG,
+    disableAllHooks=_FLAG,
 )
 
 #: each shape by the name of the model in :mod:`toolrun.config.schema` it stands for

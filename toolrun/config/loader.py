@@ -1,9 +1,12 @@
 """Finding, reading and merging configuration sources (design §3).
 
-Precedence, highest first: command-line flags and ``--settings`` files (the last
-one given wins a scalar), toolrun.yaml, then — with ``loadClaudeSettings`` —
-Claude Code's local, project and user settings. Rule and hook lists merge across
-all sources; a scalar comes from the highest source that sets it.
+Precedence, highest first: managed settings, command-line flags and ``--settings``
+files (the last one given wins a scalar), toolrun.yaml, then Claude Code's local
+(``.claude/settings.local.json``) and project (``.claude/settings.json``) settings of
+the workspace, read always (a project's own rules are never skipped silently), and the
+user's ``~/.claude/settings.json``, read only with ``loadClaudeSettings`` (CI runs stay
+reproducible; found and not read, it is a warning naming it). Rule and hook lists merge
+across all sources; a scalar comes from the highest source that sets it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from toolrun.config.models import (
     ENFORCE,
+    MODE_ALIASES,
     PERMISSION_MODES,
     Behavior,
     Config,
@@ -57,7 +61,7 @@ if TYPE_CHECKING:
 
 CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
 #: Claude Code's managed settings file on Linux (docs/settings "Settings files"); read when
-#: ``loadClaudeSettings`` is on. ``--managed-settings FILE`` names one explicitly (CI).
+#: it exists, as Claude Code reads it. ``--managed-settings FILE`` names one instead (CI).
 MANAGED_SETTINGS_PATH = Path("/etc/claude-code/managed-settings.json")
 _log = logging.getLogger("toolrun.config")
 MAX_CONCURRENCY_ENV = "TOOLRUN_MAX_CONCURRENCY"
@@ -307,7 +311,7 @@ def _check_network(loaded: _Loaded, problems: list[Problem]) -> None:
     net = sandbox.network if sandbox is not None else None
     if net is None:
         return
-    from toolrun.permissions.domains import host_port, overbroad
+    from toolrun.permissions.domains import host_port, overbroad, url_host
     from toolrun.yamlfile import format_path
 
     found: list[tuple[str, int, str | None]] = [
@@ -316,6 +320,17 @@ def _check_network(loaded: _Loaded, problems: list[Problem]) -> None:
     for i, entry in enumerate(net.allowPrivateHosts):
         parsed = host_port(entry)
         found.append(("allowPrivateHosts", i, parsed if isinstance(parsed, str) else None))
+    for i, entry in enumerate(net.deniedDomains):
+        # an entry no host can match would leave its domain reachable: say so
+        host = _without_port(entry.strip())
+        probe = host.removeprefix("*.").replace("*", "x")
+        odd = any(c in host for c in "/@?#") or (":" in host and not host.startswith("["))
+        if odd or url_host(f"http://{probe}/").name is None:
+            why = (
+                f"{entry!r} is not a domain, wildcard or IP literal (with an optional :port): "
+                "it would deny nothing"
+            )
+            found.append(("deniedDomains", i, why))
     for key, i, message in found:
         if message is not None:
             where = ("sandbox", "network", key, i)
@@ -361,11 +376,13 @@ def load_config(
     ws = Path(workspace).expanduser().resolve()
     if not ws.is_dir():
         raise ConfigError([Problem(None, "", f"workspace {display_path(ws)} is not a directory")])
-    if mode is not None and mode not in PERMISSION_MODES:
+    if mode is not None and mode not in PERMISSION_MODES and mode not in MODE_ALIASES:
         raise ConfigError(
             [
                 Problem(
-                    None, "--mode", f"unknown mode {mode!r}; one of {', '.join(PERMISSION_MODES)}"
+                    None,
+                    "--mode",
+                    f"unknown mode {mode!r}; one of {', '.join((*PERMISSION_MODES, 'auto'))}",
                 )
             ]
         )
@@ -404,20 +421,24 @@ def load_config(
         False,
     )
     home_dir = home if home is not None else Path(env.get("HOME") or Path.home())
-    if load_claude:
-        if managed_settings is None and managed_path.is_file():
-            item = _read(SourceKind.MANAGED, managed_path, managed_path.parent, problems)
-            if item is not None:
-                loaded.insert(0, item)
-        for kind, path, root in (
-            (SourceKind.LOCAL, ws / ".claude" / "settings.local.json", ws),
-            (SourceKind.PROJECT, ws / ".claude" / "settings.json", ws),
-            (SourceKind.USER, home_dir / ".claude" / "settings.json", home_dir / ".claude"),
-        ):
-            if path.is_file():
-                item = _read(kind, path, root, problems)
-                if item is not None:
-                    loaded.append(item)
+    if managed_settings is None and managed_path.is_file():
+        item = _read(SourceKind.MANAGED, managed_path, managed_path.parent, problems)
+        if item is not None:
+            loaded.insert(0, item)
+    unloaded: list[Path] = []
+    for kind, path, root in (
+        (SourceKind.LOCAL, ws / ".claude" / "settings.local.json", ws),
+        (SourceKind.PROJECT, ws / ".claude" / "settings.json", ws),
+        (SourceKind.USER, home_dir / ".claude" / "settings.json", home_dir / ".claude"),
+    ):
+        if not path.is_file() or any(path.samefile(i.path) for i in loaded):
+            continue  # a file given as --config or --settings is read once, as given
+        if kind is SourceKind.USER and not load_claude:
+            unloaded.append(path)
+            continue
+        item = _read(kind, path, root, problems)
+        if item is not None:
+            loaded.append(item)
 
     warned: list[Problem] = []
     for item in loaded:
@@ -425,7 +446,9 @@ def load_config(
         _check_hooks(item, problems, warned)
         _check_verifiers(item, problems)
         _check_network(item, problems)
+        problems.extend(item.keys.errors)
         warned.extend(item.keys.warnings)
+        warned.extend(item.keys.restricting)
     examples = _collect_examples(loaded, problems)
     strict = strict or any(s.spec.toolrun is not None and s.spec.toolrun.strict for s in loaded)
     if strict:  # every warning is an error: the message as is, with where it was written
@@ -442,6 +465,7 @@ def load_config(
         str(w if w.message.startswith("warning: ") else replace(w, message=f"warning: {w.message}"))
         for w in warned
     ]
+    warnings.extend(_unloaded_warning(p, home_dir) for p in unloaded)
     ignored = tuple(dict.fromkeys(k for item in loaded for k in item.keys.ignored))
     if ignored:
         warnings.append(
@@ -450,12 +474,30 @@ def load_config(
     warnings.extend(config.policy_notes)  # so that explain-permission and check say so
     for warning in warnings:  # the CLI shows these on stderr (toolrun.cli installs a handler)
         _log.warning("%s", warning)
-    return replace(config, warnings=tuple(warnings), ignored=ignored, examples=examples)
+    return replace(
+        config,
+        warnings=tuple(warnings),
+        ignored=ignored,
+        examples=examples,
+        unloaded=tuple(unloaded),
+    )
+
+
+def _unloaded_warning(path: Path, home: Path) -> str:
+    """A settings file found and not read: said, so that no one takes its rules as checked.
+    (Not an error under --strict: reading it is a choice, not a mistake in a file.)"""
+    shown = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+    return (
+        f"warning: {shown} (Claude Code user settings) was not loaded: its rules and hooks "
+        "are not checked; user settings load only with toolrun.loadClaudeSettings: true, "
+        "so that CI runs stay reproducible"
+    )
 
 
 def _example(spec: ExampleSpec, doc: Document, where: tuple[str | int, ...]) -> RuleExample:
     from toolrun.yamlfile import format_path
 
+    mode = MODE_ALIASES.get(spec.mode, spec.mode) if spec.mode is not None else None
     return RuleExample(
         expect=spec.expect,
         location=doc.value_location(where),
@@ -463,7 +505,7 @@ def _example(spec: ExampleSpec, doc: Document, where: tuple[str | int, ...]) -> 
         call=spec.call,
         tool=spec.tool,
         input=MappingProxyType(dict(spec.input)) if spec.input is not None else None,
-        mode=spec.mode,
+        mode=cast(PermissionMode | None, mode),
     )
 
 
@@ -560,7 +602,9 @@ def _merge(
             break
     rules_lock = _lock(managed, "allowManagedPermissionRulesOnly")
     hooks_lock = _lock(managed, "allowManagedHooksOnly")
+    domains_lock = _sandbox_lock(managed, "network", "allowManagedDomainsOnly")
     notes: list[str] = []
+    hooks_off = _hooks_off(loaded)
     for item in loaded:
         perms = item.spec.permissions
         if rules_lock is not None and item.kind is not SourceKind.MANAGED and perms is not None:
@@ -579,13 +623,32 @@ def _merge(
                 f"{'s' if dropped != 1 else ''} from {item.doc.file} not used"
             )
             hooks_used = {}
+        off = None
+        if hooks_off is not None and (hooks_off[1] or item.kind is not SourceKind.MANAGED):
+            off = hooks_off[0]
+        if off is not None and hooks_used:
+            dropped = sum(len(g.hooks) for groups in hooks_used.values() for g in groups)
+            notes.append(
+                f"disableAllHooks ({off}): {dropped} hook{'s' if dropped != 1 else ''} from "
+                f"{item.doc.file} not run"
+            )
+            hooks_used = {}
         if perms is not None:
             if default_mode is None and perms.defaultMode is not None:
                 default_mode = perms.defaultMode
                 mode_source = item.source(("permissions", "defaultMode"))
             behaviors: tuple[Behavior, ...] = ("allow", "ask", "deny")
+            dropped_domains = 0
             for behavior in behaviors if rules_used else ():
                 for i, text in enumerate(getattr(perms, behavior)):
+                    if (
+                        domains_lock is not None
+                        and behavior == "allow"
+                        and item.kind is not SourceKind.MANAGED
+                        and _allows_domains(text)
+                    ):
+                        dropped_domains += 1
+                        continue
                     rules.append(
                         PermissionRule(
                             behavior,
@@ -593,6 +656,12 @@ def _merge(
                             item.source(("permissions", behavior, i)),
                         )
                     )
+            if dropped_domains:
+                notes.append(
+                    f"allowManagedDomainsOnly ({domains_lock}): {dropped_domains} WebFetch "
+                    f"allow rule{'s' if dropped_domains != 1 else ''} from {item.doc.file} "
+                    "not used"
+                )
             for d in perms.additionalDirectories:
                 p = Path(os.path.expanduser(d))
                 resolved = (p if p.is_absolute() else item.root / p).resolve()
@@ -621,6 +690,15 @@ def _merge(
                 )
         for name, server in (item.spec.mcpServers or {}).items():
             mcp.setdefault(name, MappingProxyType(server.model_dump(exclude_none=True)))
+        rules.extend(_denied_domains(item))
+    if default_mode is not None and default_mode in MODE_ALIASES:
+        if default_mode == "auto":
+            notes.append(
+                f"permission mode auto ({mode_source or 'the config'}): toolrun runs no "
+                "classifier, so calls are decided as in default mode (what the classifier "
+                "would have judged asks)"
+            )
+        default_mode = MODE_ALIASES[default_mode]
 
     return Config(
         workspace=workspace,
@@ -634,10 +712,73 @@ def _merge(
             _merge_toolrun(loaded, env_concurrency),
             auto_verify=_merge_verifiers(loaded, hooks_lock, notes),
         ),
-        sandbox=_merge_sandbox(loaded, home),
+        sandbox=_merge_sandbox(loaded, home, notes),
         files=tuple(Path(i.doc.file) for i in loaded),
         policy_notes=tuple(notes),
     )
+
+
+def _hooks_off(loaded: list[_Loaded]) -> tuple[SettingSource, bool] | None:
+    """Where ``disableAllHooks: true`` is set, and whether managed hooks are off too: set
+    in managed settings it turns every hook off; elsewhere, every hook but the managed
+    ones (Claude Code's reading, docs/hooks "Hook locations")."""
+    found: tuple[SettingSource, bool] | None = None
+    for item in loaded:
+        if getattr(item.spec, "disableAllHooks", None):
+            managed = item.kind is SourceKind.MANAGED
+            if found is None or (managed and not found[1]):
+                found = (item.source(("disableAllHooks",)), managed)
+    return found
+
+
+def _sandbox_lock(managed: list[_Loaded], block: str, key: str) -> SettingSource | None:
+    """Where a managed file sets ``sandbox.<block>.<key>: true``, if one does."""
+    for item in managed:
+        sandbox = item.spec.sandbox
+        section = getattr(sandbox, block, None) if sandbox is not None else None
+        if section is not None and getattr(section, key, None):
+            return item.source(("sandbox", block, key))
+    return None
+
+
+def _allows_domains(text: str) -> bool:
+    """A WebFetch allow rule (``WebFetch`` or ``WebFetch(domain:...)``): what
+    ``allowManagedDomainsOnly`` keeps from managed settings only."""
+    from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
+
+    try:
+        parsed = parse_rule(text, behavior="allow")
+    except RuleSyntaxError:
+        return False
+    return parsed.tool == "WebFetch"
+
+
+def _denied_domains(item: _Loaded) -> list[PermissionRule]:
+    """``sandbox.network.deniedDomains`` as ``WebFetch(domain:...)`` deny rules with the
+    entry's source: WebFetch is denied those hosts, and the sandbox's proxy (which takes the
+    WebFetch deny rules, :meth:`toolrun.sandbox.policy.SandboxPolicy.of`) refuses them. A
+    ``:port`` is dropped: the host is denied on every port (the closed way to read it). No
+    lock drops them: Claude Code merges this list from every source."""
+    sandbox = item.spec.sandbox
+    net = sandbox.network if sandbox is not None else None
+    out: list[PermissionRule] = []
+    for i, entry in enumerate(net.deniedDomains if net is not None else ()):
+        host = _without_port(entry.strip())
+        if host:
+            where = item.source(("sandbox", "network", "deniedDomains", i))
+            out.append(PermissionRule("deny", f"WebFetch(domain:{host})", where))
+    return out
+
+
+def _without_port(entry: str) -> str:
+    """``example.com:443`` → ``example.com``; ``[::1]:443`` → ``[::1]``; a bare IPv6
+    literal is bracketed, as :func:`toolrun.permissions.domains.url_host` spells it."""
+    if entry.startswith("["):
+        return entry[: entry.index("]") + 1] if "]" in entry else entry
+    if entry.count(":") > 1:
+        return f"[{entry}]"
+    host, _, port = entry.partition(":")
+    return host if port.isdigit() or not port else entry
 
 
 def _lock(managed: list[_Loaded], key: str) -> SettingSource | None:
@@ -723,6 +864,17 @@ def _merge_verifiers(
     return tuple(out.values())
 
 
+def _locked(
+    lock: SettingSource, key: str, entries: Sequence[str], what: str, item: _Loaded
+) -> str:
+    """What a managed-only lock left out of one source, said as the other locks say it."""
+    n = len(entries)
+    return (
+        f"{key} ({lock}): {n} {what} entr{'ies' if n != 1 else 'y'} from {item.doc.file} "
+        "not used"
+    )
+
+
 def _sandbox_path(text: str, root: Path, home: Path) -> str:
     """A ``sandbox.filesystem`` path made absolute (see :mod:`toolrun.config.sandbox`)."""
     if text.startswith("/"):
@@ -734,7 +886,7 @@ def _sandbox_path(text: str, root: Path, home: Path) -> str:
     return os.path.normpath(absolute)
 
 
-def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
+def _merge_sandbox(loaded: list[_Loaded], home: Path, notes: list[str]) -> SandboxSettings:
     sections = [(i, i.spec.sandbox) for i in loaded if i.spec.sandbox is not None]
 
     def pick(key: str, default: bool) -> bool:
@@ -751,7 +903,13 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
     allow_write: list[str] = []
     deny_write: list[str] = []
     deny_read: list[str] = []
+    allow_read: list[str] = []
+    credential_paths: list[str] = []
+    managed = [i for i, _ in sections if i.kind is SourceKind.MANAGED]
+    reads_lock = _sandbox_lock(managed, "filesystem", "allowManagedReadPathsOnly")
+    domains_lock = _sandbox_lock(managed, "network", "allowManagedDomainsOnly")
     domains: list[str] | None = None
+    denied_domains: list[tuple[str, str]] = []
     sockets: list[str] = []
     private_hosts: list[str] = []
     hidden_env: list[str] = []
@@ -767,10 +925,26 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
             allow_write.extend(_sandbox_path(p, item.root, home) for p in fs.allowWrite)
             deny_write.extend(_sandbox_path(p, item.root, home) for p in fs.denyWrite)
             deny_read.extend(_sandbox_path(p, item.root, home) for p in fs.denyRead)
+            if fs.allowRead and reads_lock is not None and item.kind is not SourceKind.MANAGED:
+                notes.append(_locked(reads_lock, "allowManagedReadPathsOnly", fs.allowRead,
+                                     "sandbox.filesystem.allowRead", item))
+            else:
+                allow_read.extend(_sandbox_path(p, item.root, home) for p in fs.allowRead)
         net = section.network
         if net is not None:
-            if net.allowedDomains is not None:
+            if (
+                net.allowedDomains is not None
+                and domains_lock is not None
+                and item.kind is not SourceKind.MANAGED
+            ):
+                notes.append(_locked(domains_lock, "allowManagedDomainsOnly", net.allowedDomains,
+                                     "sandbox.network.allowedDomains", item))
+            elif net.allowedDomains is not None:
                 domains = [*(domains or []), *net.allowedDomains]
+            denied_domains.extend(
+                (rule.text.removeprefix("WebFetch(domain:").removesuffix(")"), str(rule.source))
+                for rule in _denied_domains(item)
+            )
             sockets.extend(net.allowUnixSockets)
             private_hosts.extend(net.allowPrivateHosts)
             if local_binding is None:
@@ -781,8 +955,15 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
         if creds is not None:
             # "mask" (a placeholder the proxy swaps for the real value) is not
             # implemented: hiding the credential is the closed way to fail.
-            deny_read.extend(_sandbox_path(f.path, item.root, home) for f in creds.files)
+            secrets = [_sandbox_path(f.path, item.root, home) for f in creds.files]
+            deny_read.extend(secrets)
+            credential_paths.extend(secrets)
             hidden_env.extend(v.name for v in creds.envVars)
+    # a credential is never re-opened by allowRead (it is hidden, not a region)
+    allow_read = [
+        p for p in allow_read
+        if not any(p == c or p.startswith(c.rstrip("/") + "/") for c in credential_paths)
+    ]
     return SandboxSettings(
         enabled=pick("enabled", False),
         auto_allow_bash=pick("autoAllowBashIfSandboxed", False),
@@ -792,7 +973,9 @@ def _merge_sandbox(loaded: list[_Loaded], home: Path) -> SandboxSettings:
         allow_write=merged(allow_write),
         deny_write=merged(deny_write),
         deny_read=merged(deny_read),
+        allow_read=merged(allow_read),
         allowed_domains=None if domains is None else merged(domains),
+        denied_domains=tuple(dict.fromkeys(denied_domains)),
         allow_private_hosts=merged(private_hosts),
         allow_local_binding=bool(local_binding),
         allow_all_unix_sockets=bool(all_sockets),

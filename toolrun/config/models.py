@@ -28,6 +28,10 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "dontAsk",
     "bypassPermissions",
 )
+#: Mode names that load and are decided as another mode: ``auto`` is Claude Code's
+#: classifier mode (toolrun runs no classifier: it decides as ``default``, where the
+#: classifier would have been asked).
+MODE_ALIASES: Mapping[str, PermissionMode] = MappingProxyType({"auto": "default"})
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch")
 
 
@@ -172,6 +176,9 @@ class Config:
     toolrun: ToolrunSettings = field(default_factory=ToolrunSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     files: tuple[Path, ...] = ()  # the files that were read, highest precedence first
+    #: settings files that were found and not read (the user's ~/.claude/settings.json
+    #: without loadClaudeSettings): each is also a warning
+    unloaded: tuple[Path, ...] = ()
     #: rules that load but are skipped or read in a way worth saying (``file:line: ...``)
     warnings: tuple[str, ...] = ()
     #: Claude Code keys toolrun knows but does not enforce (``statusLine``, ``hooks.Stop``)
@@ -183,3 +190,9 @@ class Config:
 
     def rules_for(self, behavior: Behavior) -> tuple[PermissionRule, ...]:
         return tuple(r for r in self.rules if r.behavior == behavior)
+
+    def sources(self) -> tuple[str, ...]:
+        """The files read, highest precedence first, as shown to the user."""
+        from toolrun.paths import display_path
+
+        return tuple(display_path(f) for f in self.files)

@@ -25,8 +25,14 @@ class SandboxSettings:
     allow_write: tuple[str, ...] = ()
     deny_write: tuple[str, ...] = ()
     deny_read: tuple[str, ...] = ()
+    #: ``filesystem.allowRead``: readable again inside a ``denyRead`` region, where the
+    #: allowed path is the more specific one (a deny inside it stays denied)
+    allow_read: tuple[str, ...] = ()
     #: None: no network at all; a tuple (maybe empty): only these domains, via the proxy.
     allowed_domains: tuple[str, ...] | None = None
+    #: ``network.deniedDomains``: (pattern, where it was written), port dropped; refused by
+    #: the proxy even where allowed (WebFetch is denied them by rules the loader adds)
+    denied_domains: tuple[tuple[str, str], ...] = ()
     #: ``network.allowPrivateHosts``: exact ``host`` / ``host:port`` entries the proxy may
     #: reach on a loopback, private, link-local or own address (never a wildcard).
     allow_private_hosts: tuple[str, ...] = ()

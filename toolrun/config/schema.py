@@ -17,7 +17,9 @@ from toolrun.config.models import ENFORCE
 from toolrun.config.sizes import SIZE_PATTERN, parse_size
 from toolrun.validation import did_you_mean
 
-ModeName = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+#: ``auto`` (Claude Code's classifier mode) loads and is decided as ``default``: toolrun runs
+#: no classifier.
+ModeName = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "auto"]
 
 
 class _Open(BaseModel):
@@ -146,7 +148,8 @@ class ToolrunSection(BaseModel):
     )
     loadClaudeSettings: bool | None = Field(
         default=None,
-        description="Also read ~/.claude, .claude and /etc/claude-code managed settings files.",
+        description="Also read the user's ~/.claude/settings.json (the workspace's "
+        ".claude/settings*.json and managed settings are always read).",
     )
     strict: bool | None = Field(
         default=None, description="Unknown keys and other config warnings are errors (exit 3)."
@@ -195,6 +198,13 @@ class SandboxFilesystemSection(_Open):
     allowWrite: list[str] = Field(default_factory=list, description="Extra writable paths.")
     denyWrite: list[str] = Field(default_factory=list, description="Paths kept read-only.")
     denyRead: list[str] = Field(default_factory=list, description="Paths made unreadable.")
+    allowRead: list[str] = Field(
+        default_factory=list,
+        description="Paths readable again inside a denyRead region (the more specific wins).",
+    )
+    allowManagedReadPathsOnly: bool | None = Field(
+        default=None, description="Managed settings only: only their allowRead paths count."
+    )
 
 
 class SandboxNetworkSection(_Open):
@@ -211,6 +221,15 @@ class SandboxNetworkSection(_Open):
     )
     allowUnixSockets: list[str] = Field(default_factory=list)
     allowAllUnixSockets: bool | None = None
+    deniedDomains: list[str] = Field(
+        default_factory=list,
+        description="Domains refused by the proxy and to WebFetch, even when allowed.",
+    )
+    allowManagedDomainsOnly: bool | None = Field(
+        default=None,
+        description="Managed settings only: only their allowedDomains and WebFetch(domain:) "
+        "allow rules count.",
+    )
 
 
 class CredentialFileSpec(_Open):
@@ -269,4 +288,8 @@ class ConfigFile(_Open):
     )
     allowManagedHooksOnly: bool | None = Field(
         default=None, description="Managed settings only: other sources' hooks are not used."
+    )
+    disableAllHooks: bool | None = Field(
+        default=None,
+        description="true: no hook runs (in managed settings: not even managed hooks).",
     )

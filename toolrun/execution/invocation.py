@@ -14,6 +14,7 @@ import anyio
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.execution.results import Status
 from toolrun.permissions.frozen import fast_init
+from toolrun.tools import progress
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ async def invoke(
     attempts = 0
     status, output, error = Status.ERROR, "", None
     metadata: dict[str, Any] = {}
+    so_far = progress.OutputSoFar()  # a call that times out keeps what it printed
+    token = progress.current.set(so_far)
     try:
         with anyio.fail_after(time_limit) if time_limit is not None else _NO_LIMIT:
             while True:
@@ -65,7 +68,7 @@ async def invoke(
                 try:
                     result: ToolOutput = await tool.run(params, ctx)
                 except ToolTimeoutError as exc:
-                    status, error = Status.TIMEOUT, str(exc)
+                    status, output, error = Status.TIMEOUT, so_far.text(), str(exc)
                 except ToolError as exc:
                     status, error = Status.ERROR, str(exc)
                 except OSError as exc:
@@ -83,6 +86,9 @@ async def invoke(
                 break
     except TimeoutError:
         status, error = Status.TIMEOUT, f"timed out after {time_limit:g} s"
+        output = so_far.text()
+    finally:
+        progress.current.reset(token)
     return Outcome(status, output, error, attempts, started, time.time(), metadata)
 
 
@@ -139,6 +145,9 @@ def _os_message(exc: OSError) -> str:
     name = errno.errorcode.get(exc.errno or 0, "")
     text = exc.strerror or str(exc)
     where = f": {exc.filename}" if exc.filename else ""
+    if exc.errno == errno.EAGAIN and exc.filename:
+        # what starting a program says when no process may be made
+        where += " (no process could be started: is the limit of processes, ulimit -u, reached?)"
     return f"{name + ': ' if name else ''}{text}{where}"
 
 

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from toolrun import boundedjson
+from toolrun.errors import UntrustedJSONError
 from toolrun.hooks.models import BatchCall, Failure, HookEvent, HookRun, RunDecision
-from toolrun.hooks.process import ProcessResult
+from toolrun.hooks.process import MAX_OUTPUT_BYTES, ProcessResult
 
 FailureMode = Literal["open", "closed"]
 PRE_DECISIONS = ("allow", "deny", "ask", "defer")
@@ -223,12 +225,17 @@ def _load_json(stdout: str) -> tuple[Mapping[str, Any] | None, str | None]:
     if not text.startswith("{"):
         return None, None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"stdout starts with {{ but is not valid JSON ({exc})"
+        data = boundedjson.loads(text, max_bytes=MAX_OUTPUT_BYTES)
+    except UntrustedJSONError as exc:  # too deep is bad JSON too (per hookFailure)
+        return None, f"stdout starts with {{ but is {_unusable(exc)}"
     if not isinstance(data, dict):
         return None, "stdout is not a JSON object"
     return data, None
+
+
+def _unusable(exc: UntrustedJSONError) -> str:
+    why = str(exc)
+    return why if why.startswith("not ") else f"JSON {why}"
 
 
 def _trim(text: str, limit: int = _REASON_LIMIT) -> str:

@@ -8,7 +8,9 @@ NotebookEdit, ...) are decided on their paths by the engine (``PATH_FIELDS``), W
 its URL's domain; WebSearch has no URL, so only a ``WebSearch`` rule decides it.
 
 Source: Claude Code docs, "Tools reference" (code.claude.com/docs/en/tools-reference), the
-"Permission required" column; legacy names from the rule parser (``Task`` is ``Agent``).
+"Permission required" column, as mirrored on 2026-12-01 (EndConversation, Monitor and
+Workflow added); legacy names from the rule parser (``Task`` is ``Agent``). Every name here
+is also a known rule name (:data:`toolrun.config.keys.CLAUDE_TOOLS`, a test holds it).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ _TABLE: Final = (
     ClaudeTool("CronCreate", "none", "read"),
     ClaudeTool("CronDelete", "none", "read"),
     ClaudeTool("CronList", "none", "read"),
+    # ends the session (v2.1.213+); PreToolUse does not run for it in Claude Code
+    ClaudeTool("EndConversation", "none", "read"),
     ClaudeTool("EnterPlanMode", "none", "read"),
     ClaudeTool("EnterWorktree", "none", "read"),
     ClaudeTool("ExitWorktree", "none", "read"),
@@ -61,6 +65,9 @@ _TABLE: Final = (
     ClaudeTool("ExitPlanMode", "ask", "execute"),
     ClaudeTool("Skill", "ask", "execute"),
     ClaudeTool("PowerShell", "ask", "execute"),
+    # runs a command in the background (v2.1.98+) / a dynamic workflow of subagents
+    ClaudeTool("Monitor", "ask", "execute"),
+    ClaudeTool("Workflow", "ask", "execute"),
     ClaudeTool("Artifact", "ask", "network"),
 )
 TOOLS: Final = {t.name: t for t in _TABLE}

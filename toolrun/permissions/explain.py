@@ -9,7 +9,7 @@ and the decisive step.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolrun.builtin_fields import MAIN_FIELDS
@@ -52,10 +52,14 @@ def _target_line(target: TargetVerdict) -> str:
     return f"{target.what} {where} ({target.access}): {verdict} — {target.reason}"
 
 
-def _rule_lines(rules: Iterable[RuleTrace]) -> list[str]:
+def _rule_lines(rules: Iterable[RuleTrace], sources: Sequence[str] | None = None) -> list[str]:
     ordered = sorted(rules, key=lambda r: _ORDER[r.behavior])
     if not ordered:
-        return ["  (no rules configured)"]
+        if sources is None:
+            return ["  (none)"]
+        if not sources:
+            return ["  (none: no settings file was loaded)"]
+        return [f"  (none: no permission rule in {', '.join(sources)})"]
     width = min(max(len(r.text) for r in ordered), 48)
     lines: list[str] = []
     for r in ordered:
@@ -72,8 +76,9 @@ def _rule_lines(rules: Iterable[RuleTrace]) -> list[str]:
     return lines
 
 
-def render_text(decision: Decision) -> str:
-    """The full explanation of one decision, as lines of plain text."""
+def render_text(decision: Decision, sources: Sequence[str] | None = None) -> str:
+    """The full explanation of one decision, as lines of plain text; ``sources`` are the
+    config files the rules came from (as shown), said on their own line."""
     lines: list[str] = []
     lines.append(f"call:       {call_label(decision.tool, decision.input)}")
     lines.append(f"mode:       {decision.mode} (from {decision.mode_source})")
@@ -81,6 +86,8 @@ def render_text(decision: Decision) -> str:
     lines.append(f"workspace:  {decision.workspace}{cwd}")
     if decision.sandbox is not None:
         lines.append(f"sandbox:    {decision.sandbox}")
+    if sources is not None:
+        lines.append(f"sources:    {', '.join(sources) if sources else 'none (built-in defaults)'}")
 
     lines.append("boundary:")
     if decision.boundary:
@@ -107,7 +114,7 @@ def render_text(decision: Decision) -> str:
         lines.extend(f"  {_target_line(target)}" for target in decision.targets)
 
     lines.append("rules considered (deny, then ask, then allow; the first match decides):")
-    lines.extend(_rule_lines(decision.rules))
+    lines.extend(_rule_lines(decision.rules, sources))
 
     lines.append(f"decided by: {describe_decided_by(decision.decided_by)}")
     lines.append(f"decision:   {decision.decision.upper()} — {decision.reason}")

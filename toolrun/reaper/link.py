@@ -335,8 +335,11 @@ def side_pid() -> int:
 
 def prestart() -> None:
     """Start the side process now (without waiting for it), so that it is ready by the
-    first command: its own start-up (about 20 ms) then overlaps with toolrun's."""
-    _side.prestart()
+    first command: its own start-up (about 20 ms) then overlaps with toolrun's. One that
+    cannot start now (no process may be made: ulimit -u) is left to the first command,
+    whose result then says why."""
+    with contextlib.suppress(OSError):
+        _side.prestart()
 
 
 class Command:
@@ -399,7 +402,8 @@ class Command:
             self.returncode = os.waitstatus_to_exitcode(int(status))
         elif answer.startswith(b"error "):
             errno, _, text = answer[6:].decode(errors="replace").partition(" ")
-            self.error, self.returncode = OSError(int(errno), text), 127
+            # (named as a failed start is: toolrun's message then says what EAGAIN means)
+            self.error, self.returncode = OSError(int(errno), text, self._program), 127
             self._settled = True
             self.output_open = False
         elif answer == b"swept":

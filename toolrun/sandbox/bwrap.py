@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolrun.sandbox.mounts import MountPlan
+from toolrun.sandbox.mounts import MountPlan, is_within
 
 # No UTS or cgroup namespace: without capabilities a command can change neither, and
 # each namespace costs the call time.
@@ -82,16 +82,59 @@ def bwrap_argv(
         argv += ["--bind", path, path]
     for path in plan.read_only:
         argv += ["--ro-bind", path, path]
-    for path in plan.unreadable_dirs:
-        argv += ["--perms", "0000", "--tmpfs", path]
-    for path in plan.unreadable_files:
-        argv += ["--ro-bind", unreadable_file, path]
+    masks = _masks(plan, unreadable_file)
+    argv += masks
+    argv += _readable_again(plan, masks)
     for path in bind_files:
         argv += ["--bind", path, path]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--chdir", cwd, "--", *command]
     return argv
+
+
+def _masks(plan: MountPlan, unreadable_file: str) -> list[str]:
+    argv: list[str] = []
+    for path in plan.unreadable_dirs:
+        # a mask that holds re-opened paths may be passed through (it lists nothing else)
+        opened = any(p != path and is_within(p, path) for p in plan.readable_again)
+        argv += ["--perms", "0711" if opened else "0000", "--tmpfs", path]
+    for path in plan.unreadable_files:
+        argv += ["--ro-bind", unreadable_file, path]
+    return argv
+
+
+def _readable_again(plan: MountPlan, masks: list[str]) -> list[str]:
+    """Each ``allowRead`` path bound again as the plan had it: writable where it is under a
+    writable root, read-only elsewhere, then every bind and mask of the plan under it, in
+    the plan's order, so that what is more specific than the re-opened path still wins."""
+    argv: list[str] = []
+    for opened in plan.readable_again:
+        writable = any(is_within(opened, w) for w in plan.writable)
+        argv += ["--bind" if writable else "--ro-bind", opened, opened]
+        for flag, paths in (
+            ("--bind", plan.writable),
+            ("--bind", plan.pinned),
+            ("--ro-bind", plan.read_only),
+        ):
+            for path in paths:
+                if path != opened and is_within(path, opened):
+                    argv += [flag, path, path]
+        argv += _masks_under(masks, opened)
+    return argv
+
+
+def _masks_under(masks: list[str], opened: str) -> list[str]:
+    """The masks' arguments (``--perms P --tmpfs D`` and ``--ro-bind F path``) under ``opened``."""
+    out: list[str] = []
+    i = 0
+    while i < len(masks):
+        step = 4 if masks[i] == "--perms" else 3
+        target = masks[i + step - 1]
+        if target != opened and is_within(target, opened):
+            out += masks[i : i + step]
+        i += step
+    return out
 
 
 # PID 1 of a namespace ignores the signals it has no handler for, even SIGKILL from

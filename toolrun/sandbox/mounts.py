@@ -53,6 +53,10 @@ class MountPlan:
     unreadable_files: tuple[str, ...] = ()
     placeholders: tuple[str, ...] = ()  # empty read-only stand-ins to make first
     skipped: tuple[str, ...] = field(default=(), compare=False)  # paths left out, and why
+    #: ``filesystem.allowRead`` paths inside an unreadable directory, most general first:
+    #: each is bound again after the masks, with the binds under it (the more specific
+    #: entry wins, a deny inside an allowed path included)
+    readable_again: tuple[str, ...] = ()
 
 
 def is_within(path: str, root: str) -> bool:
@@ -100,6 +104,7 @@ def plan_mounts(
     allow_write: Sequence[str] = (),
     deny_write: Sequence[str] = (),
     deny_read: Sequence[str] = (),
+    allow_read: Sequence[str] = (),
     extra_writable: Sequence[str] = (),
 ) -> MountPlan:
     """The binds for writable ``roots`` (workspace, additional directories) and the settings.
@@ -142,11 +147,22 @@ def plan_mounts(
             unreadable_dirs.append(real)
         elif os.path.exists(real):
             unreadable_files.append(real)
+    dirs = tuple(dict.fromkeys(unreadable_dirs))
+    masked = set(dirs) | set(unreadable_files)
+    again: list[str] = []
+    for path in allow_read:
+        real = trusted_realpath(path, writable)
+        # Re-opened only strictly inside a masked directory; an exact deny entry wins.
+        if real is None or real in masked or not os.path.exists(real):
+            continue
+        if any(real != d and is_within(real, d) for d in dirs):
+            again.append(real)
     return MountPlan(
+        readable_again=tuple(sorted(set(again), key=lambda p: (p.count("/"), p))),
         writable=tuple(writable),
         pinned=tuple(dict.fromkeys(pinned)),
         read_only=tuple(dict.fromkeys(read_only)),
-        unreadable_dirs=tuple(dict.fromkeys(unreadable_dirs)),
+        unreadable_dirs=dirs,
         unreadable_files=tuple(dict.fromkeys(unreadable_files)),
         placeholders=tuple(dict.fromkeys(placeholders)),
         skipped=tuple(skipped),

@@ -78,8 +78,15 @@ class SandboxPolicy:
                     deny_read.append(path)
                 elif parsed.tool in ("Edit", "Write", "MultiEdit", "NotebookEdit"):
                     deny_write.append(path)
+        # allowRead re-opens a denyRead region, never a Read deny rule's: the rules are
+        # also the engine's, and a sandbox setting does not loosen them
+        allow_read = tuple(
+            p for p in config.sandbox.allow_read
+            if not any(p == d or p.startswith(d.rstrip("/") + "/") for d in deny_read)
+        )
         settings = replace(
             config.sandbox,
+            allow_read=allow_read,
             deny_read=tuple(dict.fromkeys((*config.sandbox.deny_read, *deny_read))),
             deny_write=tuple(dict.fromkeys((*config.sandbox.deny_write, *deny_write))),
         )

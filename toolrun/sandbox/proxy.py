@@ -54,6 +54,12 @@ Connector = Callable[[Sequence[AddrInfo]], socket.socket]
 class DenyingRule:
     pattern: DomainPattern
     source: str
+    #: what denies it, as the user wrote it: a WebFetch deny rule (empty) or a setting
+    setting: str = ""
+
+    def __str__(self) -> str:
+        what = self.setting or f"WebFetch(domain:{self.pattern.text})"
+        return f"{what} ({self.source})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +80,19 @@ class DomainPolicy:
         allowed: Sequence[str],
         denied: Sequence[tuple[str, str]] = (),
         private: Sequence[str] = (),
+        denied_settings: Sequence[tuple[str, str]] = (),
     ) -> DomainPolicy:
+        """``denied`` are WebFetch deny rules' domains, ``denied_settings`` the entries of
+        ``sandbox.network.deniedDomains``, each with where it was written."""
         # A malformed opt-in is a config error at load time; here it opts nothing in.
         hosts = (host_port(p) for p in private)
+        settings = tuple(
+            DenyingRule(compile_domain(p), source, f"sandbox.network.deniedDomains {p!r}")
+            for p, source in denied_settings
+        )
         return cls(
             tuple(compile_domain(p) for p in allowed),
-            tuple(DenyingRule(compile_domain(p), source) for p, source in denied),
+            settings + tuple(DenyingRule(compile_domain(p), source) for p, source in denied),
             tuple(h for h in hosts if isinstance(h, HostPort)),
         )
 
@@ -89,8 +102,9 @@ class DomainPolicy:
         if name is None:
             return f"{host!r} is not a host name toolrun can check"
         for rule in self.denied:
-            if rule.pattern.matches(name):
-                return f"{name} is denied by WebFetch(domain:{rule.pattern.text}) ({rule.source})"
+            # ``domain:*`` is every host (as bare WebFetch is), not one label's worth
+            if rule.pattern.text.strip().rstrip(".") == "*" or rule.pattern.matches(name):
+                return f"{name} is denied by {rule}"
         if any(p.matches(name) for p in self.allowed):
             return None
         return f"{name} is not in sandbox.network.allowedDomains"

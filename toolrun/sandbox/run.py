@@ -57,13 +57,17 @@ async def run_bash(
         allow_write=settings.allow_write,
         deny_write=settings.deny_write,
         deny_read=settings.deny_read,
+        allow_read=settings.allow_read,
         extra_writable=[str(folders().tmp)],
     )
     proxy: DomainProxy | None = None
     if settings.allowed_domains is not None:
         path = str(folders().control / f"proxy-{os.getpid()}-{next(_numbers)}.sock")
         domains = DomainPolicy.of(
-            settings.allowed_domains, policy.denied_domains, settings.allow_private_hosts
+            settings.allowed_domains,
+            policy.denied_domains,
+            settings.allow_private_hosts,
+            settings.denied_domains,
         )
         proxy = DomainProxy(path, domains)
     plan = held_placeholders.hold(plan)

@@ -17,12 +17,12 @@ A report that is not what its format says raises :class:`ReportError`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from toolrun.errors import ToolrunError
+from toolrun import boundedjson
+from toolrun.errors import ToolrunError, UntrustedJSONError
 from toolrun.verify.models import Diagnostic, severity_of
 
 
@@ -36,16 +36,13 @@ def parse(fmt: str, text: str) -> list[Diagnostic]:
         return parse_text(text)
     if not text.strip():
         return []  # some tools print nothing at all when nothing is wrong
-    try:
-        return parse_sarif(_json(text)) if fmt == "sarif" else parse_json(text)
-    except RecursionError:  # nesting deeper than the parser goes: not a report
-        raise ReportError("the report is nested too deeply to read") from None
+    return parse_sarif(_json(text)) if fmt == "sarif" else parse_json(text)
 
 
 def _json(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError as exc:
+        return boundedjson.loads(text)
+    except UntrustedJSONError as exc:
         raise ReportError(f"the report is not JSON: {exc}") from None
 
 
@@ -90,8 +87,8 @@ def _uri_path(uri: str) -> str:
 
 def parse_json(text: str) -> list[Diagnostic]:
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = boundedjson.loads(text)
+    except UntrustedJSONError:
         return _mypy_lines(text)  # mypy -O json: one object per line
     if isinstance(data, Mapping):
         if "generalDiagnostics" in data:
@@ -160,9 +157,9 @@ def _mypy_lines(text: str) -> list[Diagnostic]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except ValueError:
-            raise ReportError(f"line {number} of the report is not JSON") from None
+            item = boundedjson.loads(line)
+        except UntrustedJSONError as exc:
+            raise ReportError(f"line {number} of the report is not JSON: {exc}") from None
         item = _map(item)
         if "file" not in item:
             raise ReportError(f"line {number}: not a mypy diagnostic")

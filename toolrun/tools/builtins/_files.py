@@ -11,15 +11,16 @@ either. Anything that moved is a :class:`TargetChangedError`, never a write else
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import ToolContext
+from toolrun.tools.builtins._temp import link_unnamed, named_temp, new_temp, sweep_once
 
 _DIR_FLAGS = (
     os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
@@ -216,16 +217,25 @@ def atomic_write(target: Target, data: bytes) -> None:
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{target.path} is a directory, not a file")
         mode = stat.S_IMODE(st.st_mode) if st is not None else None
-        tmp = f".toolrun-{secrets.token_hex(6)}.tmp"  # short: any valid name leaves room
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666, dir_fd=folder)
+        # unnamed while it is written (see _temp): a crash leaves nothing in the folder
+        sweep_once(folder, os.path.dirname(target.real))
+        perm = 0o600 if mode is not None else 0o666
+        fd, tmp = new_temp(folder, perm)
         try:
-            with os.fdopen(fd, "wb") as f:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            _write_all(fd, data)
+            os.fsync(fd)
+            if tmp is None:
+                tmp = link_unnamed(fd, folder)
+            if tmp is None:  # it cannot be linked here: write it again under a name
+                os.close(fd)
+                fd = -1
+                fd, tmp = named_temp(folder, perm)
                 if mode is not None:
-                    os.fchmod(f.fileno(), mode)
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+                    os.fchmod(fd, mode)
+                _write_all(fd, data)
+                os.fsync(fd)
             # Immediately before the rename: the folder is still where it was decided (not
             # moved away since the walk) and its last component is still no symlink.
             moved = opened_elsewhere(folder, os.path.dirname(target.real))
@@ -234,13 +244,21 @@ def atomic_write(target: Target, data: bytes) -> None:
             target.lstat(folder)
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=folder)
-            except FileNotFoundError:
-                pass
+            if tmp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=folder)
             raise
+        finally:
+            if fd >= 0:
+                os.close(fd)
     finally:
         os.close(folder)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def delete(target: Target) -> None:

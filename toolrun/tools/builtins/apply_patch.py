@@ -10,7 +10,7 @@ import anyio.to_thread
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
-from toolrun.tools.builtins._diff import MAX_DIFF_BYTES, diff_metadata, previous_text
+from toolrun.tools.builtins._diff import previous_text, write_diff
 from toolrun.tools.builtins._files import Target, delete, read_text, require_file, write_text
 from toolrun.tools.builtins._patch import (
     AddFile,
@@ -124,9 +124,7 @@ def _apply(patch: Patch, ctx: ToolContext) -> ToolOutput:
 
 def _file_diff(path: str, old: str | None, new: str, old_path: str | None = None) -> dict[str, Any]:
     """One file's part of the result: its path and (when known) its diff."""
-    if old is None or len(new) > MAX_DIFF_BYTES:
-        return {"filePath": path}
-    return {"filePath": path, **diff_metadata(path, old, new, old_path=old_path)}
+    return {"filePath": path, **write_diff(path, old, new, old_path=old_path)}
 
 
 def _update(change: UpdateFile, source: Target, ctx: ToolContext) -> tuple[Target, str, str]:

@@ -46,6 +46,7 @@ from toolrun.tools.inputs import (
     pydantic_models,
     string,
 )
+from toolrun.tools.progress import report_output
 
 if TYPE_CHECKING:
     from toolrun.execution.stored import OutputStore
@@ -234,6 +235,7 @@ async def _run(
     if launch is not None:  # the sandbox: bwrap ... bash -c command
         argv, env, fds = launch(argv, cwd, env)
     output = Capture(store)
+    report_output(output.text)  # read if the call's own timeout cuts it short
     try:
         code = await run_command(
             argv,

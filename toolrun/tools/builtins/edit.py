@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
-from toolrun.tools.builtins._diff import diff_metadata
+from toolrun.tools.builtins._diff import diff_metadata, note
 from toolrun.tools.builtins._edits import replace
 from toolrun.tools.builtins._files import Target, read_text, write_text
 from toolrun.tools.inputs import InputSpec, Params, boolean, pydantic_models, string
@@ -58,14 +58,10 @@ def _edit(target: Target, input: EditParams) -> ToolOutput:
     meta = {"path": str(path)}
     if input.old_string == "" and not target.exists():
         write_text(target, input.new_string)
+        diff = diff_metadata(input.file_path, "", input.new_string)
         return ToolOutput(
-            f"Created {path}",
-            metadata={
-                **meta,
-                "created": True,
-                "replacements": 0,
-                **diff_metadata(input.file_path, "", input.new_string),
-            },
+            note(f"Created {path}", diff),
+            metadata={**meta, "created": True, "replacements": 0, **diff},
         )
     current = read_text(target)
     if input.old_string == "" and current.text == "" and input.new_string:
@@ -80,14 +76,11 @@ def _edit(target: Target, input: EditParams) -> ToolOutput:
         )
     write_text(target, new_text, current.newline)
     noun = "replacement" if count == 1 else "replacements"
+    # the file is written: from here on nothing may turn the result into an error
+    diff = diff_metadata(input.file_path, current.text, new_text)
     return ToolOutput(
-        f"Edited {path} ({count} {noun})",
-        metadata={
-            **meta,
-            "created": False,
-            "replacements": count,
-            **diff_metadata(input.file_path, current.text, new_text),
-        },
+        note(f"Edited {path} ({count} {noun})", diff),
+        metadata={**meta, "created": False, "replacements": count, **diff},
     )
 
 

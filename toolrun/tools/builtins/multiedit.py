@@ -9,7 +9,7 @@ import anyio.to_thread
 
 from toolrun.errors import ToolError
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
-from toolrun.tools.builtins._diff import diff_metadata
+from toolrun.tools.builtins._diff import diff_metadata, note
 from toolrun.tools.builtins._edits import replace
 from toolrun.tools.builtins._files import Target, TextFile, read_text, write_text
 from toolrun.tools.inputs import (
@@ -95,14 +95,16 @@ def _multi_edit(target: Target, edits: tuple[EditSpecParams, ...], given: str) -
             raise ToolError(f"edits[{index}]: {e}; no edit was applied") from None
         total += count
     write_text(target, text, current.newline)
+    # the file is written: from here on nothing may turn the result into an error
+    diff = diff_metadata(given, current.text, text)
     return ToolOutput(
-        f"Applied {len(edits)} edits to {path} ({total} replacements)",
+        note(f"Applied {len(edits)} edits to {path} ({total} replacements)", diff),
         metadata={
             "path": str(path),
             "created": creating,
             "edits": len(edits),
             "replacements": total,
-            **diff_metadata(given, current.text, text),
+            **diff,
         },
     )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
-from toolrun.tools.builtins._diff import previous_text, write_diff
+from toolrun.tools.builtins._diff import note, previous_text, write_diff
 from toolrun.tools.builtins._files import Target, write_text
 from toolrun.tools.inputs import InputSpec, Params, pydantic_models, string
 
@@ -48,14 +48,10 @@ def _write(target: Target, content: str, given: str) -> ToolOutput:
     before = "" if created else previous_text(target)  # read under the file's lock
     size = write_text(target, content)
     verb = "Created" if created else "Updated"
+    diff = write_diff(given, before, content)
     return ToolOutput(
-        f"{verb} {path} ({size} bytes)",
-        metadata={
-            "path": str(path),
-            "created": created,
-            "bytes": size,
-            **write_diff(given, before, content),
-        },
+        note(f"{verb} {path} ({size} bytes)", diff),
+        metadata={"path": str(path), "created": created, "bytes": size, **diff},
     )
 
 
