@@ -174,11 +174,7 @@ def last_record(path: Path) -> Record | None:
             tail = fh.read()
     except OSError:
         return None
-    lines = tail.rstrip(b"\n").rsplit(b"\n", 1)
-    try:
-        record = json.loads(lines[-1].decode("utf-8"))
-    except ValueError:
-        return None
+    record = _decode(tail.rstrip(b"\n").rsplit(b"\n", 1)[-1])
     return record if valid_record(record) and record.get("event") == "end" else None
 
 
