@@ -1,19 +1,33 @@
-"""What the sandbox costs a Bash call, end to end through `toolrun exec`.
+"""What the sandbox and the read-only jail cost a Bash call, end to end through `toolrun exec`.
 
-Run:  .venv/bin/python bench/sandbox.py [--calls 1000] [--repeat 3]
+Run:  .venv/bin/python bench/sandbox.py [--calls 500] [--repeat 3] [--against DIR]
+                                        [--srt PACKAGE_DIR]
 
-The same 1000 read-only Bash calls (one at a time, so each call's own run time
-is clean) with and without `sandbox.enabled`, alternating, in one run. Prints
-the median run time of a call each way, the median added cost per call
-(budget <= 10 ms), and the wall-time ratio of the two runs; and, for scale,
-what a bare ``bwrap --ro-bind / / --unshare-net true`` costs over
-``bash -c true`` on this machine at the same time.
+Rows, each the same read-only Bash calls (``echo line-N``) one at a time, so each call's
+own run time (``duration_ms``) is clean, the runs of all rows interleaved round by round:
+
+- unsandboxed: no sandbox, no jail (``toolrun.enforce: off``);
+- sandbox: ``sandbox.enabled`` (and ``enforce: off``, so no call goes to the jail);
+- jail: no sandbox, the jail on (the calls are judged read-only, so they are jailed);
+- with ``--against DIR`` (a checkout of main, whose sandbox starts a bubblewrap per call):
+  the same rows with the toolrun source in DIR, interleaved with these;
+- with ``--srt PACKAGE_DIR`` (``npm install --prefix /work/peers
+  @anthropic-ai/sandbox-runtime``, then ``.../node_modules/@anthropic-ai/sandbox-runtime``):
+  srt used as a library (``bench/srt_calls.mjs``), a wrapped spawn per call against a bare
+  spawn of the same command, interleaved call by call.
+
+Then 1000 read-only Bash calls at concurrency 4 with the jail on against ``xargs -P4``
+running the same commands (wall time, ratio of medians). Prints medians; the added cost
+of a call is its median minus the unsandboxed median of the same source. Runs from
+bytecode (``PYTHONDONTWRITEBYTECODE`` is unset, the package compiled first).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -21,30 +35,29 @@ import tempfile
 import time
 from pathlib import Path
 
-TOOLRUN = [str(Path(sys.executable).parent / "toolrun")]
+from _bytecode import compile_package
+
+TOOLRUN = [sys.executable, "-m", "toolrun"]
+HERE = Path(__file__).resolve().parent
+#: row -> (toolrun.enforce, sandbox.enabled)
+ROWS = {"unsandboxed": ("off", False), "sandbox": ("off", True), "jail": ("auto", False)}
 
 
-def run(ws: Path, plan: Path) -> tuple[float, list[float]]:
-    """Wall time of the run and each call's run time (ms)."""
+def environment(pythonpath: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    return env
+
+
+def run(ws: Path, plan: Path, pythonpath: str | None, *extra: str) -> tuple[float, list[dict]]:
+    """Wall time of one ``toolrun exec`` and its results."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [
-            *TOOLRUN,
-            "exec",
-            str(plan),
-            "--workspace",
-            str(ws),
-            "--format",
-            "jsonl",
-            "--max-concurrency",
-            "1",
-            "--no-journal",
-        ],
-        cwd=ws,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+        [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl",
+         "--no-journal", *extra],
+        cwd=ws, capture_output=True, text=True, check=False, env=environment(pythonpath),
+    )  # fmt: skip
     wall = time.perf_counter() - start
     results = [json.loads(line) for line in proc.stdout.splitlines()]
     failed = [r for r in results if r["status"] != "ok"]
@@ -52,77 +65,193 @@ def run(ws: Path, plan: Path) -> tuple[float, list[float]]:
         raise SystemExit(
             f"toolrun exec failed ({proc.returncode}): {proc.stderr[-2000:]}{failed[:1]}"
         )
-    return wall, [float(r["duration_ms"]) for r in results]
+    return wall, results
 
 
-def floor(rounds: int = 200) -> float:
-    """Median extra time of a bare bwrap over bash, measured interleaved (ms)."""
-    bare, boxed = [], []
-    for _ in range(rounds):
-        for argv, into in (
-            (["bash", "-c", "true"], bare),
-            (["bwrap", "--ro-bind", "/", "/", "--unshare-net", "true"], boxed),
-        ):
-            start = time.perf_counter()
-            subprocess.run(argv, check=True)
-            into.append(time.perf_counter() - start)
-    return (statistics.median(boxed) - statistics.median(bare)) * 1000
+def where(result: dict) -> str:
+    """Where a call ran, from its metadata (to check that a row measures what it says)."""
+    meta = result.get("metadata") or {}
+    if (meta.get("jail") or {}).get("enforced"):
+        return "jail"
+    if (meta.get("sandbox") or {}).get("sandboxed"):
+        return "sandbox"
+    return "unsandboxed"
 
 
-def workspace(root: Path, name: str, config: str, calls: int) -> tuple[Path, Path]:
+def workspace(root: Path, name: str, enforce: str, sandboxed: bool,
+              calls: int) -> tuple[Path, Path]:
     ws = root / name
     ws.mkdir()
-    (ws / "toolrun.yaml").write_text(config)
-    plan = ws / "plan.json"
-    plan.write_text(
-        json.dumps(
-            {
-                "calls": [
-                    {"tool": "Bash", "input": {"command": f"echo line-{i}"}} for i in range(calls)
-                ]
-            }
-        )
+    (ws / "toolrun.yaml").write_text(
+        f"toolrun:\n  maxCallsPerTurn: {calls}\n  enforce: '{enforce}'\n"
+        f"sandbox:\n  enabled: {str(sandboxed).lower()}\n  failIfUnavailable: true\n"
     )
+    plan = ws / "plan.json"
+    commands = [{"tool": "Bash", "input": {"command": f"echo line-{i}"}} for i in range(calls)]
+    plan.write_text(json.dumps({"calls": commands}))
     return ws, plan
 
 
+def single_calls(root: Path, sides: list[tuple[str, str | None]], calls: int,
+                 repeat: int) -> dict[tuple[str, str], list[float]]:
+    """Each call's duration (ms) per (source, row), the runs interleaved."""
+    spaces = {row: workspace(root, row, *how, calls) for row, how in ROWS.items()}
+    found: dict[tuple[str, str], list[float]] = {}
+    for _ in range(repeat):
+        for label, path in sides:
+            for row, (ws, plan) in spaces.items():
+                _, results = run(ws, plan, path, "--max-concurrency", "1")
+                ran = {where(r) for r in results}
+                if ran != {row}:
+                    raise SystemExit(f"{label} {row}: the calls ran {ran}, not {row}")
+                found.setdefault((label, row), []).extend(
+                    float(r["duration_ms"]) for r in results
+                )
+    return found
+
+
+def srt_calls(package: str, root: Path, calls: int, repeat: int) -> tuple[list[float], list[float]]:
+    """srt's and a bare spawn's time per call (ms), from bench/srt_calls.mjs."""
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("--srt needs node on PATH")
+    ws = root / "srt"
+    ws.mkdir(exist_ok=True)
+    bare: list[float] = []
+    srt: list[float] = []
+    for _ in range(repeat):
+        done = subprocess.run(
+            [node, str(HERE / "srt_calls.mjs"), package, str(ws), str(calls)],
+            cwd=ws, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"srt failed ({done.returncode}): {done.stderr[-2000:]}")
+        found = json.loads(done.stdout.splitlines()[-1])
+        bare += found["bare"]
+        srt += found["srt"]
+    return bare, srt
+
+
+def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> None:
+    """1000 read-only Bash calls at concurrency 4, jail on, against xargs -P4."""
+    n = 1000
+    ws = root / "concurrent"
+    ws.mkdir()
+    (ws / "toolrun.yaml").write_text(f"toolrun:\n  maxCallsPerTurn: {n}\n")
+    commands = [f"echo line-{i}" for i in range(n)]
+    plan = ws / "plan.json"
+    plan.write_text(json.dumps({"calls": [{"tool": "Bash", "input": {"command": c}}
+                                          for c in commands]}))
+    stdin = "\n".join(commands) + "\n"
+    walls: dict[str, list[float]] = {label: [] for label, _ in sides}
+    xargs: list[float] = []
+    for _ in range(repeat):
+        for label, path in sides:
+            wall, results = run(ws, plan, path, "--max-concurrency", "4")
+            if {where(r) for r in results} != {"jail"}:
+                raise SystemExit(f"{label}: not every call ran in the jail")
+            walls[label].append(wall)
+        start = time.perf_counter()
+        subprocess.run(["xargs", "-P4", "-d", "\n", "-I{}", "bash", "-c", "{}"], input=stdin,
+                       text=True, cwd=ws, check=True, stdout=subprocess.DEVNULL)
+        xargs.append(time.perf_counter() - start)
+    base = statistics.median(xargs)
+    print(f"1000 read-only Bash calls, concurrency 4, jail on; xargs -P4: {base:.2f} s "
+          f"(runs {_list(xargs)})")
+    for label, runs in walls.items():
+        wall = statistics.median(runs)
+        print(f"  {label}: {wall:.2f} s, {wall / base:.2f}x xargs (budget 1.5x, aim 1.2x; "
+              f"runs {_list(runs)})")
+
+
+def _list(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=1000)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--against", metavar="DIR", help="A/B with the toolrun source in DIR")
+    parser.add_argument("--srt", metavar="PACKAGE_DIR", help="also measure srt, from there")
+    parser.add_argument("--skip-concurrent", action="store_true")
     args = parser.parse_args()
+    compile_package(args.against)  # time toolrun as installed: from bytecode
+    sides: list[tuple[str, str | None]] = [("this", str(HERE.parent))]
+    if args.against:
+        sides.append((f"against {args.against}", str(Path(args.against).resolve())))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        limit = f"toolrun:\n  maxCallsPerTurn: {args.calls}\n"
-        bare = workspace(root, "bare", limit + "sandbox:\n  enabled: false\n", args.calls)
-        boxed = workspace(
-            root,
-            "boxed",
-            limit + "sandbox:\n  enabled: true\n  failIfUnavailable: true\n",
-            args.calls,
-        )
-        walls: dict[str, list[float]] = {"bare": [], "boxed": []}
-        calls: dict[str, list[float]] = {"bare": [], "boxed": []}
-        for _ in range(args.repeat):
-            for name, (ws, plan) in (("bare", bare), ("boxed", boxed)):
-                wall, durations = run(ws, plan)
-                walls[name].append(wall)
-                calls[name].extend(durations)
-    bwrap_ms = floor()
-    bare_ms, boxed_ms = statistics.median(calls["bare"]), statistics.median(calls["boxed"])
-    bare_wall, boxed_wall = statistics.median(walls["bare"]), statistics.median(walls["boxed"])
-    print(f"{args.calls} read-only Bash calls, one at a time, {args.repeat} runs each way")
-    print(f"  median call: {bare_ms:.2f} ms unsandboxed, {boxed_ms:.2f} ms sandboxed")
-    print(f"  median added cost per call: {boxed_ms - bare_ms:.2f} ms (budget 10 ms)")
-    print(
-        f"  for scale: a bare `bwrap --ro-bind / / --unshare-net true` costs {bwrap_ms:.2f} ms "
-        "more than `bash -c true` here"
-    )
-    print(
-        f"  wall: {bare_wall:.2f} s unsandboxed, {boxed_wall:.2f} s sandboxed, "
-        f"ratio {boxed_wall / bare_wall:.2f}x"
-    )
+        found = single_calls(root, sides, args.calls, args.repeat)
+        print(f"{args.calls} read-only Bash calls one at a time, {args.repeat} runs of each "
+              "row, interleaved; median call (ms), and added over unsandboxed")
+        for label, _ in sides:
+            bare = statistics.median(found[(label, "unsandboxed")])
+            print(f"  {label}: unsandboxed {bare:.2f}")
+            for row, budget in (("sandbox", 2.0), ("jail", 1.0)):
+                median = statistics.median(found[(label, row)])
+                print(f"  {label}: {row} {median:.2f}, +{median - bare:.2f} ms "
+                      f"(budget {budget:g} ms)")
+        if args.srt:
+            bare_ms, srt_ms = srt_calls(args.srt, root, args.calls, args.repeat)
+            b, s = statistics.median(bare_ms), statistics.median(srt_ms)
+            print(f"  srt (library, wrapWithSandbox + spawn per call): {s:.2f}, bare spawn "
+                  f"{b:.2f}, +{s - b:.2f} ms")
+        if not args.skip_concurrent:
+            concurrent(root, sides, args.repeat)
 
 
 if __name__ == "__main__":
     main()
+
+
+def workspace_jail_rows(calls: int = 300, repeat: int = 3) -> list[str]:
+    """What a call in each jail (#25) adds over the same call unjailed (``--enforce off``),
+    end to end through `toolrun exec`, the runs alternating; the rows, also printed.
+
+    Run:  .venv/bin/python -c 'from bench.sandbox import workspace_jail_rows as w; w()'
+
+    ``echo line-N > out.txt`` in acceptEdits is a workspace file command (the workspace
+    jail); ``echo line-N`` under bypassPermissions runs in the masks-only jail, and in the
+    default mode in the read-only jail. Budget: 1 ms (the read-only jail's, design §8).
+    """
+    cases = [  # (jail, mode, command)
+        ("workspace", "acceptEdits", "echo line-{i} > out.txt"),
+        ("masks-only", "bypassPermissions", "echo line-{i}"),
+        ("read-only", "default", "echo line-{i}"),
+    ]
+    rows = [f"{calls} Bash calls, one at a time, {repeat} runs each way: median call"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for jail, mode, command in cases:
+            config = f"toolrun:\n  maxCallsPerTurn: {calls}\npermissions:\n  defaultMode: {mode}\n"
+            ws, plan = workspace(Path(tmp), jail, config, calls)
+            plan.write_text(json.dumps({"calls": [
+                {"tool": "Bash", "input": {"command": command.format(i=i)}} for i in range(calls)
+            ]}))
+            durations: dict[str, list[float]] = {"on": [], "off": []}
+            for _ in range(repeat):
+                for way in ("on", "off"):
+                    extra = [] if way == "on" else ["--enforce", "off"]
+                    durations[way].extend(_jail_run(ws, plan, extra, jail))
+            on, off = statistics.median(durations["on"]), statistics.median(durations["off"])
+            rows.append(f"  {jail} jail: {on:.2f} ms, unjailed {off:.2f} ms, "
+                        f"added {on - off:.2f} ms")
+    for row in rows:
+        print(row)
+    return rows
+
+
+def _jail_run(ws: Path, plan: Path, extra: list[str], jail: str) -> list[float]:
+    proc = subprocess.run(
+        [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl",
+         "--max-concurrency", "1", "--no-journal", *extra],
+        cwd=ws, capture_output=True, text=True, check=False,
+    )
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    jailed = [r for r in results if (r.get("metadata") or {}).get("jail", {}).get("enforced")]
+    if proc.returncode != 0 or any(r["status"] != "ok" for r in results) or (
+        not extra and len(jailed) != len(results)
+    ):
+        raise SystemExit(f"toolrun exec ({jail} jail) failed: {proc.stderr[-2000:]}")
+    return [float(r["duration_ms"]) for r in results]

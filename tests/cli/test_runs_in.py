@@ -309,7 +309,7 @@ def test_where_bubblewrap_fails_a_judged_call_says_it_runs_unjailed(ws: Path) ->
         "kind": "read-only", "enforced": False, "reason": FAILING_BWRAP,
     }  # fmt: skip
     assert (ran["summary"]["enforced"], ran["summary"]["enforced_reason"]) == (False, FAILING_BWRAP)
-    warning = f"toolrun: warning: read-only calls run unjailed (enforced: false): {FAILING_BWRAP}"
+    warning = f"toolrun: warning: judged and bypass calls run unjailed (enforced: false): {FAILING_BWRAP}"
     assert stderr.splitlines().count(warning) == 1
     end = journal(ws)[-1]
     assert (end["event"], end["enforced"], end["enforced_reason"]) == ("end", False, FAILING_BWRAP)
@@ -341,7 +341,7 @@ def test_without_bwrap_on_path_every_judged_call_runs_unjailed_said_once(
     assert [r["status"] for r in ran["results"]] == ["ok", "ok", "ok"]
     assert [where(r) for r in ran["results"]] == [("unsandboxed", why)] * 3
     assert (ran["summary"]["enforced"], ran["summary"]["enforced_reason"]) == (False, NOT_ON_PATH)
-    warning = f"toolrun: warning: read-only calls run unjailed (enforced: false): {NOT_ON_PATH}"
+    warning = f"toolrun: warning: judged and bypass calls run unjailed (enforced: false): {NOT_ON_PATH}"
     assert [line for line in stderr.splitlines() if "warning" in line] == [warning]
     checked = subprocess.run(
         [sys.executable, "-m", "toolrun", "check", "plan.yaml", "--format", "json"],

@@ -59,11 +59,12 @@ ROWS: list[tuple[str, str, str, list[str], str, str | None, str]] = [
     ("by hand", "acceptEdits", "npm test > out.txt", NPM, "allow", None, "unsandboxed"),
     # (shell builtins next to a rule's part: nothing was judged that a jail would keep)
     ("by hand", "default", "cd src && npm test", NPM, "allow", None, "unsandboxed"),
-    # -- bypassPermissions: what the mode allows is the user's choice
-    ("Claude Code docs", "bypassPermissions", "cat src/a.py", [], "allow", None,
-     "unsandboxed"),
-    ("Claude Code docs", "bypassPermissions", "mkdir build", [], "allow", None, "unsandboxed"),
-    ("Claude Code docs", "bypassPermissions", "npm test", [], "allow", None, "unsandboxed"),
+    # -- bypassPermissions: what the mode allows is the user's choice, but the rules' masks
+    # hold (issue 25, point 3); what a rule allowed runs as configured, as in every mode
+    ("issue 25", "bypassPermissions", "cat src/a.py", [], "allow", "masks", "masks-only jail"),
+    ("issue 25", "bypassPermissions", "mkdir build", [], "allow", "masks", "masks-only jail"),
+    ("issue 25", "bypassPermissions", "npm test", [], "allow", "masks", "masks-only jail"),
+    ("by hand", "bypassPermissions", "npm test", NPM, "allow", None, "unsandboxed"),
     # -- asks and denials are never jailed (an approved ask runs as configured)
     ("design §4", "default", "rm -rf build", [], "ask", None, "unsandboxed"),
     ("design §4", "default", "cat ../../other/secret.txt", [], "ask", None, "unsandboxed"),
@@ -183,9 +184,19 @@ def test_enforce_required_leaves_shell_builtins_alone(tree: Tree) -> None:
 
 
 def test_enforce_required_leaves_bypass_alone(tree: Tree) -> None:
+    """bypass asks for nothing: where no jail can be made it runs as before (said once)."""
     got = _bash(_engine(tree, enforce="required", unavailable="no bwrap",
                         mode="bypassPermissions"), "cat src/a.py")
+    assert (got.decision, got.jail) == ("allow", "masks")
+    got = _bash(_engine(tree, enforce="off", mode="bypassPermissions"), "cat src/a.py")
     assert (got.decision, got.jail) == ("allow", None)
+
+
+def test_bypass_in_the_users_sandbox_runs_there(tree: Tree) -> None:
+    """The user's sandbox carries the same masks: no jail on top of it."""
+    got = _bash(_engine(tree, mode="bypassPermissions", auto_allow_bash=True), "npm test")
+    assert (got.decision, got.jail) == ("allow", None)
+    assert got.runs_in is not None and got.runs_in.place == "sandbox"
 
 
 # ------------------------------------------------------------- the user's sandbox

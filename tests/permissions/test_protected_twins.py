@@ -104,7 +104,8 @@ def test_the_workspace_below_a_protected_name_is_not_protected_itself() -> None:
 
 def test_the_sandbox_keeps_the_git_twins_read_only_and_invents_none(tmp_path: Path) -> None:
     """The sandbox's own list: existing twins are bound read-only; a missing ``commondir``
-    gets no placeholder (a directory there would make every git command fail)."""
+    is held by a file naming the repository itself, never a directory (a directory there
+    would make every git command fail)."""
     from toolrun.sandbox.mounts import plan_mounts
 
     ws = tmp_path / "ws"
@@ -116,4 +117,4 @@ def test_the_sandbox_keeps_the_git_twins_read_only_and_invents_none(tmp_path: Pa
     plan = plan_mounts(roots=[str(ws)])
     for twin in (".git/info", ".git/worktrees", ".git/config.worktree", ".ripgreprc"):
         assert f"{ws}/{twin}" in plan.read_only, twin
-    assert not any("commondir" in p for p in (*plan.placeholders, *plan.read_only))
+    assert [p for p in plan.placeholders if "commondir" in p] == [f"{ws}/.git/commondir"]

@@ -101,7 +101,7 @@ def test_a_session_whose_write_its_tool_refused_is_decided_but_that_call(tmp_pat
     # validate: the session loads; the refused call is a located warning
     valid = toolrun(ws, "validate", "s.jsonl")
     assert valid.code == 0, valid.stderr
-    assert valid.stdout == "s.jsonl: ok (3 turns, 3 calls)\n"
+    assert valid.stdout == "s.jsonl: ok (3 turns, 3 calls)\nsources: toolrun.yaml\n"
     assert "s.jsonl:3:337: toolu_01Bad: invalid input for Write" in valid.stderr
 
 

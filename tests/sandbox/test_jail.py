@@ -24,6 +24,7 @@ from toolrun.sandbox.jail import (
     jail_folders,
     plan_jail,
     take_cwd,
+    widen,
 )
 
 needs_bwrap = pytest.mark.skipif(not probe().ok, reason=f"no jail here: {probe().reason}")
@@ -144,3 +145,46 @@ def test_take_cwd_does_not_follow_a_planted_link(tmp_path: Path) -> None:
     inside.write_text("/work\n")
     take_cwd(str(inside), str(outside))
     assert outside.read_text() == "/work\n" and not inside.exists()
+
+
+def test_the_workspace_jail_binds_the_roots_writable_and_their_git_whole_read_only(
+    tmp_path: Path,
+) -> None:
+    from toolrun.sandbox.mounts import held_placeholders
+
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    try:
+        plan = widen(JailPlan(unreadable_files=(f"{tmp_path}/.env",)), "workspace",
+                     roots=[str(tmp_path)], deny_write=[str(tmp_path / "docs")])
+    finally:
+        held_placeholders.remove_all()
+    assert plan.kind == "workspace" and plan.place == "workspace jail"
+    assert plan.mounts.writable == (str(tmp_path),)
+    for path in (".git", ".git/hooks", "docs", ".vscode", ".gitmodules"):
+        assert f"{tmp_path}/{path}" in plan.mounts.read_only, path
+    argv = jail_argv("bwrap", plan, jail_folders(), ["py"], unreadable_file="/u")
+    assert argv[:4] == ["bwrap", "--ro-bind", "/", "/"] and "--unshare-net" in argv
+    # writable first, then what stays read-only in it, then the masks
+    assert argv.index("--bind") < argv.index(f"{tmp_path}/.git") < argv.index("/u")
+
+
+def test_the_masks_only_jail_writes_everywhere_but_keeps_the_rules(tmp_path: Path) -> None:
+    from toolrun.sandbox.mounts import held_placeholders
+
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    home.mkdir()
+    (home / ".bashrc").write_text("# rc\n")
+    try:
+        plan = widen(JailPlan(), "masks", roots=[str(ws)], home=str(home))
+    finally:
+        held_placeholders.remove_all()
+    assert f"{home}/.bashrc" in plan.mounts.read_only and not (home / ".vscode").exists()
+    assert f"{ws}/.git" in plan.mounts.pinned and f"{ws}/.git" not in plan.mounts.read_only
+    argv = jail_argv("bwrap", plan, jail_folders(), ["py"], unreadable_file="/u",
+                     own=("/own",))
+    assert argv[:4] == ["bwrap", "--bind", "/", "/"] and "--dev-bind" in argv
+    assert "--unshare-net" not in argv and "--unshare-pid" in argv
+    assert ["--ro-bind", "/own", "/own"] == argv[argv.index("/own") - 1: argv.index("/own") + 2]
+    assert "--tmpfs" not in argv  # the user's own TMPDIR, as configured

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.sandbox.conftest import SANDBOX_ON, bash, exec_plan, needs_bwrap, write
 from toolrun.sandbox.mounts import held_placeholders, plan_mounts, trusted_realpath
 
@@ -39,7 +41,11 @@ def test_protected_entries_are_read_only_and_their_git_folder_pinned(tmp_path: P
     for name in (".git/hooks", ".git/config", ".envrc", ".claude"):
         assert f"{ws}/{name}" in plan.read_only
     # Missing configuration files a later run would load: made for the call, read-only.
-    assert plan.placeholders == (f"{ws}/toolrun.yaml/", f"{ws}/toolrun.yml/", f"{ws}/.mcp.json/")
+    assert plan.placeholders == (
+        f"{ws}/toolrun.yaml/", f"{ws}/toolrun.yml/", f"{ws}/.mcp.json/", f"{ws}/.vscode/",
+        f"{ws}/.idea/", f"{ws}/.gitmodules/", f"{ws}/.ripgreprc/", f"{ws}/.git/info/",
+        f"{ws}/.git/commondir", f"{ws}/.git/config.worktree",
+    )
 
 
 def test_placeholders_last_the_run_and_shadow_no_configuration(tmp_path: Path) -> None:
@@ -90,3 +96,77 @@ def test_a_missing_hooks_path_is_held_empty_for_the_call(tmp_path: Path) -> None
     plan = plan_mounts(roots=[str(ws)])
     assert f"{ws}/.githooks/" in plan.placeholders
     assert f"{ws}/.githooks" in plan.read_only
+
+
+def test_the_configuration_surface_is_one_table_with_files_git_can_read(tmp_path: Path) -> None:
+    """A missing ``commondir`` or ``config.worktree`` is held by a file git reads as
+    harmless (a directory there makes git fail), removed at the end only if still ours."""
+    ws = tmp_path / "ws"
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    write(ws / ".git" / "config", "[core]\n")
+    plan = held_placeholders.hold(plan_mounts(roots=[str(ws)]))
+    try:
+        assert (ws / ".git" / "commondir").read_text() == ".\n"
+        assert (ws / ".git" / "config.worktree").read_text() == ""
+        for name in (".vscode", ".idea", ".gitmodules", ".ripgreprc", ".git/info"):
+            assert (ws / name).is_dir() and f"{ws}/{name}" in plan.read_only, name
+        for name in (".git/commondir", ".git/config.worktree"):
+            assert f"{ws}/{name}" in plan.read_only, name
+        (ws / ".git" / "config.worktree").write_text("[core]\n")  # the user's own, meanwhile
+    finally:
+        held_placeholders.remove_all()
+    assert not (ws / ".git" / "commondir").exists() and not (ws / ".vscode").exists()
+    assert (ws / ".git" / "config.worktree").read_text() == "[core]\n"
+
+
+def _hide(command: str) -> str:
+    import base64
+
+    return f'eval "$(echo {base64.b64encode(command.encode()).decode()} | base64 -d)"'
+
+
+SURFACE_WRITES = [  # what srt blocks and toolrun's sandbox let through (#25), four ways each
+    "mkdir -p $(dirname {t}); echo x > {t}",
+    "mkdir -p $(dirname {t}); cp /etc/hostname {t}",
+    "mkdir -p $(dirname {t}); tee -a {t} < /etc/hostname",
+    ("python3 -c \"import os; os.makedirs(os.path.dirname('{t}') or '.', exist_ok=True); "
+    "open('{t}', 'a').write('x')\""),
+]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("target", [".vscode/settings.json", ".gitmodules", ".ripgreprc",
+                                    ".idea/workspace.xml", ".git/commondir",
+                                    ".git/info/attributes"])
+def test_the_sandbox_keeps_the_configuration_surface(ws: Path, target: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    info = ws / ".git" / "info"
+    for entry in sorted(info.glob("*")):
+        entry.unlink()
+    info.rmdir()  # (a missing info/ is held too)
+    before = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*"))
+    calls = [bash(_hide(s.format(t=target))) for s in SURFACE_WRITES]
+    results, done = exec_plan(ws, SANDBOX_ON, calls)
+    assert [r["status"] for r in results] == ["error"] * 4, done.stderr
+    assert all(r["metadata"]["sandbox"]["sandboxed"] for r in results)
+    after = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*"))
+    assert [p for p in after if p not in before and not p.startswith(".toolrun")] == \
+        ["toolrun.yaml"]
+
+
+def test_a_hooks_path_in_the_users_git_config_is_held_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``core.hooksPath = .githooks`` in ``~/.gitconfig`` (or the XDG one) runs the hooks of
+    every repository's ``.githooks``: one a command could create there."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    write(home / ".gitconfig", "[core]\n\thooksPath = .githooks\n")
+    write(home / "xdg" / "git" / "config", "[core]\n\thookspath = tools/hooks\n")
+    write(ws / ".git" / "config", "[core]\n")
+    (ws / "tools").mkdir()
+    plan = plan_mounts(roots=[str(ws)])
+    assert f"{ws}/.githooks/" in plan.placeholders and f"{ws}/tools/hooks/" in plan.placeholders

@@ -31,7 +31,7 @@ import anyio.lowlevel
 from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 from toolrun.execution.capacity import Capacity
 from toolrun.execution.invocation import Outcome, invoke, invoke_now
-from toolrun.execution.jailing import JailKeeper, literal_denies, read_denied
+from toolrun.execution.jailing import JailKeeper, edit_denies, literal_denies, read_denied
 from toolrun.execution.journal import Journal, stored_outputs_dir
 from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
@@ -213,7 +213,7 @@ class Executor:
         engine = getattr(decider, "engine", None)
         self.jails = JailKeeper(
             self._roots, read_denied(engine), also=literal_denies(engine),
-            wanted=_enforcing(engine),
+            read_only=edit_denies(engine), wanted=_enforcing(engine),
         )
 
     # -- public -----------------------------------------------------------------------------
@@ -681,7 +681,8 @@ class Executor:
                 # the first judged call: make the jail while the rest of the turn is decided
                 # (a jail costs 30-50 ms to start: probe, masks, bubblewrap, side process)
                 sandbox = self._sandbox
-                self.jails.prestart(sandbox.settings.bwrap_path if sandbox else None)
+                self.jails.prestart(sandbox.settings.bwrap_path if sandbox else None,
+                                    decision.jail)
             return decision
         except Exception as exc:  # noqa: BLE001 - fail closed: what cannot be decided never runs
             return CallDecision(
@@ -872,7 +873,7 @@ class Executor:
                                         tool, call.params, ctx, time_limit=call.timeout
                                     )
                                 else:
-                                    outcome = await self._jailed(tool, call, ctx)
+                                    outcome = await self._jailed(tool, call, ctx, jail_kind)
                                 if written is not None:  # later calls may go on
                                     written.set()
                                 if self.verify is not None:  # toolrun.autoVerify
@@ -913,14 +914,16 @@ class Executor:
         return self._outcome_result(state, call, decision, execution_id, outcome, queued, store,
                                     post)
 
-    async def _jailed(self, tool: Tool[Any], call: Call, ctx: ToolContext) -> Outcome:
-        """A call toolrun judged read-only, run in the run's read-only jail (#25): the
-        jail replaces the user's sandbox for it (no network, nothing writable)."""
+    async def _jailed(self, tool: Tool[Any], call: Call, ctx: ToolContext, kind: str) -> Outcome:
+        """A call toolrun judged read-only or a workspace file command, or one bypass
+        allowed, run in the run's jail of that ``kind`` (#25): the jail replaces the user's
+        sandbox for it."""
         sandbox = ctx.sandbox
-        jail = self.jails.jail(sandbox.settings.bwrap_path if sandbox is not None else None)
+        bwrap = sandbox.settings.bwrap_path if sandbox is not None else None
+        jail = self.jails.jail(bwrap, kind)
         if jail is None:  # none can be made here: as before, and the result says so
             outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
-            return self.jails.finish(outcome, None, ctx.cwd)
+            return self.jails.finish(outcome, None, ctx.cwd, kind)
         token = jail_context.set(jail)
         try:
             outcome = await invoke(
@@ -932,8 +935,8 @@ class Executor:
             # the jail died before the command was started (a bubblewrap that cannot mount
             # here): run it as configured, as where no jail can be made, and say so
             outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
-            return self.jails.finish(outcome, None, ctx.cwd)
-        return self.jails.finish(outcome, jail, ctx.cwd)
+            return self.jails.finish(outcome, None, ctx.cwd, kind)
+        return self.jails.finish(outcome, jail, ctx.cwd, kind)
 
     def _has_post_hooks(self) -> bool:
         hooks = self.hooks

@@ -1,22 +1,28 @@
-"""Which Bash calls run in the read-only jail, and the jail each of them runs in (#25).
+"""Which Bash calls run in a jail, and the jail each of them runs in (#25).
 
-A Bash call the engine allowed on its own judgement (``CallDecision.jail == "read-only"``)
-runs in the run's jail (:mod:`toolrun.sandbox.jail`); every other call runs as the user
-configured it. The jail is made on the first such call, from the Read-denied paths the
-tree holds then, and made again only when a call that may have changed the tree (one
-that ran outside the jail and is not a plain read) has run since and the masks differ.
+A Bash call the engine allowed on its own judgement runs where that judgement is true
+(``CallDecision.jail``): ``"read-only"`` in the read-only jail, ``"workspace"`` (acceptEdits'
+workspace file commands) in the workspace jail; what bypassPermissions allows outside the
+user's sandbox (``"masks"``) runs with the rules' masks only. Every other call runs as the
+user configured it. What each jail is: :mod:`toolrun.sandbox.jail`.
+
+There is one jail per kind per run, made on the first call of its kind from the tree as
+it is then (the Read-denied paths, the configuration surface), and made again only when a
+call that may have changed the tree has run since (one outside the jails that is not a
+plain read, or one in a writable jail) and its masks differ.
 
 Where no jail can be made (no bubblewrap, no user namespaces), toolrun says so once per
 run and the call runs as before (its result says ``enforced: false``).
 
-``TOOLRUN_TEST_JUDGE_ALL=read-only`` (test-only: it exists so that tests can prove the
-jail independently of the command reading) jails every allowed Bash call, whatever the
-decision said.
+``TOOLRUN_TEST_JUDGE_ALL=read-only`` (or ``workspace``, ``masks``; test-only: it exists so
+that tests can prove the jails independently of the command reading) jails every allowed
+Bash call in that kind of jail, whatever the decision said.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -32,8 +38,10 @@ if TYPE_CHECKING:
     from toolrun.plan.models import Call
     from toolrun.reaper.jail import Jail
 
-#: Test-only: every allowed Bash call is jailed read-only (see the module docstring).
+#: Test-only: every allowed Bash call is jailed in that kind (see the module docstring).
 JUDGE_ALL_ENV = "TOOLRUN_TEST_JUDGE_ALL"
+#: The kinds of jail (as toolrun.sandbox.jail.KINDS, without loading it).
+KINDS = ("read-only", "workspace", "masks")
 WARNING = "toolrun: warning: "
 #: How a call's error begins when the side process ended before it started the command
 #: (toolrun.reaper.link).
@@ -44,7 +52,8 @@ Denied = Callable[[str], bool]
 
 
 class JailKeeper:
-    """The run's jail: made when first needed, made again when what it masks changed."""
+    """The run's jails, one per kind: each made when first needed, made again when what
+    it masks changed."""
 
     def __init__(
         self,
@@ -52,19 +61,23 @@ class JailKeeper:
         denied: Denied | None,
         *,
         also: Sequence[str] = (),
+        read_only: Sequence[str] = (),
         warn: Callable[[str], None] | None = None,
         wanted: bool = True,
     ) -> None:
         self._roots = [str(r) for r in roots]
         self._denied = denied
         self._also = tuple(also)
+        self._read_only = tuple(read_only)  # the Edit deny rules' paths
         self._warn = warn if warn is not None else _to_stderr
-        self._judge_all = os.environ.get(JUDGE_ALL_ENV) == "read-only"
-        self._wanted = wanted or self._judge_all
-        self._started = False  # (prestart: once per run)
+        judge_all = os.environ.get(JUDGE_ALL_ENV)
+        self._judge_all = judge_all if judge_all in KINDS else None
+        self._wanted = wanted or self._judge_all is not None
+        self._started: set[str] = set()  # (prestart: once per kind per run)
         self._lock = threading.Lock()
-        self._jail: Jail | None = None
-        self._stale = True  # the masks must be worked out (again) before the next call
+        self._jails: dict[str, Jail] = {}
+        self._stale: set[str] = set(KINDS)  # masks to work out (again) before the next call
+        self._masks: Any = None  # the Read masks, shared by the kinds (None: stale)
         #: Why no jail can be made here (said once), or None.
         self.unavailable: str | None = None
         self._made = False  # a jail was made (a dry run: could be) for a judged call
@@ -89,19 +102,22 @@ class JailKeeper:
         return self.unavailable
 
     def kind(self, call: Call, decision: CallDecision) -> str | None:
-        """Where the call must run: ``"read-only"``, or None (as the user configured)."""
+        """Where the call must run: a kind of jail, or None (as the user configured)."""
         if call.tool != "Bash" or decision.decision != "allow":
             return None
-        if self._judge_all:
-            return "read-only"
-        return "read-only" if decision.jail == "read-only" else None
+        if self._judge_all is not None:
+            return self._judge_all
+        return decision.jail if decision.jail in KINDS else None
 
     def ran_outside(self) -> None:
-        """A call that may change the tree ran outside the jail: look at the masks again."""
-        self._stale = True
+        """A call that may change the tree ran (outside the jails, or in a writable one):
+        look at the masks again."""
+        with self._lock:
+            self._stale = set(KINDS)
+            self._masks = None
 
-    def jail(self, bwrap_path: str | None = None) -> Jail | None:
-        """The jail for the next jailed call, or None where none can be made.
+    def jail(self, bwrap_path: str | None = None, kind: str = "read-only") -> Jail | None:
+        """The jail of ``kind`` for the next call of that kind, or None where none can be made.
 
         ``bwrap_path``: the user's ``sandbox.bwrapPath``; the jail uses the bubblewrap the
         user named, and where that one cannot run, the user's sandbox settings decide
@@ -109,50 +125,56 @@ class JailKeeper:
         with self._lock:
             if self.unavailable is not None:
                 return None
-            if self._jail is not None and not self._stale:
-                return self._jail
+            jail = self._jails.get(kind)
+            if jail is not None and kind not in self._stale:
+                return jail
             from toolrun.sandbox.availability import probe
 
             found = probe(bwrap_path)
             if not found.ok or found.bwrap is None:
-                self.unavailable = found.reason or "bubblewrap cannot run here"
-                self._warn(
-                    f"{WARNING}read-only calls run unjailed (enforced: false): "
-                    f"{self.unavailable}"
-                )
+                self._say_unavailable(found.reason or "bubblewrap cannot run here")
                 return None
-            plan = self._plan()
-            self._stale = False
-            if self._jail is None:
+            plan = self._plan(kind)
+            self._stale.discard(kind)
+            if jail is None:
                 from toolrun.reaper.jail import Jail
 
-                self._jail = Jail(found.bwrap, plan)
+                jail = self._jails[kind] = Jail(found.bwrap, plan)
                 self._made = True
             else:
-                self._jail.rebuild(plan)
-            return self._jail
+                jail.rebuild(plan)
+            return jail
 
-    def prestart(self, bwrap_path: str | None = None) -> None:
-        """Make the jail in the background (a call that needs it first waits for it).
-        Only where the engine judges calls at all (``toolrun.enforce`` not off)."""
-        if not self._wanted or self._started:
+    def _say_unavailable(self, reason: str) -> None:
+        self.unavailable = reason
+        self._warn(f"{WARNING}judged and bypass calls run unjailed (enforced: false): {reason}")
+
+    def prestart(self, bwrap_path: str | None = None, kind: str = "read-only") -> None:
+        """Make the jail of ``kind`` in the background (a call that needs it first waits
+        for it). Only where the engine judges calls at all (``toolrun.enforce`` not off)."""
+        if not self._wanted:
             return
-        self._started = True
+        kind = self._judge_all or kind
+        with self._lock:
+            if kind in self._started:
+                return
+            self._started.add(kind)
 
         def make() -> None:
-            jail = self.jail(bwrap_path)
+            jail = self.jail(bwrap_path, kind)
             if jail is not None:
                 jail.side.prestart()
 
-        threading.Thread(target=make, name="toolrun-jail", daemon=True).start()
+        _starter.submit(make)
 
     def close(self) -> None:
-        """The run is over: end its jail (a later call makes a new one)."""
+        """The run is over: end its jails (a later call makes new ones)."""
         with self._lock:
-            jail, self._jail = self._jail, None
-            self._stale = True
-            self._started = False
-        if jail is not None:
+            jails, self._jails = list(self._jails.values()), {}
+            self._stale = set(KINDS)
+            self._masks = None
+            self._started = set()
+        for jail in jails:
             jail.close()
 
     def never_started(self, outcome: Outcome, jail: Jail) -> bool:
@@ -167,32 +189,40 @@ class JailKeeper:
             return False
         with self._lock:
             if self.unavailable is None:
-                self.unavailable = "the jail could not start (its bubblewrap ended at once)"
-                self._warn(f"{WARNING}read-only calls run unjailed (enforced: false): "
-                           f"{self.unavailable}")
+                self._say_unavailable("the jail could not start (its bubblewrap ended at once)")
         return True
 
-    def _plan(self) -> Any:
-        from toolrun.sandbox.jail import plan_jail
+    def _plan(self, kind: str) -> Any:
+        """The plan of a jail of ``kind`` (the lock is held)."""
+        from toolrun.sandbox.jail import plan_jail, widen
 
-        if self._denied is None:
-            # no Read deny or ask rule: nothing under the roots is masked, so the tree is not
-            # walked (the walk of a workspace with a .venv took 100 ms of a one-call exec)
-            return plan_jail((), lambda _: False, also=self._also)
-        return plan_jail(self._roots, self._denied, also=self._also)
+        masks = self._masks
+        if masks is None:
+            if self._denied is None:
+                # no Read deny or ask rule: nothing under the roots is masked, so the tree is
+                # not walked (the walk of a workspace with a .venv took 100 ms of a one-call
+                # exec)
+                masks = plan_jail((), lambda _: False, also=self._also)
+            else:
+                masks = plan_jail(self._roots, self._denied, also=self._also)
+            self._masks = masks
+        return widen(masks, kind, roots=self._roots, deny_write=self._read_only,
+                     home=os.path.expanduser("~"))
 
-    def finish(self, outcome: Outcome, jail: Jail | None, cwd: Path) -> Outcome:
-        """The outcome of a call meant for the jail: what the jail blocked, and where it ran."""
+    def finish(
+        self, outcome: Outcome, jail: Jail | None, cwd: Path, kind: str = "read-only"
+    ) -> Outcome:
+        """The outcome of a call meant for a jail: what the jail blocked, and where it ran."""
+        if kind != "read-only":
+            self.ran_outside()  # a writable jail: the tree may have changed
         if jail is None:
-            info: dict[str, Any] = {
-                "kind": "read-only", "enforced": False, "reason": self.unavailable,
-            }
+            info: dict[str, Any] = {"kind": kind, "enforced": False, "reason": self.unavailable}
             return replace(outcome, metadata={**outcome.metadata, "jail": info})
         from toolrun.sandbox.jail import blocked_writes
 
         where = str(outcome.metadata.get("cwd") or cwd)
-        notes = blocked_writes(outcome.output, where)
-        info = {"kind": "read-only", "enforced": True, "blocked": notes}
+        notes = blocked_writes(outcome.output, where, jail.plan.place)
+        info = {"kind": kind, "enforced": True, "blocked": notes}
         if jail.plan.truncated:
             info["masks_truncated"] = True
         output = outcome.output
@@ -200,6 +230,41 @@ class JailKeeper:
             output += ("" if not output or output.endswith("\n") else "\n")
             output += "".join(f"[jail] {note}\n" for note in notes)
         return replace(outcome, output=output, metadata={**outcome.metadata, "jail": info})
+
+
+class _Starter:
+    """The one thread that makes jails in the background, for the whole process.
+
+    bubblewrap's ``--die-with-parent`` is ``PR_SET_PDEATHSIG``, which follows the *thread*
+    that started it: a jail spawned from a thread that then ends is killed at once (when
+    that thread outlived bubblewrap's start, which a busy GIL makes likely). So jails are
+    never started from a thread of their own, only from this one, which lives as long as
+    toolrun does.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, work: Callable[[], None]) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="toolrun-jails",
+                                                daemon=True)
+                self._thread.start()
+        self._queue.put(work)
+
+    def _serve(self) -> None:
+        while True:
+            work = self._queue.get()
+            try:
+                work()
+            except Exception:  # noqa: BLE001, S110 - the call that needs the jail makes it again
+                pass
+
+
+_starter = _Starter()
 
 
 def _to_stderr(text: str) -> None:
@@ -223,12 +288,23 @@ def read_denied(engine: Any) -> Denied | None:
 def literal_denies(engine: Any) -> tuple[str, ...]:
     """The Read deny rules' literal paths (``~/.ssh/id_rsa``, ``/etc/secret``), which the
     walk of the workspace would not reach; as the sandbox reads them."""
+    return _sandbox_paths(engine)[0]
+
+
+def edit_denies(engine: Any) -> tuple[str, ...]:
+    """The Edit deny rules' paths (and ``sandbox.filesystem.denyWrite``), as the sandbox
+    reads them: read-only in the writable jails."""
+    return _sandbox_paths(engine)[1]
+
+
+def _sandbox_paths(engine: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     config = getattr(engine, "config", None)
     if config is None:
-        return ()
+        return (), ()
     try:
         from toolrun.sandbox.policy import SandboxPolicy
 
-        return tuple(SandboxPolicy.of(config).settings.deny_read)
+        settings = SandboxPolicy.of(config).settings
     except Exception:  # noqa: BLE001 - the walk still masks what is under the roots
-        return ()
+        return (), ()
+    return tuple(settings.deny_read), tuple(settings.deny_write)

@@ -6,6 +6,13 @@ reading of the command, keeps it read-only or inside the workspace. A call appro
 by the user's rule, a hook or a person runs as the user configured it (sandboxed when
 ``sandbox.enabled``), exactly as before.
 
+What bypassPermissions allows outside the user's sandbox is the user's own choice, but the
+rules still hold: it runs in the masks-only jail (:func:`bypass_runs_in`), the filesystem
+and the network as configured, Read-denied paths masked, Edit-denied and protected paths
+and the git configuration surface read-only. Where no jail can be made it runs as before
+(said once per run); ``toolrun.enforce: required`` does not make it ask (bypass asks for
+nothing), ``off`` runs it as configured.
+
 Mixed calls (``npm test | tail -5`` with ``Bash(npm test)`` allowed): a read-only jail
 would break the rule's part, so the call runs as configured and its judged parts are not
 enforced. That is said (``runs_in_why``), and under ``toolrun.enforce: required`` such a
@@ -26,8 +33,8 @@ if TYPE_CHECKING:
     from toolrun.permissions.rules import Subject
     from toolrun.permissions.verdict import Verdict
 
-JailKind = Literal["read-only", "workspace"]
-Place = Literal["read-only jail", "workspace jail", "sandbox", "unsandboxed"]
+JailKind = Literal["read-only", "workspace", "masks"]
+Place = Literal["read-only jail", "workspace jail", "masks-only jail", "sandbox", "unsandboxed"]
 
 #: Commands bash runs itself that change nothing but the shell's own state (the
 #: read-only verdict has already refused their writing forms: `printf -v`, redirects).
@@ -35,7 +42,9 @@ SHELL_BUILTINS = frozenset(
     {"cd", "pushd", "popd", "true", "false", ":", "test", "[", "pwd", "echo", "printf"}
 )
 
-_JAIL_PLACE: dict[str, Place] = {"read-only": "read-only jail", "workspace": "workspace jail"}
+_JAIL_PLACE: dict[str, Place] = {
+    "read-only": "read-only jail", "workspace": "workspace jail", "masks": "masks-only jail",
+}
 
 
 @fast_init
@@ -133,6 +142,21 @@ def runs_in(
         return RunsIn(configured, f"{judgement.ruled} is allowed by a rule, so the call runs "
                       "as configured; its other parts are not enforced", configured)
     return RunsIn(configured, f"allowed by {decided}: runs as configured", configured)
+
+
+def bypass_runs_in(
+    judgement: Judgement, *, sandboxed: bool, enforce: Enforce
+) -> tuple[JailKind | None, RunsIn]:
+    """The jail of a call bypassPermissions allows, and where it runs: the masks-only
+    jail, unless it runs in the user's sandbox (which carries the same masks), a rule
+    approved a part of it (as configured, like any rule's allow) or enforce is off."""
+    configured = configured_place(sandboxed)
+    if sandboxed or enforce == "off" or judgement.ruled is not None:
+        return None, RunsIn(configured, "allowed by bypassPermissions: runs as configured",
+                            configured)
+    return "masks", RunsIn("masks-only jail", "allowed by bypassPermissions: runs as "
+                           "configured, with the rules' masks (Read-denied paths hidden, "
+                           "Edit-denied and protected paths read-only)", configured)
 
 
 def lazy_probe(probe: Callable[[], Any]) -> Callable[[], str | None]:

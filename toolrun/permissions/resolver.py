@@ -36,7 +36,14 @@ from toolrun.config.models import Config, PermissionRule
 from toolrun.errors import ConfigError, Location, Problem
 from toolrun.permissions.decision import Decision, RuleTrace, SubcommandVerdict, TargetVerdict
 from toolrun.permissions.domains import exact_host
-from toolrun.permissions.enforce import RunsIn, configured_place, judge, lazy_probe, runs_in
+from toolrun.permissions.enforce import (
+    RunsIn,
+    bypass_runs_in,
+    configured_place,
+    judge,
+    lazy_probe,
+    runs_in,
+)
 from toolrun.permissions.grammar import RuleSyntaxError, parse_rule
 from toolrun.permissions.modes import MODES, apply_mode
 from toolrun.permissions.observe import Observation, opaque, start, stop, unchanged
@@ -362,13 +369,16 @@ class _Call(BashSubjects, ToolSubjects):
             return overall, None, RunsIn(configured_place(sandboxed),
                                          "if approved: runs as configured",
                                          configured_place(sandboxed))
-        if self.mode == "bypassPermissions" or overall.kind == "sandbox":
-            # what the mode or autoAllowBashIfSandboxed allows is the user's own choice
-            who = "bypassPermissions" if overall.kind != "sandbox" else \
-                "sandbox.autoAllowBashIfSandboxed"
-            return overall, None, RunsIn(configured_place(sandboxed),
-                                         f"allowed by {who}: runs as configured",
+        if overall.kind == "sandbox":
+            # what autoAllowBashIfSandboxed allows is the user's own choice
+            return overall, None, RunsIn(configured_place(sandboxed), "allowed by "
+                                         "sandbox.autoAllowBashIfSandboxed: runs as configured",
                                          configured_place(sandboxed))
+        if self.mode == "bypassPermissions":
+            # the mode is the user's own choice; the rules' masks still hold (#25)
+            masks, placed = bypass_runs_in(judge(self.subjects), sandboxed=sandboxed,
+                                           enforce=enforce)
+            return overall, masks, placed
         judgement = judge(self.subjects)
         jail: str | None = None
         if judgement.jail is not None and judgement.ruled is None and enforce != "off":

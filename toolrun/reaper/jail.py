@@ -1,8 +1,9 @@
-"""A reaper side process inside the read-only jail: one per run, rebuilt when its masks change.
+"""A reaper side process inside a jail: one per kind per run, rebuilt when its masks change.
 
-The executor sets :data:`current` around a call toolrun judged read-only;
-:func:`toolrun.reaper.run.run_command` then starts the command on the jail's side process
-instead of toolrun's own. What the jail is: :mod:`toolrun.sandbox.jail`.
+The executor sets :data:`current` around a call it jails (judged read-only, a workspace
+file command, or allowed by bypassPermissions); :func:`toolrun.reaper.run.run_command`
+then starts the command on the jail's side process instead of toolrun's own. What the
+jails are: :mod:`toolrun.sandbox.jail`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,16 @@ class Jail:
         self._lock = threading.Lock()
         self.side: _SideProcess = side_process(self._wrap(plan))
 
+    @property
+    def kind(self) -> str:
+        return self.plan.kind
+
+    @property
+    def private_tmp(self) -> bool:
+        """Whether the jail's commands get its private TMPDIR (all but the masks-only one,
+        where the filesystem, the user's TMPDIR included, is writable as configured)."""
+        return self.plan.kind != "masks"
+
     def close(self) -> None:
         """End the jail: its side process exits and takes every jailed process along."""
         self.side.close()
@@ -48,8 +59,9 @@ class Jail:
 
         bwrap = self.bwrap
         # The side process needs no socket of its own: no Unix socket on the disk (an
-        # SSH agent, Docker) is one connect away from a jailed command.
-        program = unix_socket_filter()
+        # SSH agent, Docker) is one connect away from a jailed command. (The masks-only
+        # jail keeps them as configured: bypass runs the machine as it is.)
+        program = unix_socket_filter() if plan.kind != "masks" else b""
 
         def wrap(argv: list[str]) -> tuple[list[str], list[int]]:
             fd = seccomp_program_fd(program) if program else None
@@ -60,6 +72,7 @@ class Jail:
                 argv,
                 unreadable_file=folders().unreadable_file,
                 seccomp_fd=fd,
+                own=(str(folders().control),),
             )
             return wrapped, [] if fd is None else [fd]
 

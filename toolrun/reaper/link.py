@@ -43,6 +43,9 @@ _EnvKey = tuple[tuple[str, str], ...]
 #: Turns the side process's own argv into the argv that starts it (``bwrap ... --``
 #: for a jail), with the descriptors that must reach the wrapper (closed here after).
 Wrap = Callable[[list[str]], tuple[list[str], list[int]]]
+#: A descriptor for the wrapper's own stderr (closed here after the start), so that its
+#: owner can read why a wrapper that ended at once did (bubblewrap's "bwrap: ..." line).
+Errors = Callable[[], int]
 
 
 class _Side:
@@ -63,14 +66,19 @@ class _Side:
                 argv, passed = wrap(argv)
                 for fd in passed:
                     os.set_inheritable(fd, True)
+            actions: list[tuple[Any, ...]] = [
+                (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)
+            ]
+            if owner.errors is not None:
+                errors = owner.errors()
+                passed.append(errors)
+                actions[2] = (os.POSIX_SPAWN_DUP2, errors, 2)
             self.pid = os.posix_spawn(
                 argv[0],
                 argv,
                 os.environ,
                 # not even stderr: whoever reads toolrun's output must see it end with toolrun
-                file_actions=[
-                    (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)
-                ],
+                file_actions=actions,
                 setsid=True,  # a signal to toolrun's process group must not reach it
             )
         except BaseException:
@@ -236,11 +244,12 @@ class _Side:
 class _SideProcess:
     """The current side process, started when first needed and again after it died."""
 
-    def __init__(self, wrap: Wrap | None = None) -> None:
+    def __init__(self, wrap: Wrap | None = None, errors: Errors | None = None) -> None:
         self._lock = threading.Lock()  # for sending: one request at a time
         self._side: _Side | None = None
         self._devnull = -1
         self._wrap = wrap
+        self.errors = errors
         self._retired: list[_Side] = []  # replaced, let go of once their calls have ended
 
     def rewrap(self, wrap: Wrap) -> None:
@@ -322,9 +331,10 @@ class _SideProcess:
 _side = _SideProcess()
 
 
-def side_process(wrap: Wrap) -> _SideProcess:
-    """A side process of its own, started (on first use) as ``wrap`` says: inside a jail."""
-    return _SideProcess(wrap)
+def side_process(wrap: Wrap, errors: Errors | None = None) -> _SideProcess:
+    """A side process of its own, started (on first use) as ``wrap`` says: inside a jail
+    or the user's sandbox; ``errors`` gives the wrapper's stderr each time it starts."""
+    return _SideProcess(wrap, errors)
 
 
 def side_pid() -> int:

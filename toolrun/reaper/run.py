@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 import anyio
 
 from toolrun.reaper import jail as jails
+from toolrun.reaper import sandboxed
 from toolrun.reaper.link import Command, _SideProcess, launch
 
 #: After the command exits, how long what it left may keep its output pipes open.
@@ -49,16 +50,22 @@ async def run_command(
     over with the command's other answers; otherwise the pipes are ours.
 
     Inside a call the executor jailed (:data:`toolrun.reaper.jail.current`), the command
-    starts on the jail's side process, with the jail's TMPDIR and working-directory probe.
+    starts on the jail's side process, with the jail's TMPDIR and working-directory probe;
+    inside a sandboxed call (:data:`toolrun.reaper.sandboxed.current`), on the sandbox's.
     """
     jail = jails.current.get()
     if jail is None:
-        return await _run(argv, cwd, env, time_limit, stdout, stderr, stdin, pass_fds, None)
+        box = sandboxed.current.get()
+        if box is None:
+            return await _run(argv, cwd, env, time_limit, stdout, stderr, stdin, pass_fds, None)
+        return await _in_sandbox(box, argv, cwd, env, time_limit, stdout, stderr, stdin,
+                                 pass_fds)
     from toolrun.sandbox.jail import jail_folders, take_cwd
 
     inner = dict(env)
     where = jail_folders()
-    inner["TMPDIR"] = str(where.tmp)
+    if jail.private_tmp:
+        inner["TMPDIR"] = str(where.tmp)
     outside = inner.get("TOOLRUN_CWD_FILE")
     inside = str(where.cwd / os.path.basename(outside)) if outside else None
     if inside is not None:
@@ -68,6 +75,29 @@ async def run_command(
                           jail.side)
     finally:
         if inside is not None and outside is not None:
+            take_cwd(inside, outside)
+
+
+async def _in_sandbox(
+    box: sandboxed.Inside,
+    argv: Sequence[str],
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str],
+    time_limit: float,
+    stdout: Sink,
+    stderr: Sink | None,
+    stdin: bytes | None,
+    pass_fds: Mapping[int, int] | None,
+) -> int | None:
+    """On the sandbox's side process; the probe is written inside, then copied out."""
+    inner, inside, outside = sandboxed.inside_probe(box.probes, env)
+    try:
+        return await _run(argv, cwd, inner, time_limit, stdout, stderr, stdin, pass_fds,
+                          box.side)
+    finally:
+        if inside is not None and outside is not None:
+            from toolrun.sandbox.jail import take_cwd
+
             take_cwd(inside, outside)
 
 

@@ -1,7 +1,8 @@
 """The reaper side process: it starts every Bash and hook command and kills what they leave.
 
-toolrun starts it once (``python -I -S side.py FD``, where FD is its end of the control
-socket) and asks it for each command. It uses the standard library only and imports nothing
+toolrun starts it once (``python -I -S side.py FD [PID...]``, where FD is its end of the
+control socket; the PIDs are children that are no command's leftovers: the network bridge
+of the user's sandbox, which forks it and then becomes it) and asks it for each command. It uses the standard library only and imports nothing
 from toolrun, so that it starts without site-packages in about 20 ms (``exec`` starts it
 while it loads the plans).
 
@@ -69,6 +70,7 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
 HEADER = 8
 #: How many environments are held between calls (most runs use one).
 ENV_SLOTS = 8
@@ -126,9 +128,14 @@ class Output:
 
 
 class Reaper:
-    def __init__(self, control: socket.socket) -> None:
+    def __init__(self, control: socket.socket, keep: frozenset[int] = frozenset()) -> None:
         self.control = control
         self.me = os.getpid()
+        #: Children that are not commands and never leftovers (the sandbox's network
+        #: bridge, forked before this process was exec'd in its place).
+        self.keep = keep
+        #: One of them ended (a command killed the bridge): this sandbox is done for.
+        self.broken = False
         self.calls: dict[int, Call] = {}  # by pid
         self.numbered: dict[int, Call] = {}  # by toolrun's number, until toolrun is done
         self.inbox = bytearray()  # the start of a request not yet complete
@@ -180,6 +187,10 @@ class Reaper:
                         return
                     self.reap()
             self.flush()
+            if self.broken:  # toolrun starts a new sandbox (and bridge) for the next call
+                self.calls.clear()
+                self.sweep()
+                return
 
     def answer(self, call: Call | int, text: bytes) -> None:
         number = call.number if isinstance(call, Call) else call
@@ -420,6 +431,7 @@ class Reaper:
                 break
             call = self.calls.get(pid)
             if call is None:
+                self.broken = self.broken or pid in self.keep
                 continue
             call.status = status
             if call.ended:  # toolrun let go of it (abandoned): nothing to tell
@@ -447,7 +459,7 @@ class Reaper:
         running = {p for p, call in self.calls.items() if call.status is None and not call.ended}
         left = set()
         for pid in self.children():
-            if pid in running:
+            if pid in running or pid in self.keep:
                 continue
             ids = _group_and_session(pid)
             if ids is not None and not running.isdisjoint(ids):
@@ -572,6 +584,7 @@ def _signal(pidfd: int, sig: int) -> None:
 
 def main() -> None:
     fd = int(sys.argv[1])
+    keep = frozenset(int(pid) for pid in sys.argv[2:])
     # posix_spawn passed on whatever toolrun inherited without close-on-exec (a CI
     # runner's descriptors, say); this process spawns with posix_spawn too, so it must
     # not hold them, or every command would.
@@ -582,7 +595,13 @@ def main() -> None:
     # Not Linux: orphans go to init and only process groups are killed; the rest works.
     with contextlib.suppress(AttributeError, OSError):
         prctl(PR_SET_CHILD_SUBREAPER, 1)
-    Reaper(control).serve()
+    # Not dumpable: inside a sandbox or jail its commands run as the same user, and must
+    # not read its memory or /proc/PID/environ (toolrun's whole environment, hidden
+    # variables too) nor write its memory (its socket to toolrun). exec makes each
+    # command dumpable again.
+    with contextlib.suppress(AttributeError, OSError):
+        prctl(PR_SET_DUMPABLE, 0)
+    Reaper(control, keep).serve()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,11 @@ It runs as ``python -I -S -c BRIDGE SOCKET PORT FILTER -- COMMAND...``: it
 listens first (so the command never races it), forks the forwarder (its output
 detached, so the call's output ends with the command), installs the seccomp
 filter on itself and execs the command. The forwarder keeps the only Unix
-socket access in the sandbox; it dies with the call's PID namespace.
+socket access in the sandbox; it dies with the sandbox's PID namespace.
+
+With ``--pid`` in place of ``--``, the forwarder's pid is appended to the command's
+arguments: the reaper side process the sandbox runs (:mod:`toolrun.sandbox.session`)
+is then the forwarder's parent, and must know it is no command's leftover.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import ctypes, os, socket, sys, threading
 libc = ctypes.CDLL(None, use_errno=True)
 path, port, program = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3])
 command = sys.argv[5:]
+tell_pid = sys.argv[4] == "--pid"
 listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", port))
@@ -27,7 +32,8 @@ listener.listen(64)
 # must never be open to the command's ptrace or /proc/PID/mem. exec makes the
 # command dumpable again.
 libc.prctl(4, 0, 0, 0, 0)
-if os.fork() == 0:
+forwarder = os.fork()
+if forwarder == 0:
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -58,6 +64,8 @@ if os.fork() == 0:
         client, _ = listener.accept()
         threading.Thread(target=serve, args=(client,), daemon=True).start()
 listener.close()
+if tell_pid:
+    command.append(str(forwarder))
 if not program:
     os.execvp(command[0], command)
 class Program(ctypes.Structure):
@@ -71,7 +79,10 @@ os.execvp(command[0], command)
 """
 
 
-def bridge_command(socket_path: str, program: bytes, command: Sequence[str]) -> list[str]:
+def bridge_command(
+    socket_path: str, program: bytes, command: Sequence[str], *, tell_pid: bool = False
+) -> list[str]:
+    """The bridge's command line; ``tell_pid``: append the forwarder's pid to ``command``."""
     return [
         sys.executable,
         "-I",
@@ -81,7 +92,7 @@ def bridge_command(socket_path: str, program: bytes, command: Sequence[str]) -> 
         socket_path,
         str(PORT),
         program.hex(),
-        "--",
+        "--pid" if tell_pid else "--",
         *command,
     ]
 

@@ -1,11 +1,12 @@
-"""The ``bwrap`` command line for one sandboxed call (a pure function of its plan).
+"""The ``bwrap`` command line of the user's sandbox (a pure function of its plan).
 
 The whole filesystem is visible read-only; the writable roots are bound over
 it, then the protections, then the unreadable paths (an empty directory or an
 empty file with mode 000: the command runs without capabilities, so not even
-root reads them). The call gets its own PID namespace, whose first process is the command: every
-process it started ends with it, however it detached; no network namespace access at all
-(a loopback device only); and no capabilities.
+root reads them). The sandbox gets its own PID namespace, whose first process is the
+reaper side process that starts every sandboxed command of the run
+(:mod:`toolrun.sandbox.session`): every process ends with it, however it detached; no
+network namespace access at all (a loopback device only); and no capabilities.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import functools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,14 +24,17 @@ from pathlib import Path
 from toolrun.sandbox.mounts import MountPlan, is_within
 
 # No UTS or cgroup namespace: without capabilities a command can change neither, and
-# each namespace costs the call time.
+# each namespace costs the call time. No --die-with-parent: its signal comes when the
+# *thread* that started bubblewrap ends (a jail made in a background thread was killed
+# about one time in five); the side process inside ends the sandbox when toolrun is gone
+# (the end of its control socket), even after SIGKILL.
 NAMESPACES = (
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-net",
-    "--die-with-parent",
-    # PID 1 is our shim (see pid_1_shim), under the filter: bwrap's own init would be
-    # a process without it whose memory the command could write through /proc/1/mem.
+    # PID 1 is our own process (the side process, or the bridge that becomes it), under
+    # the filter: bwrap's own init would be a process without it whose memory the
+    # command could write through /proc/1/mem.
     "--as-pid-1",
     "--cap-drop",
     "ALL",
@@ -42,22 +47,36 @@ class Folders:
 
     control: Path  # proxy sockets, the seccomp program, the unreadable stand-ins
     tmp: Path  # the sandboxes' private temporary folder (writable, TMPDIR)
+    cwd: Path  # the Bash working-directory probes (bound writable, read back with care)
 
     @property
     def unreadable_file(self) -> str:
         return str(self.control / "unreadable")
 
 
-@functools.cache
+_folders_lock = threading.Lock()
+
+
 def folders() -> Folders:
+    """The process's folders, made on first use. Under a lock: the read-only jail is made
+    in a thread of its own while the loop's thread may ask too, and two callers of a bare
+    ``functools.cache`` may each make (and keep using) folders of their own."""
+    with _folders_lock:
+        return _folders()
+
+
+@functools.cache
+def _folders() -> Folders:
     control = Path(tempfile.mkdtemp(prefix="toolrun-sandbox-"))
     tmp = control / "tmp"
     tmp.mkdir()
+    cwd = control / "cwd"
+    cwd.mkdir(mode=0o700)
     stand_in = control / "unreadable"
     stand_in.touch()
     stand_in.chmod(0)
     atexit.register(shutil.rmtree, control, ignore_errors=True)
-    return Folders(control, tmp)
+    return Folders(control, tmp, cwd)
 
 
 def bwrap_argv(
@@ -69,9 +88,13 @@ def bwrap_argv(
     unreadable_file: str,
     bind_files: Sequence[str] = (),
     seccomp_fd: int | None = None,
+    clear_env: bool = False,
 ) -> list[str]:
-    """``bwrap ... -- command``: ``bind_files`` are writable single files (the cwd probe)."""
+    """``bwrap ... -- command``: ``bind_files`` are writable single paths (the cwd probes);
+    ``clear_env``: ``command`` starts with an empty environment."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if clear_env:
+        argv.append("--clearenv")
     # A fresh proc leaves the sysctls writable to uid 0 (core_pattern runs a program
     # as root on the host): they are read-only like the rest.
     # (/dev/shm needs no mount of its own: --dev's /dev is a private tmpfs.)
@@ -135,18 +158,6 @@ def _masks_under(masks: list[str], opened: str) -> list[str]:
             out += masks[i : i + step]
         i += step
     return out
-
-
-# PID 1 of a namespace ignores the signals it has no handler for, even SIGKILL from
-# inside: the shell (`kill -KILL $$`) must not be PID 1. The shim runs it as a child
-# and exits with its status (128+N for signal N). Its own stderr goes to /dev/null so
-# that it never reports the child's death ("Killed"); --posix: it reads no BASH_ENV.
-_SHIM = 'exec 9>&2 2>/dev/null; "$@" 2>&9 9>&-; exit $?'
-
-
-def pid_1_shim(argv: Sequence[str]) -> list[str]:
-    """``bash -c COMMAND`` wrapped so that the shell is not PID 1 of the namespace."""
-    return [argv[0], "--posix", "-c", _SHIM, "toolrun-sandbox", *argv]
 
 
 def seccomp_program_fd(program: bytes) -> int:

@@ -1,4 +1,4 @@
-"""The read-only jail: where a Bash call runs that toolrun itself judged read-only (#25).
+"""The jails: where a Bash call runs that toolrun itself judged safe, or bypass allowed (#25).
 
 A call allowed because toolrun read its command as read-only (no rule, hook or person
 allowed it) runs where that reading is made true by the kernel: the whole filesystem
@@ -18,6 +18,27 @@ What differs from outside, on purpose:
   file: an unreadable stand-in bound over it; a directory: an empty one with mode 000).
 - The Bash tool's working-directory probe writes to a folder bound writable for that
   alone (:func:`take_cwd`: read back without following links).
+
+Three kinds, one design (a side process inside bubblewrap, one jail per kind per run):
+
+- ``read-only`` (the read-only set): nothing writable, no network.
+- ``workspace`` (acceptEdits' workspace file commands and redirects): the workspace and
+  ``additionalDirectories`` writable, as the user's sandbox binds them
+  (:func:`toolrun.sandbox.mounts.plan_mounts`: its configuration surface, Edit-denied and
+  protected paths read-only, missing ones held), and each root's whole ``.git`` read-only
+  (nothing judged a workspace write may write there: it is a protected path); everything
+  else read-only, a private TMPDIR, no network.
+- ``masks`` (what bypassPermissions allows, outside the user's sandbox): a jail of its own
+  rather than the workspace jail widened, because bypass asked for the machine as it is:
+  the whole filesystem writable (``/dev`` the host's), the network and Unix sockets as
+  configured (no namespace, no filter), the user's TMPDIR; what a jail cannot give back
+  is new privileges (``sudo`` fails) and other PID namespaces' processes (``kill`` of a
+  process the call did not start). Only the rules are kept, as in
+  every jail: Read-denied paths masked; Edit-denied paths, the configuration surface of
+  every root and the protected entries of ``$HOME`` that exist (rc files, ``.ssh``)
+  read-only; toolrun's own folders read-only. It keeps a command's reading of a secret or
+  its write to a hook from happening, not a process that asks a service outside (a daemon
+  over a socket, ssh) to do it: bypass lets those through, as configured.
 """
 
 from __future__ import annotations
@@ -30,10 +51,12 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from toolrun.permissions.paths import PROTECTED_DIRS, PROTECTED_FILES
 from toolrun.sandbox.bwrap import NAMESPACES as SANDBOX_NAMESPACES
+from toolrun.sandbox.mounts import MountPlan, held_placeholders, plan_mounts
 from toolrun.sandbox.violations import erofs_paths
 
 #: The most entries one walk of the roots looks at for Read-denied paths (a jail made
@@ -48,6 +71,15 @@ CWD_MAX = 1 << 16
 #: a command cannot kill it (PID 1 ignores signals it has no handler for), every orphan
 #: comes to it, and when it ends the kernel kills the whole namespace.
 NAMESPACES = SANDBOX_NAMESPACES
+#: The masks-only jail shares the host's network (bypass runs the network as configured).
+SHARED_NET = tuple(n for n in NAMESPACES if n != "--unshare-net")
+
+#: What each kind of jail is called in results (``read-only jail: write to X blocked``).
+PLACES = {"read-only": "read-only jail", "workspace": "workspace jail",
+          "masks": "masks-only jail"}
+KINDS = tuple(PLACES)
+#: The read-only jail binds nothing writable (a frozen plan: one shared default).
+NO_MOUNTS = MountPlan()
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +111,12 @@ class JailPlan:
     unreadable_files: tuple[str, ...] = ()
     #: The walk stopped at :data:`WALK_LIMIT`: paths deeper in may be unmasked.
     truncated: bool = False
+    #: The writable kinds: the roots bound writable and what stays read-only in them.
+    mounts: MountPlan = NO_MOUNTS
+
+    @property
+    def place(self) -> str:
+        return PLACES.get(self.kind, f"{self.kind} jail")
 
 
 def plan_jail(
@@ -134,6 +172,43 @@ def plan_jail(
     )
 
 
+def widen(
+    plan: JailPlan,
+    kind: str,
+    *,
+    roots: Sequence[str],
+    deny_write: Sequence[str] = (),
+    home: str | None = None,
+) -> JailPlan:
+    """``plan`` (the masks) made into a jail of ``kind``: for the writable kinds, the
+    user's sandbox binds for ``roots`` (the configuration surface, Edit-denied and
+    protected paths read-only, missing ones held by placeholders made now)."""
+    if kind == "read-only":
+        return replace(plan, kind=kind)
+    mounts = plan_mounts(roots=roots, deny_write=deny_write)
+    extra: list[str] = []
+    if kind == "workspace":
+        for root in mounts.writable:
+            git = os.path.join(root, ".git")
+            if os.path.isdir(git) and not os.path.islink(git):
+                extra.append(git)  # whole: no judged workspace write goes there
+    elif home is not None:
+        extra += _protected_entries(home)
+    mounts = held_placeholders.hold(replace(mounts, read_only=(*extra, *mounts.read_only)))
+    return replace(plan, kind=kind, mounts=mounts)
+
+
+def _protected_entries(folder: str) -> list[str]:
+    """The protected names that exist directly in ``folder`` (rc files, ``.ssh``): ``$HOME``
+    gets no placeholders (they would be folders in the user's home for the whole run)."""
+    try:
+        names = {entry.name for entry in os.scandir(folder)}
+    except OSError:
+        return []
+    real = os.path.realpath(folder)
+    return [os.path.join(real, n) for n in sorted(names & (PROTECTED_DIRS | PROTECTED_FILES))]
+
+
 def jail_argv(
     bwrap: str,
     plan: JailPlan,
@@ -142,12 +217,29 @@ def jail_argv(
     *,
     unreadable_file: str,
     seccomp_fd: int | None = None,
+    own: Sequence[str] = (),
 ) -> list[str]:
-    """``bwrap ... -- command`` for a jail made from ``plan`` (a pure function)."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    """``bwrap ... -- command`` for a jail made from ``plan`` (a pure function).
+
+    ``own``: toolrun's folders, read-only in the masks-only jail (elsewhere all is)."""
+    masks_only = plan.kind == "masks"
+    if masks_only:
+        argv = [bwrap, "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
+    else:
+        argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     # A fresh proc leaves the sysctls writable to the namespace's root: read-only too.
-    argv += ["--ro-bind", "/proc/sys", "/proc/sys", *NAMESPACES]
-    argv += ["--tmpfs", str(folders.tmp), "--bind", str(folders.cwd), str(folders.cwd)]
+    argv += ["--ro-bind", "/proc/sys", "/proc/sys", *(SHARED_NET if masks_only else NAMESPACES)]
+    mounts = plan.mounts
+    for path in (*mounts.writable, *mounts.pinned):
+        argv += ["--bind", path, path]
+    for path in mounts.read_only:
+        argv += ["--ro-bind", path, path]
+    if masks_only:
+        for path in (str(folders.base), *own):
+            argv += ["--ro-bind", path, path]
+    else:
+        argv += ["--tmpfs", str(folders.tmp)]
+    argv += ["--bind", str(folders.cwd), str(folders.cwd)]
     for path in plan.unreadable_dirs:
         argv += ["--perms", "0000", "--tmpfs", path]
     for path in plan.unreadable_files:
@@ -158,12 +250,13 @@ def jail_argv(
     return argv
 
 
-def blocked_writes(output: str, cwd: str) -> list[str]:
-    """``read-only jail: write to X blocked`` for each ``Read-only file system`` error in
-    the output (a heuristic: the path the program quoted, resolved (symlinks too) against the
-    call's final working directory; a program that names no path gives no line)."""
+def blocked_writes(output: str, cwd: str, place: str = "read-only jail") -> list[str]:
+    """``read-only jail: write to X blocked`` (``place``: the jail's name) for each
+    ``Read-only file system`` error in the output (a heuristic: the path the program
+    quoted, resolved (symlinks too) against the call's final working directory; a program
+    that names no path gives no line)."""
     return [
-        f"read-only jail: write to {os.path.realpath(os.path.join(cwd, path))} blocked"
+        f"{place}: write to {os.path.realpath(os.path.join(cwd, path))} blocked"
         for path in dict.fromkeys(erofs_paths(output))
     ]
 

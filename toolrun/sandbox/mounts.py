@@ -10,9 +10,15 @@ Protected entries at the top of every writable root (``.git/hooks``,
 :data:`toolrun.permissions.paths.PROTECTED_DIRS` and ``PROTECTED_FILES``) are
 bound read-only over the writable root. Their writable parents (``.git``) are
 bound onto themselves, so that they become mount points the command cannot
-rename to put a fresh ``.git/hooks`` in their place. The configuration files a
-later run would load (and whose hooks run unsandboxed) are created empty and
-read-only (as empty directories) when missing, and removed when the run ends.
+rename to put a fresh ``.git/hooks`` in their place.
+
+The *configuration surface* (:data:`ROOT_SURFACE`, :data:`GIT_SURFACE`: one table for
+the user's sandbox and every jail, #25) is what a later program reads and obeys outside
+any sandbox: git's config, hooks and ``commondir``, toolrun's and Claude Code's settings,
+an editor's folder (``.vscode/`` tasks run on open), ``.ripgreprc``. A missing entry is
+held for the run by a read-only placeholder made first (an empty directory, or for the
+few files git reads whatever their name, a file git reads as harmless), so that a command
+cannot create it either; the placeholders are removed when the run ends.
 """
 
 from __future__ import annotations
@@ -29,15 +35,32 @@ from dataclasses import dataclass, field, replace
 
 from toolrun.permissions.paths import PROTECTED_DIRS, PROTECTED_FILES
 
-#: Missing entries held by an empty read-only directory while sandboxed calls run.
-PLACEHOLDERS = (".git/", ".claude/", "toolrun.yaml/", "toolrun.yml/", ".mcp.json/")
-#: Inside an existing ``.git`` directory (``modules`` holds submodules' hooks and configs).
-GIT_PROTECTED = ("hooks/", "config")
-#: Read-only where they exist (a missing one gets no placeholder: a directory where git
-#: expects the file ``commondir`` or ``config.worktree`` would make every git command fail).
-#: ``info/`` holds attributes and excludes, ``commondir`` names the repository whose config
-#: git loads, ``worktrees/*/`` each linked worktree's HEAD and ``config.worktree`` (#24).
-GIT_READ_ONLY = ("modules", "info", "commondir", "worktrees", "config.worktree")
+#: The configuration surface at the top of every writable root: read-only, and held by a
+#: placeholder when missing (an entry ending in ``/``: an empty directory, even for a file
+#: name: config discovery skips a directory called ``toolrun.yaml``, git and ripgrep
+#: one called ``.gitmodules`` or ``.ripgreprc``). The other protected names (shell rc
+#: files, ``.husky``) are read-only where they exist.
+ROOT_SURFACE = (
+    ".git/", ".claude/", "toolrun.yaml/", "toolrun.yml/", ".mcp.json/",
+    ".vscode/", ".idea/", ".gitmodules/", ".ripgreprc/",
+)
+#: Inside an existing ``.git`` directory: ``config`` and ``hooks/``; ``info/`` (attributes,
+#: excludes); ``commondir`` names the repository whose config git loads; ``config.worktree``;
+#: ``modules`` holds submodules' configs and hooks, ``worktrees/*/`` each linked worktree's
+#: HEAD, commondir and config (#24). A missing entry with a placeholder (a ``/``: a
+#: directory; else a file holding :data:`FILE_PLACEHOLDERS`' text) is held for the run; a
+#: missing ``modules`` or ``worktrees`` is not (git makes them when it adds one, and
+#: what goes in them is read-only once they exist).
+GIT_SURFACE = ("hooks/", "config/", "info/", "commondir", "config.worktree", "modules",
+               "worktrees")
+#: Placeholders that must be files (a directory there makes every git command fail), and
+#: the text each holds: ``commondir`` of ``.`` is the repository itself, an empty
+#: ``config.worktree`` sets nothing.
+FILE_PLACEHOLDERS = {"commondir": ".\n", "config.worktree": ""}
+#: Entries of GIT_SURFACE never held when missing.
+_NOT_HELD = frozenset({"modules", "worktrees"})
+#: Back-compatible names (the surface above, by how a missing entry is held).
+PLACEHOLDERS = ROOT_SURFACE
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _MAX_LINKS = 40
 
@@ -190,7 +213,7 @@ def _guard(
         real = trusted_realpath(posixpath.join(root, name), writable)
         if real is not None and os.path.lexists(real) and _under_any(real, writable):
             read_only.append(real)
-    for entry in PLACEHOLDERS:
+    for entry in ROOT_SURFACE:
         name = entry.rstrip("/")
         if name not in names:
             placeholders.append(posixpath.join(root, entry))
@@ -202,42 +225,46 @@ def _guard(
         read_only.append(git)  # a gitfile names the real repository: keep it pointing there
         return
     pinned.append(git)
-    ours = held_placeholders.current(git)
-    for entry in GIT_PROTECTED:
-        path = posixpath.join(git, entry.rstrip("/"))
-        if not os.path.lexists(path) or path + "/" in ours:
-            placeholders.append(path + "/")
+    ours = {p.rstrip("/") for p in held_placeholders.current(git)}
+    for entry in GIT_SURFACE:
+        name = entry.rstrip("/")
+        path = posixpath.join(git, name)
+        if name not in _NOT_HELD and (path in ours or not os.path.lexists(path)):
+            placeholders.append(path + "/" if entry.endswith("/") else path)
             read_only.append(path)
             continue
         real = trusted_realpath(path, writable)
-        if real is not None and _under_any(real, writable):
+        if real is not None and os.path.lexists(real) and _under_any(real, writable):
             read_only.append(real)
-    hooks_path = _hooks_path(git, root)
-    for path in [*(posixpath.join(git, n) for n in GIT_READ_ONLY), *hooks_path]:
+    for path in _hooks_path(git, root):
         real = trusted_realpath(path, writable)
         if real is None or not _under_any(real, writable):
             continue
         if os.path.lexists(real):
             read_only.append(real)
-        elif path in hooks_path and os.path.isdir(posixpath.dirname(real)):
+        elif os.path.isdir(posixpath.dirname(real)):
             placeholders.append(real + "/")  # git would run hooks put there
             read_only.append(real)
 
 
 def _hooks_path(git: str, root: str) -> list[str]:
-    """``core.hooksPath`` in the repository's config: git runs the hooks found there."""
-    try:
-        with open(posixpath.join(git, "config"), encoding="utf-8", errors="replace") as f:
-            text = f.read(1 << 20)
-    except OSError:
-        return []
+    """``core.hooksPath`` in the repository's config and the user's (``~/.gitconfig``, the
+    XDG one: a relative one there is relative to the worktree): git runs the hooks there."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     paths = []
-    for value in _HOOKS_PATH.findall(text):
-        value = value.strip('"')
-        if value.startswith("~/"):
-            value = os.path.expanduser(value)
-        paths.append(os.path.normpath(posixpath.join(root, value)))
-    return paths
+    for config in (posixpath.join(git, "config"), os.path.expanduser("~/.gitconfig"),
+                   posixpath.join(xdg, "git", "config")):
+        try:
+            with open(config, encoding="utf-8", errors="replace") as f:
+                text = f.read(1 << 20)
+        except OSError:
+            continue
+        for value in _HOOKS_PATH.findall(text):
+            value = value.strip('"')
+            if value.startswith("~/"):
+                value = os.path.expanduser(value)
+            paths.append(os.path.normpath(posixpath.join(root, value)))
+    return list(dict.fromkeys(paths))
 
 
 # ------------------------------------------------------------------ placeholders
@@ -247,14 +274,16 @@ class _Placeholders:
     """Empty read-only stand-ins this process made; removed (if still empty) when it exits.
 
     They stay for the whole run: removing and making them again cost each call more
-    than its command. Each is a directory, even for a file name: config discovery
+    than its command. Each is a directory, even for a file name (config discovery
     skips a directory called ``toolrun.yaml``, so one left behind by a killed run
-    shadows nothing.
+    shadows nothing), but for git's few files that must be files
+    (:data:`FILE_PLACEHOLDERS`: one left behind reads as harmless to git).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ours: set[str] = set()
+        self._registered = False
 
     def current(self, folder: str) -> set[str]:
         """Ours, directly in ``folder`` (each still a missing entry for a call's plan)."""
@@ -262,8 +291,11 @@ class _Placeholders:
             return {e for e in self._ours if posixpath.dirname(e.rstrip("/")) == folder}
 
     def ensure(self, entries: Sequence[str]) -> None:
+        """Make each missing entry: ``path/`` an empty directory, ``path`` a file holding
+        its :data:`FILE_PLACEHOLDERS` text."""
         with self._lock:
-            if not self._ours and entries:
+            if not self._registered and entries:
+                self._registered = True
                 atexit.register(self.remove_all)
             for entry in entries:
                 path = entry.rstrip("/")
@@ -272,7 +304,10 @@ class _Placeholders:
                 # Read-only by its mount inside the sandbox; outside, the user's own
                 # tools may still write there (and then it is theirs: never removed).
                 with contextlib.suppress(OSError):
-                    os.mkdir(path, 0o755)
+                    if entry.endswith("/"):
+                        os.mkdir(path, 0o755)
+                    else:
+                        _make_file(path, _file_text(path))
                     self._ours.add(entry)
 
     def hold(self, plan: MountPlan) -> MountPlan:
@@ -289,9 +324,38 @@ class _Placeholders:
     def remove_all(self) -> None:
         with self._lock:
             for entry in sorted(self._ours, reverse=True):  # .git/hooks before .git
+                path = entry.rstrip("/")
                 with contextlib.suppress(OSError):
-                    os.rmdir(entry.rstrip("/"))  # only if still empty
+                    if entry.endswith("/"):
+                        os.rmdir(path)  # only if still empty
+                    elif _read_small(path) == _file_text(path).encode():  # only if ours still
+                        os.unlink(path)
             self._ours.clear()
+
+
+def _file_text(path: str) -> str:
+    return FILE_PLACEHOLDERS.get(posixpath.basename(path), "")
+
+
+def _make_file(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o644)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _read_small(path: str) -> bytes | None:
+    """The first bytes of a regular file (None for anything else), links not followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 64) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    finally:
+        os.close(fd)
 
 
 held_placeholders = _Placeholders()

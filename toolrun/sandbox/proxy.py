@@ -5,7 +5,9 @@ the bridge inside the sandbox (:mod:`toolrun.sandbox.bridge`), which forwards
 each connection to this proxy's Unix socket. The proxy allows exactly the hosts
 :class:`DomainPolicy` allows and answers ``403`` naming the host otherwise; it
 records every refused host so the call's result can say what was blocked.
-One proxy serves one call.
+One proxy serves a whole run (:mod:`toolrun.sandbox.session`); what it refused while
+a call ran is that call's (:meth:`DomainProxy.tally`). Every connection is decided on
+its own, whichever call made it.
 
 A name is only half the decision: the proxy runs outside the sandbox, so a name
 (or IP spelling) that resolves to loopback, private, link-local or this host's
@@ -20,10 +22,11 @@ on such an address.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -152,6 +155,8 @@ class DomainProxy:
         self._connect = connect
         self.blocked: list[str] = []  # reasons, in the order the requests came
         self._lock = threading.Lock()
+        self._tallies: dict[int, list[str]] = {}  # the calls running now: their refusals
+        self._tally_ids = itertools.count()
         self._open: set[socket.socket] = set()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         with contextlib.suppress(FileNotFoundError):
@@ -160,6 +165,21 @@ class DomainProxy:
         self._listener.listen(64)
         self._thread = threading.Thread(target=self._serve, name="toolrun-proxy", daemon=True)
         self._thread.start()
+
+    @contextlib.contextmanager
+    def tally(self) -> Iterator[list[str]]:
+        """The reasons of the refusals made while the block runs (one call): filled as
+        they come. Calls that run side by side each see the refusals of both (the proxy
+        cannot tell whose connection it was)."""
+        number = next(self._tally_ids)
+        seen: list[str] = []
+        with self._lock:
+            self._tallies[number] = seen
+        try:
+            yield seen
+        finally:
+            with self._lock:
+                del self._tallies[number]
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -189,6 +209,8 @@ class DomainProxy:
     def _refuse(self, client: socket.socket, why: str) -> None:
         with self._lock:
             self.blocked.append(why)
+            for seen in self._tallies.values():
+                seen.append(why)
         _answer(client, 403, "Forbidden", f"toolrun sandbox: {why}\n")
 
     def _track(self, sock: socket.socket) -> None:

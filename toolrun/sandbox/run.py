@@ -1,28 +1,24 @@
-"""One Bash call under the sandbox: placement, mounts, proxy, and what the result says.
+"""One Bash call under the sandbox: placement, the run's sandbox, and what the result says.
 
-The Bash tool hands over a function that runs the shell with an optional
-launcher; the launcher turns ``bash -c COMMAND`` into ``bwrap ... bash -c
-COMMAND`` (through the network bridge when domains are allowed). Everything else
-the Bash tool does (working-directory carry, process-group kill, timeouts,
-Ctrl-C) is unchanged: the process it starts and kills is bwrap, and bwrap's PID
-namespace takes every process of the call down with it.
+The Bash tool hands over a function that runs the shell with an optional launcher. A
+sandboxed call runs in its run's sandbox (:mod:`toolrun.sandbox.session`): the launcher
+gives the command its environment there, and the command is started by the sandbox's
+reaper side process (:data:`toolrun.reaper.sandboxed.current`, set around the call).
+Everything else the Bash tool does (working-directory carry, timeouts, Ctrl-C, the kill of
+the call's process group and of whatever it left) is unchanged: the side process inside
+the sandbox does for it what toolrun's own does for an unsandboxed call.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import ToolError
-from toolrun.sandbox.bridge import bridge_command, proxy_env
-from toolrun.sandbox.bwrap import bwrap_argv, folders, pid_1_shim, seccomp_program_fd
-from toolrun.sandbox.mounts import MountPlan, held_placeholders, plan_mounts
+from toolrun.reaper import sandboxed
 from toolrun.sandbox.policy import Placement, SandboxPolicy
-from toolrun.sandbox.proxy import DomainPolicy, DomainProxy
-from toolrun.sandbox.seccomp import unix_socket_filter
+from toolrun.sandbox.session import session_for
 from toolrun.sandbox.violations import blocked_hosts_offline, blocked_writes
 
 if TYPE_CHECKING:
@@ -51,84 +47,29 @@ async def run_bash(
     if not found.ok or found.bwrap is None:
         # Asked to leave but not allowed to, and no sandbox here either: fail closed.
         raise ToolError(f"cannot run sandboxed: {found.reason}")
-    settings = policy.settings
-    plan = plan_mounts(
-        roots=[str(policy.workspace), *(str(d) for d in policy.additional_directories)],
-        allow_write=settings.allow_write,
-        deny_write=settings.deny_write,
-        deny_read=settings.deny_read,
-        allow_read=settings.allow_read,
-        extra_writable=[str(folders().tmp)],
-    )
-    proxy: DomainProxy | None = None
-    if settings.allowed_domains is not None:
-        path = str(folders().control / f"proxy-{os.getpid()}-{next(_numbers)}.sock")
-        domains = DomainPolicy.of(
-            settings.allowed_domains,
-            policy.denied_domains,
-            settings.allow_private_hosts,
-            settings.denied_domains,
-        )
-        proxy = DomainProxy(path, domains)
-    plan = held_placeholders.hold(plan)
-    launcher = _launcher(policy, found.bwrap, plan, proxy)
+    session = session_for(policy, found.bwrap)
+    plan, inside = session.enter()
+    token = sandboxed.current.set(inside)
     try:
-        output = await execute(input, ctx, launcher)
-    finally:
-        if proxy is not None:
-            proxy.close()
-    if output.metadata.get("exit_code") == 1 and output.output.startswith("bwrap: "):
+        with session.tally() as refused:
+            output = await execute(input, ctx, session.launch)
+    except OSError as exc:
+        why = session.start_failure()
+        if why is None:
+            raise
         # bwrap's own failure (a mount it could not make): the command never ran.
-        raise ToolError(f"the sandbox could not start: {output.output.splitlines()[0]}")
+        raise ToolError(f"the sandbox could not start: {why}") from exc
+    finally:
+        sandboxed.current.reset(token)
     # A relative path in an error message is most likely relative to where the shell
     # ended up (`cd .. && echo x > f`).
     cwd = output.metadata.get("cwd") or str(ctx.cwd)
     notes = blocked_writes(output.output, str(cwd), plan.read_only)
-    if proxy is not None:
-        notes += [
-            f"connection blocked by the sandbox: {why}" for why in dict.fromkeys(proxy.blocked)
-        ]
+    if session.proxy is not None:
+        notes += [f"connection blocked by the sandbox: {why}" for why in dict.fromkeys(refused)]
     else:
         notes += blocked_hosts_offline(output.output)
     return _with(output, notes, {"sandboxed": True, "blocked": notes})
-
-
-def _launcher(
-    policy: SandboxPolicy, bwrap: str, plan: MountPlan, proxy: DomainProxy | None
-) -> Launcher:
-    settings = policy.settings
-    program = b"" if settings.allow_all_unix_sockets else unix_socket_filter() or b""
-
-    def launch(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Launch:
-        inner = {k: v for k, v in env.items() if k not in settings.hidden_env}
-        inner["TMPDIR"] = str(folders().tmp)
-        bind_files = []
-        cwd_file = inner.get("TOOLRUN_CWD_FILE")
-        if cwd_file:
-            # The probe's file must exist to be bound writable into the sandbox.
-            os.close(os.open(cwd_file, os.O_CREAT | os.O_WRONLY, 0o600))
-            bind_files.append(cwd_file)
-        fds: tuple[int, ...] = ()
-        command = pid_1_shim(argv)
-        if proxy is not None:
-            command = bridge_command(proxy.path, program, command)
-            proxy_env(inner)
-            seccomp_fd = None
-        else:
-            seccomp_fd = seccomp_program_fd(program) if program else None
-            fds = () if seccomp_fd is None else (seccomp_fd,)
-        wrapped = bwrap_argv(
-            bwrap,
-            plan,
-            cwd=str(cwd),
-            command=command,
-            unreadable_file=folders().unreadable_file,
-            bind_files=bind_files,
-            seccomp_fd=seccomp_fd,
-        )
-        return wrapped, inner, fds
-
-    return launch
 
 
 def _noted(output: ToolOutput, placement: Placement, *, warning: str | None) -> ToolOutput:
@@ -152,5 +93,3 @@ def _with(
         text += "".join(f"[sandbox] {note}\n" for note in notes)
     return ToolOutput(text, output.is_error, {**output.metadata, "sandbox": info})
 
-
-_numbers = itertools.count(1)
