@@ -100,7 +100,8 @@ def test_a_denial_wins_over_an_ask_and_never_fails_nothing(
     code, out, _ = check(runner, "asks.yaml", "denied.yaml", "--fail-on", "never")
     assert code == 0
     assert out.splitlines()[-1].startswith(
-        "2 inputs, 4 calls: 1 allow · 1 ask · 2 deny — nothing fails (--fail-on never) in "
+        "2 inputs, 4 calls: 1 allow · 1 ask · 2 deny — 2 denies and 1 ask not failing "
+        "(--fail-on never) in "
     )
 
 
@@ -171,7 +172,9 @@ def test_table_on_a_terminal_lists_turns_and_runs(runner: CliRunner, ws: Path, r
     assert code == 4
     lines = out.splitlines()
     assert lines[0] == "plan.yaml (toolrun): 2 turns, 3 calls in 2 runs (1 concurrent, 1 exclusive)"
-    assert lines[1].split() == ["turn", "run", "#", "id", "tool", "target", "decision", "reason"]
+    assert lines[1].split() == [
+        "turn", "run", "#", "id", "tool", "target", "decision", "runs", "in", "reason"
+    ]
     assert lines[3].split()[:8] == [
         "1",
         "1",

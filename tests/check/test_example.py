@@ -40,7 +40,7 @@ def test_the_example_fails_on_the_two_denied_calls(
     assert "deny rule Bash(curl *) (toolrun.yaml:17)" in lines[1]
     assert "PreToolUse hook" in lines[3] and "force pushes rewrite shared history" in lines[3]
     assert lines[-1].startswith(
-        "3 inputs, 14 calls: 10 allow · 2 ask · 2 deny — 2 failing (--fail-on deny)"
+        "3 inputs, 14 calls: 10 allow · 2 ask · 2 deny — 2 failing, 2 asks not failing (--fail-on deny)"
     )
     assert report.read_text().count("<failure ") == 2
 

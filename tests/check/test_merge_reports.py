@@ -100,6 +100,17 @@ def test_a_wrong_field_is_named_at_its_line_and_column(
             None,
             "results[0].hooks[0].runs: expected a list, not an integer",
         ),
+        # where a call runs (#25): a string or null, as the check wrote it
+        (
+            lambda d: d["results"][0].update(runs_in=3),
+            '"runs_in": 3',
+            "results[0].runs_in: expected a string or null, not an integer",
+        ),
+        (
+            lambda d: d["results"][0].update(runs_in_why=["x"]),
+            None,
+            "results[0].runs_in_why: expected a string or null, not a list",
+        ),
         (
             lambda d: d["results"][0].update(rebased=[{"field": "cwd", "recorded": "/a"}]),
             None,

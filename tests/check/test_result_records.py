@@ -52,6 +52,8 @@ def as_exec_would(run_id: str, plan: PlanCheck, c: CallCheck) -> dict[str, Any]:
         error=c.error,
         location=Location(c.file or plan.file, c.line, c.column) if c.line else None,
         hooks=c.hooks,
+        runs_in=c.runs_in,
+        runs_in_why=c.runs_in_why,
     )
     extra: dict[str, Any] = {"origin": c.origin} if c.origin else {}
     if c.rebased:
@@ -75,6 +77,9 @@ def as_exec_would(run_id: str, plan: PlanCheck, c: CallCheck) -> dict[str, Any]:
         {"hooks": ({"event": "PreToolUse", "runs": [{"command": "./guard", "exit": 0}]},)},
         {"origin": "subagent agent-1.jsonl", "file": "agent-1.jsonl"},
         {"rebased": (("cwd", "/home/dev/proj", "/ws"), ("file_path", "/home/dev/proj/a", "/ws/a"))},
+        {"tool": "Bash", "input": {"command": "ls"}, "decision": "allow", "status": "skipped",
+         "error": None, "runs_in": "read-only jail",
+         "runs_in_why": "allowed on toolrun's judgement (the read-only set)"},
     ],
 )
 def test_a_check_record_has_exactly_the_keys_and_values_of_an_exec_result(
@@ -109,7 +114,7 @@ _int = st.integers(min_value=0, max_value=10**9)
     hooks=st.sampled_from([(), ({"event": "PreToolUse", "decision": None},)]),
     rebased=st.sampled_from([(), (("cwd", "/a", "/b"),)]),
     origin=st.sampled_from(["", "sidechain"]), file=st.sampled_from(["", "other.yaml", "é\"x"]),
-    plan_file=_text, run_id=_text,
+    runs_in=_maybe, runs_in_why=_maybe, plan_file=_text, run_id=_text,
 )  # fmt: skip
 def test_a_record_written_from_the_template_is_the_general_encoding(
     plan_file: str, run_id: str, **fields: Any

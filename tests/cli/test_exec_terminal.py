@@ -145,7 +145,8 @@ def test_verbose_names_the_decider_and_the_hooks(runner: CliRunner, ws: Path) ->
     lines = done.stdout.splitlines()
     greet = next(i for i, line in enumerate(lines) if " greet " in line)
     assert lines[greet + 1] == "    decided: allow by rule Bash(echo *) (toolrun.yaml:2)"
-    assert lines[greet + 2].startswith(f"    hook: PreToolUse `{sys.executable} {hook}`")
+    assert lines[greet + 2] == "    runs in: unsandboxed — allowed by a rule: runs as configured"
+    assert lines[greet + 3].startswith(f"    hook: PreToolUse `{sys.executable} {hook}`")
     fetch = next(i for i, line in enumerate(lines) if " fetch " in line)
     assert lines[fetch + 1] == "    decided: deny by rule Bash(curl *) (toolrun.yaml:4)"
     # every record starts at the left edge; its details are indented under it

@@ -164,5 +164,5 @@ def test_show_lists_one_plans_calls(runner: CliRunner, ws: Path) -> None:
         (ws / f"{name}.yaml").write_text(f"calls:\n  - {{tool: Bash, input: {{command: 'echo {name}'}}}}\n")
     assert runner.invoke(main, ["exec", "a.yaml", "b.yaml", "--format", "jsonl"]).exit_code == 0
     listed = runner.invoke(main, ["show", "last", "--plan", "b"]).stdout.splitlines()
-    rows = listed[3:]
+    rows = listed[next(i for i, line in enumerate(listed) if line.startswith("----")) + 1 :]
     assert [row.split()[0] for row in rows] == ["b.yaml"]

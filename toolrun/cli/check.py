@@ -399,6 +399,8 @@ def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
         if c.origin:
             run += f" · {c.origin}"
+        if c.runs_in:
+            run += f" · {c.runs_in}"
         decision = f"{c.decision:<5}"
         lines.append(
             f"{where}: {paint(decision, c.decision) if paint else decision} {one_line(c.id)} "
@@ -433,6 +435,8 @@ def _verbose_lines(call: CallCheck) -> list[str]:
     by = f"{call.kind} {call.rule}" if call.rule else call.kind
     by += f" ({call.source})" if call.source else ""
     lines = [f"decided: {call.decision} by {by}"]
+    if call.runs_in:
+        lines.append(f"runs in: {call.runs_in} — {call.runs_in_why}")
     lines += [f"hook: {line}" for line in hooks_lines(call.hooks)]
     return ["    " + one_line(line) for line in lines]
 
@@ -451,6 +455,7 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
             "tool": c.tool,
             "target": c.target,
             "decision": f"{c.decision} ({c.kind})",
+            "runs in": c.runs_in or "",
             "reason": c.why(),
         }
         for c in plan.calls
@@ -487,6 +492,7 @@ def _terminal_table(plan: PlanCheck, rows: list[dict[str, str]]) -> str:
         Column("tool", widest("tool")),
         Column("target", widest("target"), flex=True, minimum=12),
         Column("decision", widest("decision")),
+        Column("runs in", widest("runs in"), drop=1),
         Column("reason", 4096, flex=True, minimum=12),
     ]
     table = layout(columns, terminal_width())
@@ -533,20 +539,31 @@ def recap(report: CheckReport) -> str:
         parts.append(f"{c['invalid']} invalid input{'s' if c['invalid'] != 1 else ''}")
     if c["warnings"]:
         parts.append(f"{_n(c['warnings'], 'record')} skipped")
+    through = passed_text(report.not_failing(c))
+    flag = f"(--fail-on {report.fail_on})"
     if c["failing"]:
-        failing = f"{c['failing']} failing (--fail-on {report.fail_on})"
+        failing = f"{c['failing']} failing" + (f", {through}" if through else "") + f" {flag}"
     elif c["invalid"]:
         failing = (
             "invalid inputs fail the check"
             if c["invalid"] > 1
             else "an invalid input fails the check"
-        )
+        ) + (f"; {through} {flag}" if through else "")
     else:
-        failing = f"nothing fails (--fail-on {report.fail_on})"
+        failing = f"{through or 'nothing fails'} {flag}"
     return (
         f"{_n(c['plans'], 'input')}, {_n(c['calls'], 'call')}: {' · '.join(parts)}"
         f" — {failing} in {report.wall_ms / 1000:.1f} s"
     )
+
+
+def passed_text(not_failing: dict[str, int]) -> str:
+    """``2 denies and 3 asks not failing``: what --fail-on let through ("" for nothing)."""
+    words = {"deny": ("deny", "denies"), "ask": ("ask", "asks")}
+    parts = [
+        f"{n} {words[d][n != 1]}" for d in ("deny", "ask") if (n := not_failing.get(d, 0))
+    ]
+    return " and ".join(parts) + " not failing" if parts else ""
 
 
 def json_report(report: CheckReport) -> Iterator[str]:
@@ -554,6 +571,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
     from toolrun.errors import problem_json
 
     counts = report.counts()
+    enforced, unenforced = report.enforced()
     head: dict[str, Any] = {
         "run_id": report.run_id,
         "plans": [p.file for p in report.plans],
@@ -591,6 +609,11 @@ def json_report(report: CheckReport) -> Iterator[str]:
             "total": counts["calls"],
             **counts,
             "fail_on": report.fail_on,
+            # what --fail-on let through: never "nothing fails" of an ask it passed (#26)
+            "not_failing": report.not_failing(counts),
+            # would the calls allowed on toolrun's judgement run in jails here (#25)
+            "enforced": enforced,
+            "enforced_reason": unenforced,
             "exit_code": int(report.exit_code),
             "wall_ms": round(report.wall_ms, 1),
         },

@@ -218,7 +218,10 @@ def exec_(
         if output.suffix == ".jsonl":
             text = "".join(render.jsonl_line(r) + "\n" for r in results)
         else:
-            text = render.json_report(report.run_id, report.plans, results, report.wall_ms) + "\n"
+            text = render.json_report(
+                report.run_id, report.plans, results, report.wall_ms,
+                enforcement=(report.enforced, report.enforced_reason),
+            ) + "\n"
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, errors="backslashreplace")
@@ -260,7 +263,10 @@ def _print_report(
         if report.plans == ("-",):
             extra["unread_lines"] = report.unread_lines
         click.echo(
-            render.json_report(report.run_id, report.plans, results, report.wall_ms, extra)
+            render.json_report(
+                report.run_id, report.plans, results, report.wall_ms, extra,
+                enforcement=(report.enforced, report.enforced_reason),
+            )
         )
     elif fmt == "text":
         click.echo(recap)

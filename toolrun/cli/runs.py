@@ -181,6 +181,9 @@ def show(run: str, call: str | None, plan: str | None, full: bool, workspace: Pa
     headers = ("plan", *SHOW_HEADERS) if with_plan else SHOW_HEADERS
     widths = ((max(map(len, plans)),) if with_plan else ()) + SHOW_WIDTHS
     click.echo(f"run {reader.path.stem}: {', '.join(plans)}")
+    enforced = enforced_line(reader.end)
+    if enforced:
+        click.echo(enforced)
     click.echo(fixed_row(headers, widths))
     click.echo(fixed_row(["-" * w for w in widths] + ["----"], widths))
     for record in reader.results():
@@ -192,6 +195,18 @@ def show(run: str, call: str | None, plan: str | None, full: bool, workspace: Pa
             click.echo(fixed_row(row, widths))
     _notes(reader, err=False)
     return 0
+
+
+def enforced_line(end: Record) -> str:
+    """What the run claims of its jails (#25), as its end record says; "" when it makes no
+    claim (no call was allowed on toolrun's judgement, or the run did not finish)."""
+    enforced = end.get("enforced")
+    if enforced is True:
+        return "enforced: true — the calls allowed on toolrun's judgement ran in jails"
+    if enforced is False:
+        why = end.get("enforced_reason") or "no jail could be made"
+        return f"enforced: false — the calls allowed on toolrun's judgement ran unjailed: {why}"
+    return ""
 
 
 def _show_row(r: Record, with_plan: bool) -> list[str]:
@@ -271,6 +286,8 @@ def _show_call(result: Record) -> None:
         )
     from toolrun.render.results import hooks_lines, verify_lines
 
+    if result.get("runs_in"):
+        click.echo(f"runs in:   {result['runs_in']} — {result.get('runs_in_why')}")
     for line in hooks_lines(result.get("hooks") or []):
         click.echo(f"hook:      {line}")
     for line in verify_lines(result.get("verify") or []):

@@ -80,6 +80,10 @@ class CallCheck(NamedTuple):
     file: str = ""  # the file the call was read from, when not the input itself
     # a part of a split plan only, until its parts are joined (``split_check.joined``)
     deps: Deps | None = None
+    # Bash: where the call would run ("read-only jail", "workspace jail", "sandbox",
+    # "unsandboxed") and why; None for the other tools and for a deny (#25)
+    runs_in: str | None = None
+    runs_in_why: str | None = None
 
     @property
     def target(self) -> str:
@@ -239,6 +243,29 @@ class CheckReport:
         out["warnings"] = sum(len(p.warnings) for p in self.plans)
         return out
 
+    def enforced(self) -> tuple[bool | None, str | None]:
+        """What exec here could claim of its jails (#25): (False, why) when a call meant
+        for a jail would run without one, True when every such call would run in one,
+        None when no call is allowed on toolrun's judgement."""
+        from toolrun.execution.results import JAIL_PLACES, NO_JAIL
+
+        claim: bool | None = None
+        for _, call in self.calls:
+            if call.runs_in in JAIL_PLACES:
+                claim = True
+            elif call.runs_in_why is not None and NO_JAIL in call.runs_in_why:
+                return False, call.runs_in_why.split(NO_JAIL, 1)[1]
+        return claim, None
+
+    def not_failing(self, counts: Mapping[str, int] | None = None) -> dict[str, int]:
+        """The asks and denies ``--fail-on`` lets through (deny: the asks; never: both),
+        so that a summary never says "nothing fails" of what it let pass (#26)."""
+        c = counts if counts is not None else self.counts()
+        return {
+            "deny": c["deny"] if self.fail_on == "never" else 0,
+            "ask": c["ask"] if self.fail_on in ("deny", "never") else 0,
+        }
+
     @property
     def exit_code(self) -> ExitCode:
         codes: set[ExitCode] = set()
@@ -269,6 +296,8 @@ def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]
         "input": call.input if type(call.input) is dict else dict(call.input),
         "decision": call.decision,
         "decided_by": {"kind": call.kind, "rule": call.rule, "source": call.source},
+        "runs_in": call.runs_in,
+        "runs_in_why": call.runs_in_why,
         "status": call.status,
         "output": "",
         "error": call.error,
@@ -326,7 +355,7 @@ def result_lines(run_id: str, plan: PlanCheck) -> Callable[[CallCheck], str]:
             usual = shapes[shape] = _usual_shape(shape)
         if not usual or c.hooks or c.origin or c.rebased:
             return general(result_json(run_id, plan, c))
-        rule, source, error = c.rule, c.source, c.error
+        rule, source, error, place, why = c.rule, c.source, c.error, c.runs_in, c.runs_in_why
         if c.line:
             where = text(c.file) if c.file else here
             location = f'{{"file": {where}, "line": {c.line}, "column": {c.column}}}'
@@ -339,6 +368,8 @@ def result_lines(run_id: str, plan: PlanCheck) -> Callable[[CallCheck], str]:
             f'"decision": {text(c.decision)}, "decided_by": {{"kind": {text(c.kind)}, '
             f'"rule": {"null" if rule is None else text(rule)}, '
             f'"source": {"null" if source is None else text(source)}}}, '
+            f'"runs_in": {"null" if place is None else text(place)}, '
+            f'"runs_in_why": {"null" if why is None else text(why)}, '
             f'"status": {text(c.status)}'
             f'{fixed % ("null" if error is None else text(error))}{location}, '
             f'"reason": {text(c.reason)}, "turn": {c.turn}, "run": {c.run}, '
@@ -379,7 +410,9 @@ _STR_FIELDS = frozenset(
     for f in ("id", "tool", "decision", "kind", "reason", "status", "run_kind",
               "execution_id", "origin", "file")
 )  # fmt: skip
-_OPTIONAL_FIELDS = frozenset(CallCheck._fields.index(f) for f in ("rule", "source", "error"))
+_OPTIONAL_FIELDS = frozenset(
+    CallCheck._fields.index(f) for f in ("rule", "source", "error", "runs_in", "runs_in_why")
+)
 
 
 def _usual_shape(types: tuple[type, ...]) -> bool:
@@ -1070,6 +1103,8 @@ def _decide(
                 marks.get(r.index, ""),
                 loc.file if loc and loc.file != file else "",
                 deps.pop(r.index, None) if deps else None,
+                r.runs_in,
+                r.runs_in_why,
             )
         )
         if sink is not None and len(calls) >= batch:
@@ -1091,6 +1126,9 @@ def _decide(
         additional_directories=config.additional_directories,
         hooks=state.hooks,
         on_run=on_run,
+        # (nothing runs: the user's sandbox is where a call would run, and its bubblewrap
+        # the one a jail would be made with)
+        sandbox=state.decider.inner.engine.sandbox,
     )
     reasons.clear()
     first = next((t.calls[0].index for t in turns if t is not None and t.calls), 0)

@@ -79,12 +79,20 @@ class Tally:
     def __init__(self) -> None:
         self.counts: Counter[Status] = Counter()
         self.codes: set[ExitCode] = set()
+        self.jailed = False  # a call ran in a jail
+        self.unjailed: str | None = None  # why the first call meant for a jail ran without
 
     def add(self, result: Result) -> None:
         self.counts[result.status] += 1
         code = _code_of(result)
         if code is not None:
             self.codes.add(code)
+        jail = result.metadata.get("jail") if result.metadata else None
+        if isinstance(jail, dict):
+            if jail.get("enforced"):
+                self.jailed = True
+            elif self.unjailed is None:
+                self.unjailed = str(jail.get("reason") or "no jail could be made")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +115,11 @@ class ExecReport:
     hangup: bool = False
     #: every result counted, kept or not (ExecRequest.keep_results)
     tally: Tally = field(default_factory=Tally)
+    #: the run's claim (#25): True when every call meant for a jail ran (a dry run: would
+    #: run) in one, False when no jail could be made (``enforced_reason`` says why), None
+    #: when no call was allowed on toolrun's judgement (nothing to claim)
+    enforced: bool | None = None
+    enforced_reason: str | None = None
     #: records of the sessions replayed that were skipped (located)
     warnings: tuple[Problem, ...] = ()
     #: the config files read, as shown (``sources:``), highest precedence first
@@ -199,6 +212,8 @@ def execute(
         sources=config.sources(),
         config_warnings=config.warnings,
         tally=session.tally,
+        enforced=session.enforced,
+        enforced_reason=session.enforced_reason,
         warnings=tuple(session.input_warnings),
         hangup=session.hangup,
     )
@@ -242,6 +257,8 @@ class _Session:
         self.unread_lines = 0
         self.tally = Tally()
         self.on_flush: FlushSink | None = None
+        self.enforced: bool | None = None
+        self.enforced_reason: str | None = None
         #: records of a session that were skipped (unreadable lines, unknown types)
         self.input_warnings: list[Problem] = []
 
@@ -364,6 +381,7 @@ class _Session:
         finally:
             self.wall_ms = (time.time() - started) * 1000
             self.interrupted = executor.interrupted
+            self._enforcement()
             if self.stdin_calls is not None:  # counted once: the reader may still be reading
                 self.unread_lines = self.stdin_calls.unread
             gc.set_threshold(*thresholds)
@@ -373,12 +391,26 @@ class _Session:
                 journal.close()
                 self.journal_error = journal.failure
 
+    def _enforcement(self) -> None:
+        """What the run can claim of its jails (#25): from what its calls' results
+        recorded, else (a dry run, no judged call ran) from the jail keeper's probe."""
+        jails = self.executor.jails if self.executor is not None else None
+        tally = self.tally
+        if tally.unjailed is not None or (jails is not None and jails.enforced is False):
+            self.enforced = False
+            self.enforced_reason = (jails.unavailable if jails is not None else None) or \
+                tally.unjailed
+        elif tally.jailed or (jails is not None and jails.enforced):
+            self.enforced, self.enforced_reason = True, None
+
     def _end_record(self, **extra: object) -> dict[str, object]:
         return {
             "event": "end",
             "run_id": self.run_id,
             "wall_ms": self.wall_ms,
             "interrupted": self.interrupted,
+            "enforced": self.enforced,
+            "enforced_reason": self.enforced_reason,
             **({"unread_lines": self.unread_lines} if self.stdin_calls is not None else {}),
             **({"output_error": self.output_error} if self.output_error else {}),
             **extra,
@@ -397,6 +429,7 @@ class _Session:
         if self.journal is not None and not self.journal.closed:
             self.wall_ms = (time.time() - self.started) * 1000
             self.interrupted = True
+            self._enforcement()
             if self.stdin_calls is not None:
                 self.unread_lines = self.stdin_calls.unread
             self.journal.write(self._end_record(forced=True))

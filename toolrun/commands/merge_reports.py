@@ -274,6 +274,9 @@ def _results_valid(results: list[Any], calls: Mapping[str, int]) -> None:
                 _field(loc, (*where, "location"), key, int)
         if "origin" in record:
             _field(record, where, "origin", str)
+        for key in ("runs_in", "runs_in_why"):  # (a report of before #25 has neither)
+            if key in record:
+                _field(record, where, key, (str, type(None)))
         _entries_valid(record, where)
     for plan, count in seen.items():
         if count != calls[plan]:
@@ -478,6 +481,8 @@ def _call(record: Mapping[str, Any]) -> CallCheck:
         ),
         origin=record.get("origin", ""),
         file=loc["file"] if loc and loc["file"] != record["plan"] else "",
+        runs_in=record.get("runs_in"),
+        runs_in_why=record.get("runs_in_why"),
     )
 
 

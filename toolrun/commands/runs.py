@@ -82,6 +82,8 @@ _CALL_FIELDS: dict[str, Callable[[object], bool]] = {
     "hooks": lambda v: isinstance(v, list) and all(isinstance(h, dict) for h in v),
     "output": _optional(_is_str),
     "error": _optional(_is_str),
+    "runs_in": _optional(_is_str),
+    "runs_in_why": _optional(_is_str),
 }
 _OPTIONAL: dict[str, dict[str, Callable[[object], bool]]] = {
     "run": {"started_at": _optional(_is_number), "plans": _is_str_list, "run_id": _is_str},
@@ -89,6 +91,8 @@ _OPTIONAL: dict[str, dict[str, Callable[[object], bool]]] = {
         "wall_ms": _optional(_is_number),
         "interrupted": lambda v: isinstance(v, bool),
         "unread_lines": _is_int,
+        "enforced": _optional(lambda v: isinstance(v, bool)),
+        "enforced_reason": _optional(_is_str),
     },
     "started": _CALL_FIELDS,
     "result": _CALL_FIELDS,
@@ -154,6 +158,24 @@ def first_record(path: Path) -> Record | None:
         line = fh.readline(MAX_LINE_BYTES)
     record = _decode(line)
     return record if valid_record(record) and record.get("event") == "run" else None
+
+
+#: how far back from a journal's end its end record is looked for
+END_TAIL_BYTES = 1 << 16
+
+
+def last_record(path: Path) -> Record | None:
+    """The end record a finished journal ends with, read without reading the rest (the
+    header of `show` needs it before the results are listed)."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - END_TAIL_BYTES))
+            tail = fh.read()
+    except OSError:
+        return None
+    record = _decode(tail.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+    return record if valid_record(record) and record.get("event") == "end" else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,6 +422,13 @@ class RunReader:
         if self.tally.start is None:
             self.tally.start = first_record(self.path)
         return self.tally.start or {}
+
+    @property
+    def end(self) -> Record:
+        """The run's end record ({} when it did not finish), read from the journal's end."""
+        if self.tally.end is None:
+            self.tally.end = last_record(self.path)
+        return self.tally.end or {}
 
     @property
     def running(self) -> list[Record]:

@@ -292,8 +292,10 @@ def _across(call: CallCheck, writers: Writers) -> CallCheck:
     if reads is not None and call.decision == "allow" and writers:
         writer = writers.on(reads, follows_cd=follows_cd)
         if writer is not None:
+            # (a marked ask runs nowhere yet: exec decides it afresh, as one process marks it)
             changes.update(decision="ask", kind="depends", rule=None, source=writer,
-                           reason=mark_reason(call.reason, writer))  # fmt: skip
+                           reason=mark_reason(call.reason, writer), runs_in=None,
+                           runs_in_why=None)  # fmt: skip
     if writes:
         writers.add(call.id, writes)
     return call._replace(**changes)

@@ -66,6 +66,7 @@ class EngineDecider:
             jail=decision.jail if decision.decision == "allow" else None,
             runs_in=where.place if where is not None else None,
             runs_in_why=where.why if where is not None else None,
+            configured=where.configured if where is not None else None,
         )
 
     def suggest(self, call: Call, cwd: Path) -> tuple[tuple[str, ...], str]:

@@ -36,12 +36,14 @@ from toolrun.execution.journal import Journal, stored_outputs_dir
 from toolrun.execution.locks import FileLocks, LockError
 from toolrun.execution.partition import Run, partition
 from toolrun.execution.results import (
+    JAIL_PLACES,
     CallDecision,
     DecidedBy,
     Result,
     Status,
     encode_json,
     utc_iso,
+    where_it_runs,
 )
 from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, InvalidInput, Plan, Turn
@@ -1016,6 +1018,14 @@ class Executor:
             if stored:  # (most calls store nothing: their metadata as it is)
                 metadata = {**metadata, **stored}
         started, finished = outcome.started_at, outcome.finished_at
+        where = why = None
+        if call.tool == "Bash":  # where it ran: what the jail and the sandbox recorded
+            if decision.jail is not None and "jail" not in metadata:
+                # meant for a jail of a kind the run made none of: it ran as configured
+                unjailed = f"toolrun does not make {decision.jail} jails"
+                metadata = {**metadata, "jail": {"kind": decision.jail, "enforced": False,
+                                                 "reason": unjailed}}  # fmt: skip
+            where, why = where_it_runs(decision, metadata)
         # built directly, in field order (no dict of keyword fields as _result takes): most
         # calls have no hook to add to it (test_journal_records pins it to _result's)
         made = Result(
@@ -1023,9 +1033,18 @@ class Executor:
             call.input, decision.decision, decision.decided_by, outcome.status,
             outcome.output, outcome.error, started, finished,
             (started - queued) * 1000, (finished - started) * 1000, outcome.attempts,
-            False, call.location, metadata,
+            False, call.location, metadata, runs_in=where, runs_in_why=why,
         )
         return self._completed(state, call, made, post)
+
+    def _no_jail(self, call: Call, decision: CallDecision) -> str | None:
+        """A dry run: why no jail can be made here for a call meant for one (None: it can)."""
+        if not self.settings.dry_run or decision.runs_in not in JAIL_PLACES:
+            return None
+        if self.jails.kind(call, decision) is None:  # as exec would run it: as configured
+            return f"toolrun does not make {decision.jail} jails"
+        sandbox = self._sandbox
+        return self.jails.probed(sandbox.settings.bwrap_path if sandbox else None)
 
     def _journal_start(
         self, state: _PlanState, call: Call, execution_id: str, started: float, *,
@@ -1106,6 +1125,14 @@ class Executor:
         placed = self.settings.dry_run and bool(state.run_place)
         if placed:  # (made with it: a replace() after was a twentieth of a check)
             fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
+        if call.tool == "Bash":
+            no_jail = self._no_jail(call, decision)
+            if no_jail is not None:  # as exec's result of it says: it would run unjailed
+                jail = {"kind": decision.jail, "enforced": False, "reason": no_jail}
+                fields["metadata"] = {**fields.get("metadata", {}), "jail": jail}
+            fields["runs_in"], fields["runs_in_why"] = where_it_runs(
+                decision, fields.get("metadata")
+            )
         made = Result(
             index=call.index,
             id=call.id,

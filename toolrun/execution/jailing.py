@@ -80,6 +80,26 @@ class JailKeeper:
         self._masks: Any = None  # the Read masks, shared by the kinds (None: stale)
         #: Why no jail can be made here (said once), or None.
         self.unavailable: str | None = None
+        self._made = False  # a jail was made (a dry run: could be) for a judged call
+
+    @property
+    def enforced(self) -> bool | None:
+        """The run's claim (#25): False when a call meant for a jail ran (would run) without
+        one, True when every jail asked for was made, None when no call asked for one."""
+        return False if self.unavailable is not None else (True if self._made else None)
+
+    def probed(self, bwrap_path: str | None = None) -> str | None:
+        """Why no jail can be made here (None: one can), without making one: for a call
+        meant for a jail that does not run (a dry run, a check). Counts for :attr:`enforced`."""
+        if self.unavailable is None and not self._made:
+            from toolrun.sandbox.availability import probe
+
+            found = probe(bwrap_path)
+            if found.ok and found.bwrap is not None:
+                self._made = True
+            else:
+                self.unavailable = found.reason or "bubblewrap cannot run here"
+        return self.unavailable
 
     def kind(self, call: Call, decision: CallDecision) -> str | None:
         """Where the call must run: a kind of jail, or None (as the user configured)."""
@@ -120,6 +140,7 @@ class JailKeeper:
                 from toolrun.reaper.jail import Jail
 
                 jail = self._jails[kind] = Jail(found.bwrap, plan)
+                self._made = True
             else:
                 jail.rebuild(plan)
             return jail

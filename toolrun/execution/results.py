@@ -62,6 +62,64 @@ class CallDecision:
     #: and why, for the result's record; None: not a Bash call, or denied
     runs_in: str | None = None
     runs_in_why: str | None = None
+    #: where the call runs when no jail holds it ("sandbox" or "unsandboxed"): where a
+    #: judged call runs after all when no jail can be made
+    configured: str | None = None
+
+
+#: The places that make toolrun's judgement true (``toolrun.permissions.enforce.Place``).
+JAIL_PLACES = frozenset({"read-only jail", "workspace jail"})
+#: How a place's reason goes on when a call meant for a jail ran without one (the words
+#: of ``toolrun.permissions.enforce.runs_in``).
+NO_JAIL = ", but no jail can be made here: "
+
+
+def where_it_runs(
+    decision: CallDecision, metadata: Mapping[str, Any] | None
+) -> tuple[str | None, str | None]:
+    """Where a Bash call ran (a call that did not run: would run) and why.
+
+    What the run recorded wins over what the decision foresaw: ``metadata["jail"]`` (the
+    jail keeper's: was the jail enforced) and ``metadata["sandbox"]`` (the user's sandbox:
+    was the call sandboxed); a dry run's ``jail`` record says a call meant for a jail
+    would run without one. A call a person, --ask allow or a PermissionRequest hook
+    approved runs as configured.
+    """
+    place, why = decision.runs_in, decision.runs_in_why
+    if place is None:
+        if decision.decision != "allow":
+            return None, None
+        who = _APPROVERS.get(decision.decided_by.kind, decision.decided_by.kind)
+        place, why = decision.configured or "unsandboxed", f"approved by {who}: runs as configured"
+    jail = metadata.get("jail") if metadata else None
+    if isinstance(jail, Mapping):
+        if jail.get("enforced"):
+            ran = f"{jail.get('kind') or 'read-only'} jail"
+            return ran, why if ran == place else f"run in the run's {ran}"
+        return _as_configured(decision, metadata, str(jail.get("reason") or "unknown"))
+    sandbox = metadata.get("sandbox") if metadata else None
+    if isinstance(sandbox, Mapping):  # it ran, as configured: the sandbox says where
+        ran = "sandbox" if sandbox.get("sandboxed") else "unsandboxed"
+        if ran != place:
+            why = str(sandbox.get("warning") or sandbox.get("reason") or why)
+        return ran, why
+    return place, why
+
+
+_APPROVERS = {"user": "the user", "flag": "--ask allow", "hook": "a PermissionRequest hook"}
+
+
+def _as_configured(
+    decision: CallDecision, metadata: Mapping[str, Any] | None, reason: str
+) -> tuple[str, str]:
+    """A call meant for a jail that ran (would run) without one: as configured."""
+    sandbox = metadata.get("sandbox") if metadata else None
+    if isinstance(sandbox, Mapping):
+        ran = "sandbox" if sandbox.get("sandboxed") else "unsandboxed"
+    else:
+        ran = decision.configured or "unsandboxed"
+    why = decision.runs_in_why or "allowed on toolrun's judgement"
+    return ran, f"{why}{NO_JAIL}{reason}"
 
 
 #: One encoder for every record: json.dumps with options builds a new one each call.
@@ -136,6 +194,11 @@ class Result:
     # (``input`` is what was decided and run)
     original_input: Mapping[str, Any] | None = None
     rewritten_by: tuple[Mapping[str, Any], ...] = ()
+    #: Bash: where the call ran (not run: would run): "read-only jail", "workspace jail",
+    #: "sandbox" or "unsandboxed", and why (:func:`where_it_runs`); None for the other tools and
+    #: for a denied call
+    runs_in: str | None = None
+    runs_in_why: str | None = None
     # the serialised form, made once: the journal and the output both need it (None
     # until then, and in a copy made by ``replace``)
     _line: str | None = field(default=None, init=False, repr=False, compare=False)
@@ -177,6 +240,8 @@ class Result:
             ),
             "decision": self.decision,
             "decided_by": self.decided_by.as_json(),
+            "runs_in": self.runs_in,
+            "runs_in_why": self.runs_in_why,
             "status": str(self.status),
             "output": self.output,
             "error": self.error,

@@ -94,6 +94,10 @@ class PolicyDiff:
     def of(self, direction: Direction) -> tuple[Change, ...]:
         return tuple(c for c in self.changes if c.direction == direction)
 
+    def not_failing(self) -> int:
+        """The loosened decisions ``--fail-on never`` lets through."""
+        return 0 if self.fail_on == "loosen" else len(self.of("loosened"))
+
     def fails(self, change: Change) -> bool:
         return self.fail_on == "loosen" and change.direction == "loosened"
 
@@ -107,11 +111,14 @@ class PolicyDiff:
 
     def summary(self) -> str:
         loose, tight = len(self.of("loosened")), len(self.of("tightened"))
-        verdict = (
-            "loosened decisions fail the check (--fail-on loosen)"
-            if self.exit_code is ExitCode.DENIED
-            else f"nothing fails (--fail-on {self.fail_on})"
-        )
+        passed = self.not_failing()
+        if self.exit_code is ExitCode.DENIED:
+            verdict = "loosened decisions fail the check (--fail-on loosen)"
+        elif passed:  # never "nothing fails" of a loosening it let through (#26)
+            noun = "decision" if passed == 1 else "decisions"
+            verdict = f"{passed} loosened {noun} not failing (--fail-on {self.fail_on})"
+        else:
+            verdict = f"nothing fails (--fail-on {self.fail_on})"
         invalid = f", {len(self.problems)} input problems" if self.problems else ""
         return (
             f"policy diff {self.base} → {self.new}: {self.calls} calls, "
@@ -172,6 +179,7 @@ def json_text(diff: PolicyDiff) -> str:
                     "loosened": len(diff.of("loosened")),
                     "tightened": len(diff.of("tightened")),
                     "fail_on": diff.fail_on,
+                    "not_failing": {"loosened": diff.not_failing()},
                     "exit_code": int(diff.exit_code),
                     "wall_ms": round(diff.wall_ms, 1),
                 },

@@ -95,8 +95,10 @@ def _note(result: Result) -> str:
     if checked:
         note = f"{note}; {checked}" if note else checked
     place = result.metadata
-    if "run" in place:  # a dry run shows the partition
+    if "run" in place:  # a dry run shows the partition, and where a Bash call would run
         where = f"turn {place['turn']} · run {place['run']} {place['run_kind']}"
+        if result.runs_in:
+            where += f" · {result.runs_in}"
         return f"{where}; {note}" if note else where
     return note
 
@@ -164,6 +166,8 @@ def verbose_lines(result: Result) -> list[str]:
     if by.rule:
         decided += f" {by.rule}" + (f" ({by.source})" if by.source else "")
     lines = [f"decided: {decided}"]
+    if result.runs_in:
+        lines.append(f"runs in: {result.runs_in} — {result.runs_in_why}")
     lines += [f"hook: {line}" for line in hooks_lines(result.hooks)]
     lines += [f"verify: {line}" for line in verify_lines(result.verify)]
     return ["    " + one_line(line) for line in lines]
@@ -267,9 +271,24 @@ def cut_note(run_id: str | None) -> str:
     return f"(cut to fit: toolrun show {run_id} CALL)" if run_id else "(cut to fit: see --format json)"
 
 
-def summary(results: Sequence[Result], wall_ms: float) -> dict[str, Any]:
+#: The run's claim of its jails (#25): (enforced, why not), as ``ExecReport`` has them.
+Enforcement = tuple[bool | None, str | None]
+
+
+def summary(
+    results: Sequence[Result], wall_ms: float, enforcement: Enforcement = (None, None)
+) -> dict[str, Any]:
+    """The counts by status, and the run's claim of its jails: ``enforced`` true (every
+    call allowed on toolrun's judgement ran in a jail), false (no jail could be made:
+    ``enforced_reason``), null (no such call: nothing to claim)."""
     c = counts(results)
-    return {**{str(s): c[s] for s in Status}, "total": len(results), "wall_ms": round(wall_ms, 1)}
+    return {
+        **{str(s): c[s] for s in Status},
+        "total": len(results),
+        "enforced": enforcement[0],
+        "enforced_reason": enforcement[1],
+        "wall_ms": round(wall_ms, 1),
+    }
 
 
 def json_report(
@@ -278,12 +297,13 @@ def json_report(
     results: Sequence[Result],
     wall_ms: float,
     extra: Mapping[str, Any] | None = None,
+    enforcement: Enforcement = (None, None),
 ) -> str:
     report = {
         "run_id": run_id,
         "plans": list(plans),
         "results": [r.as_json() for r in results],
-        "summary": summary(results, wall_ms),
+        "summary": summary(results, wall_ms, enforcement),
         **(extra or {}),
     }
     return json.dumps(report, indent=2, ensure_ascii=False)
