@@ -4,7 +4,13 @@ from toolrun.errors import ExitCode, Location, PlanError, Problem
 
 
 def test_exit_codes_match_the_design() -> None:
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 130]
+    # design §: 0-5 and 130; 129 is SIGHUP's interrupt (issue 27 allows it, README table)
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 129, 130]
+
+
+def test_a_hangup_is_an_interrupt_that_wins_over_the_rest() -> None:
+    assert ExitCode.combine([ExitCode.INTERRUPTED, ExitCode.HANGUP]) is ExitCode.HANGUP
+    assert ExitCode.combine([ExitCode.DENIED, ExitCode.HANGUP]) is ExitCode.HANGUP
 
 
 def test_combine_prefers_interrupt_then_deny_then_ask_then_failure() -> None:
