@@ -293,7 +293,7 @@ def _shard(value: str | None) -> Shard | None:
 
 def _merged(inputs: tuple[str, ...], fail_on: str | None) -> CheckReport:
     """The reports named (files or globs) merged into one (InvalidInputError: cannot)."""
-    from toolrun.commands.check import expand_inputs
+    from toolrun.commands.check_inputs import expand_inputs
     from toolrun.commands.merge_reports import merge_reports
     from toolrun.errors import InvalidInputError, Problem
 
