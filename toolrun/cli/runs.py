@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from toolrun.commands.runs import Record, RunReader, RunSummary
+    from toolrun.commands.runs import RunReader, RunSummary
+    from toolrun.execution.journal_read import Record
 
 workspace_option = click.option(
     "--workspace",
