@@ -143,7 +143,9 @@ class PlanCheck:
             name=data["name"],
             turns=data["turns"],
             runs=tuple((r[0], r[1], r[2]) for r in data["runs"]),
-            calls=tuple(c if isinstance(c, CallCheck) else _call_from_json(c) for c in data["calls"]),
+            calls=tuple(
+                c if isinstance(c, CallCheck) else _call_from_json(c) for c in data["calls"]
+            ),
             problems=tuple(_problem_from_json(p) for p in data["problems"]),
             wall_ms=data["wall_ms"],
             warnings=tuple(_problem_from_json(p) for p in data["warnings"]),
@@ -363,7 +365,7 @@ def result_lines(run_id: str, plan: PlanCheck) -> Callable[[CallCheck], str]:
             location = "null"
         return (
             f'{{"index": {c.position}, "id": {text(c.id)}, "execution_id": '
-            f"{text(c.execution_id)}{head}{text(c.tool)}, \"input\": "
+            f'{text(c.execution_id)}{head}{text(c.tool)}, "input": '
             f"{encode_input(c.input if type(c.input) is dict else dict(c.input))}, "
             f'"decision": {text(c.decision)}, "decided_by": {{"kind": {text(c.kind)}, '
             f'"rule": {"null" if rule is None else text(rule)}, '
@@ -371,7 +373,7 @@ def result_lines(run_id: str, plan: PlanCheck) -> Callable[[CallCheck], str]:
             f'"runs_in": {"null" if place is None else text(place)}, '
             f'"runs_in_why": {"null" if why is None else text(why)}, '
             f'"status": {text(c.status)}'
-            f'{fixed % ("null" if error is None else text(error))}{location}, '
+            f"{fixed % ('null' if error is None else text(error))}{location}, "
             f'"reason": {text(c.reason)}, "turn": {c.turn}, "run": {c.run}, '
             f'"run_kind": {text(c.run_kind)}}}'
         )
@@ -437,12 +439,23 @@ CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
 
 
 def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
-    """Files and glob patterns (``**`` included) to (shown name, path) in order, each file
-    once; a pattern that matches no file is kept with path None."""
+    """Files, folders and glob patterns (``**`` and a leading ``~`` included) to (shown
+    name, path) in order, each file once; a pattern that matches no file (or a folder that
+    holds no plan or session) is kept with path None."""
+    from toolrun.plan.discover import files_in
+
     out: list[tuple[str, Path | None]] = []
     seen: set[str] = set()
-    for arg in inputs:
-        if _MAGIC.isdisjoint(arg) or os.path.exists(arg):
+    for given in inputs:
+        # `~` as the shell would expand it, also inside a quoted glob ('~/.claude/**/*.jsonl')
+        arg = os.path.expanduser(given) if given.startswith("~") else given
+        if os.path.isdir(arg):
+            # a folder: the plans and sessions in it, as ruff and pytest recurse
+            matches = [str(p) for p in files_in(Path(arg))]
+            if not matches:
+                out.append((given, None))
+                continue
+        elif _MAGIC.isdisjoint(arg) or os.path.exists(arg):
             matches = [arg]
         else:
             # A toolrun.yaml beside the plans is their config, not a plan: a glob skips it
@@ -453,7 +466,7 @@ def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
                 if os.path.isfile(m) and os.path.basename(m) not in CONFIG_NAMES
             )
             if not matches:
-                out.append((arg, None))
+                out.append((given, None))
                 continue
         for match in matches:
             shown = display_path(match)
@@ -719,8 +732,12 @@ def _unchecked(shown: str, exc: BaseException) -> PlanCheck:
 def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
     started = time.perf_counter()
     if path is None:
-        message = f"{shown}: no file matches this pattern"
-        return PlanCheck(shown, problems=(Problem(None, "", message),))
+        what = (
+            "this folder holds no plan or session toolrun reads"
+            if os.path.isdir(os.path.expanduser(shown))
+            else "no file matches this pattern"
+        )
+        return PlanCheck(shown, problems=(Problem(None, "", f"{shown}: {what}"),))
     state = _state(options)
     children: list[tuple[int, int]] = []  # the part processes: (pid, read end)
     try:
