@@ -240,7 +240,10 @@ def explain_permission(
         return _explain_with_hooks(engine, config, registry, tool, call_input, call_cwd, fmt)
     from toolrun.permissions.suggest import suggestion_for
 
+    from toolrun.permissions.enforce import as_placed_here
+
     decision, suggestion = suggestion_for(engine, tool, call_input, cwd=call_cwd)
+    decision = as_placed_here(decision, engine.jail_unavailable)
     if fmt == "json":
         out = decision.to_json()
         out.update(sources=list(config.sources()), config_warnings=list(config.warnings))
@@ -301,7 +304,9 @@ def _explain_with_hooks(
     runner = HookRunner(config, run_id="explain-permission", registry=registry)
     pre = anyio.run(lambda: runner.pre_tool_use(tool, call_input, call_id="explain", cwd=cwd))
     effective = dict(pre.updated_input) if pre.updated_input is not None else call_input
-    decision = engine.decide(tool, effective, cwd=cwd)
+    from toolrun.permissions.enforce import as_placed_here
+
+    decision = as_placed_here(engine.decide(tool, effective, cwd=cwd), engine.jail_unavailable)
     final = merge_decision(decision, pre)
     known = registry.get(tool)
     if pre.updated_input is not None and known is not None:
