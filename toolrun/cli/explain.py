@@ -238,9 +238,8 @@ def explain_permission(
     call_cwd = cwd.absolute() if cwd else None
     if run_hooks:
         return _explain_with_hooks(engine, config, registry, tool, call_input, call_cwd, fmt)
-    from toolrun.permissions.suggest import suggestion_for
-
     from toolrun.permissions.enforce import as_placed_here
+    from toolrun.permissions.suggest import suggestion_for
 
     decision, suggestion = suggestion_for(engine, tool, call_input, cwd=call_cwd)
     decision = as_placed_here(decision, engine.jail_unavailable)
