@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -121,8 +122,12 @@ def _unchecked(shown: str, exc: BaseException) -> PlanCheck:
 def _check_input(options: CheckOptions, shown: str, path: Path | None) -> PlanCheck:
     started = time.perf_counter()
     if path is None:
-        message = f"{shown}: no file matches this pattern"
-        return PlanCheck(shown, problems=(Problem(None, "", message),))
+        what = (
+            "this folder holds no plan or session toolrun reads"
+            if os.path.isdir(os.path.expanduser(shown))
+            else "no file matches this pattern"
+        )
+        return PlanCheck(shown, problems=(Problem(None, "", f"{shown}: {what}"),))
     state = state_of(options)
     children: list[tuple[int, int]] = []  # the part processes: (pid, read end)
     try:

@@ -29,12 +29,23 @@ CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
 
 
 def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
-    """Files and glob patterns (``**`` included) to (shown name, path) in order, each file
-    once; a pattern that matches no file is kept with path None."""
+    """Files, folders and glob patterns (``**`` and a leading ``~`` included) to (shown
+    name, path) in order, each file once; a pattern that matches no file (or a folder that
+    holds no plan or session) is kept with path None."""
+    from toolrun.plan.discover import files_in
+
     out: list[tuple[str, Path | None]] = []
     seen: set[str] = set()
-    for arg in inputs:
-        if _MAGIC.isdisjoint(arg) or os.path.exists(arg):
+    for given in inputs:
+        # `~` as the shell would expand it, also inside a quoted glob ('~/.claude/**/*.jsonl')
+        arg = os.path.expanduser(given) if given.startswith("~") else given
+        if os.path.isdir(arg):
+            # a folder: the plans and sessions in it, as ruff and pytest recurse
+            matches = [str(p) for p in files_in(Path(arg))]
+            if not matches:
+                out.append((given, None))
+                continue
+        elif _MAGIC.isdisjoint(arg) or os.path.exists(arg):
             matches = [arg]
         else:
             # A toolrun.yaml beside the plans is their config, not a plan: a glob skips it
@@ -45,7 +56,7 @@ def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
                 if os.path.isfile(m) and os.path.basename(m) not in CONFIG_NAMES
             )
             if not matches:
-                out.append((arg, None))
+                out.append((given, None))
                 continue
         for match in matches:
             shown = display_path(match)
