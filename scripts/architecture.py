@@ -37,42 +37,34 @@ def package_of(module: str) -> str:
 
 
 def picture() -> str:
-    """The layers, top down: each package with its modules and lines, and how many imports
-    each layer makes of the layers below it."""
+    """The layers, top down, each package with its modules (counted, so the picture changes
+    with the layout, not with every edit), and the comment the layer table gives it."""
     test = layer_test()
     layers: dict[str, int] = test.LAYERS
-    found = test.modules()
-    graph = test.graph(typing=True)
-    modules: Counter[str] = Counter()
-    lines: Counter[str] = Counter()
-    for name, path in found.items():
-        package = package_of(name)
-        modules[package] += 1
-        lines[package] += len(path.read_text(encoding="utf-8").splitlines())
-    down: Counter[tuple[int, int]] = Counter()
-    for name, targets in graph.items():
-        for target in targets:
-            a, b = layers.get(package_of(name)), layers.get(package_of(target))
-            if a is not None and b is not None and a != b:
-                down[(a, b)] += 1
+    modules: Counter[str] = Counter(package_of(name) for name in test.modules())
     by_layer: dict[int, list[str]] = defaultdict(list)
     for package, layer in layers.items():
         if modules[package]:
             by_layer[layer].append(package)
-    out = ["```"]
+    width = max(len(_cell(p, modules[p])) for ps in by_layer.values() for p in ps)
+    out = ["```", "layer"]
     levels = sorted(by_layer, reverse=True)
     for i, level in enumerate(levels):
         cells = [
-            f"{p} ({modules[p]} {'module' if modules[p] == 1 else 'modules'}, {lines[p]:,} lines)"
-            for p in sorted(by_layer[level], key=lambda p: (-lines[p], p))
+            _cell(p, modules[p]) for p in sorted(by_layer[level], key=lambda p: (-modules[p], p))
         ]
-        out.append(f"{level:>2} │ " + cells[0])
-        out.extend(f"   │ {cell}" for cell in cells[1:])
+        rows = [cells[j : j + 3] for j in range(0, len(cells), 3)]
+        for k, row in enumerate(rows):
+            lead = f"{level:>4} │ " if k == 0 else "     │ "
+            out.append(lead + "  ".join(c.ljust(width) for c in row).rstrip())
         if i + 1 < len(levels):
-            below = sum(n for (a, b), n in down.items() if a == level and b < level)
-            out.append(f"   ▼ {below} imports of the layers below")
+            out.append("     ▼")
     out.append("```")
     return "\n".join(out) + "\n"
+
+
+def _cell(package: str, count: int) -> str:
+    return f"{package} ({count})"
 
 
 def main(argv: list[str] | None = None) -> int:
