@@ -13,8 +13,10 @@ The executor is built in layers, each a module of its own, each using only those
 :mod:`~toolrun.execution.launching` (one call: slot, locks, jail, verify) on
 :mod:`~toolrun.execution.asking` (decisions, hooks, prompts) on
 :mod:`~toolrun.execution.bookkeeping` (results, ids, the journal's records) on
-:mod:`~toolrun.execution.delivery` (results in order, once per tick). This module keeps the
-public entry points: :class:`Executor` and the types its callers use.
+:mod:`~toolrun.execution.delivery` (results in order, once per tick); with
+:mod:`~toolrun.execution.plan_state` (what is kept of a plan as it runs) and
+:mod:`~toolrun.execution.settings`. This module keeps the public entry points:
+:class:`Executor` and the names its callers import from here.
 """
 
 from __future__ import annotations
