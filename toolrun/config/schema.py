@@ -54,6 +54,16 @@ class HookCommandSpec(_Open):
     if_: str | None = Field(
         default=None, alias="if", description="One permission rule used as a pre-filter."
     )
+    async_: bool | None = Field(
+        default=None, alias="async", description="Run in the background; decides nothing."
+    )
+    url: str | None = Field(default=None, description="type http: the URL to POST to.")
+    headers: dict[str, str] | None = Field(
+        default=None, description="type http: headers; $VAR only for allowedEnvVars."
+    )
+    allowedEnvVars: list[str] | None = Field(
+        default=None, description="type http: env vars the headers may interpolate."
+    )
 
 
 class HookMatcherSpec(_Open):
@@ -292,4 +302,10 @@ class ConfigFile(_Open):
     disableAllHooks: bool | None = Field(
         default=None,
         description="true: no hook runs (in managed settings: not even managed hooks).",
+    )
+    allowedHttpHookUrls: list[str] | None = Field(
+        default=None, description="URL patterns (* wildcard) http hooks may target."
+    )
+    httpHookAllowedEnvVars: list[str] | None = Field(
+        default=None, description="Env vars any http hook's headers may interpolate."
     )
