@@ -10,10 +10,10 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NoReturn, TypeVar
 
 import anyio
 import anyio.abc
@@ -126,6 +126,8 @@ class ExecReport:
     sources: tuple[str, ...] = ()
     #: the config's warnings (shown on stderr as the config loads; in the JSON report too)
     config_warnings: tuple[str, ...] = ()
+    #: a hook stopped the run (``continue: false``): which, and why (exit 6)
+    stopped: Mapping[str, Any] | None = None
 
     @property
     def exit_code(self) -> ExitCode:
@@ -134,6 +136,8 @@ class ExecReport:
             codes.update(c for c in map(_code_of, self.all_results) if c is not None)
         if self.interrupted:
             codes.add(ExitCode.HANGUP if self.hangup else ExitCode.INTERRUPTED)
+        if self.stopped is not None:  # even when no call was left to stop
+            codes.add(ExitCode.HOOK_STOPPED)
         if self.journal_error is not None:
             codes.add(ExitCode.FAILED)
         return ExitCode.combine(codes)
@@ -149,7 +153,7 @@ def exit_code_for(results: Sequence[Result], *, interrupted: bool = False) -> Ex
 def _code_of(r: Result) -> ExitCode | None:
     """The exit code one result calls for (None: it is fine)."""
     if r.status is Status.INTERRUPTED:
-        return ExitCode.INTERRUPTED
+        return ExitCode.HOOK_STOPPED if r.decided_by.kind == "stop" else ExitCode.INTERRUPTED
     if r.status is Status.DENIED:
         return ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK
     if r.status is Status.NEEDS_APPROVAL or (r.status is Status.SKIPPED and r.decision == "ask"):
@@ -216,6 +220,7 @@ def execute(
         enforced_reason=session.enforced_reason,
         warnings=tuple(session.input_warnings),
         hangup=session.hangup,
+        stopped=session.stopped,
     )
 
 
@@ -261,6 +266,7 @@ class _Session:
         self.enforced_reason: str | None = None
         #: records of a session that were skipped (unreadable lines, unknown types)
         self.input_warnings: list[Problem] = []
+        self.stopped: Mapping[str, Any] | None = None
 
     async def run(self) -> list[list[Result]]:
         # Signals are watched from start to end, MCP servers' start and shutdown included,
@@ -381,6 +387,8 @@ class _Session:
         finally:
             self.wall_ms = (time.time() - started) * 1000
             self.interrupted = executor.interrupted
+            stop = executor.stops.request
+            self.stopped = stop.to_json() if stop is not None else None
             self._enforcement()
             if self.stdin_calls is not None:  # counted once: the reader may still be reading
                 self.unread_lines = self.stdin_calls.unread
@@ -409,6 +417,7 @@ class _Session:
             "run_id": self.run_id,
             "wall_ms": self.wall_ms,
             "interrupted": self.interrupted,
+            **({"stopped": self.stopped} if self.stopped else {}),
             "enforced": self.enforced,
             "enforced_reason": self.enforced_reason,
             **({"unread_lines": self.unread_lines} if self.stdin_calls is not None else {}),

@@ -30,6 +30,7 @@ import anyio.lowlevel
 
 from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 from toolrun.execution.capacity import Capacity
+from toolrun.execution.hook_events import HookStops, session_hooks
 from toolrun.execution.invocation import Outcome, invoke, invoke_now
 from toolrun.execution.jailing import JailKeeper, edit_denies, literal_denies, read_denied
 from toolrun.execution.journal import Journal, stored_outputs_dir
@@ -203,6 +204,8 @@ class Executor:
         self.locks = FileLocks()
         self.capacity = Capacity(settings.max_concurrency, settings.kind_limits)
         self.interrupted = False
+        #: a hook's ``continue: false`` (or PostToolBatch block): nothing more starts
+        self.stops = HookStops()
         self._active: set[anyio.CancelScope] = set()
         self._ask_lock = anyio.Lock()
         self._unshown: list[Result] = []  # delivered, for on_result at the next tick
@@ -239,19 +242,20 @@ class Executor:
             )
             states.append(state)
         try:
-            if jobs == 1:
-                for state in states:
-                    await self._run_plan(state)
-            else:
-                plan_slots = anyio.CapacityLimiter(jobs)
-
-                async def one(state: _PlanState) -> None:
-                    async with plan_slots:
-                        await self._run_plan(state)
-
-                async with anyio.create_task_group() as tg:
+            async with self._session():
+                if jobs == 1:
                     for state in states:
-                        tg.start_soon(one, state)
+                        await self._run_plan(state)
+                else:
+                    plan_slots = anyio.CapacityLimiter(jobs)
+
+                    async def one(state: _PlanState) -> None:
+                        async with plan_slots:
+                            await self._run_plan(state)
+
+                    async with anyio.create_task_group() as tg:
+                        for state in states:
+                            tg.start_soon(one, state)
         finally:
             self._tick()
             self.jails.close()  # (the jail's processes end with the run)
@@ -259,6 +263,10 @@ class Executor:
         return [s.results for s in states]
 
     # -- per plan ---------------------------------------------------------------------------
+
+    def _session(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """SessionStart, Stop and SessionEnd hooks around the run (hook_events)."""
+        return session_hooks(self.hooks, self.stops, self, dry_run=self.settings.dry_run)
 
     def _deliver(self, result: Result, acc: list[Result] | None) -> None:
         if acc is not None:
@@ -321,16 +329,17 @@ class Executor:
             results=results,
         )
         try:
-            async for turn, invalid in turns:
-                for result in invalid:
-                    state.out.put(result)
-                if self.interrupted:
-                    for call in turn.calls:
-                        state.out.put(self._interrupted_before(state, call))
-                else:
-                    await self._run_turn(state, turn)
-                if self.interrupted:
-                    break  # lines not read yet are not calls: they get no result
+            async with self._session():
+                async for turn, invalid in turns:
+                    for result in invalid:
+                        state.out.put(result)
+                    if self.interrupted:
+                        for call in turn.calls:
+                            state.out.put(self._interrupted_before(state, call))
+                    else:
+                        await self._run_turn(state, turn)
+                    if self.interrupted:
+                        break  # lines not read yet are not calls: they get no result
         finally:
             self._tick()
             self.jails.close()  # (the jail's processes end with the run)
@@ -379,7 +388,7 @@ class Executor:
         ctx = self._context(state.cwd)
         runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
-            if self.interrupted:
+            if self.interrupted or self.stops.request is not None:
                 for call in run.calls:
                     state.out.put(self._interrupted_before(state, call))
                 continue
@@ -475,9 +484,15 @@ class Executor:
             for call in calls:
                 state.out.put(self._interrupted_before(state, call))
             return
+        stopper = next((pre[c.index] for c in calls if c.index in pre and pre[c.index].stop), None)
+        self.stops.note(stopper, self.journal)
         allowed: list[tuple[Call, CallDecision]] = []
         for original in calls:
             hook_result = pre.get(original.index)
+            if self.stops.request is not None and (stopper is None or hook_result is not stopper):
+                # a hook of another call of this run stopped the run: this one never starts
+                state.out.put(self._interrupted_before(state, original))
+                continue
             call, problem = self._rewritten(state, original, hook_result)
             if problem is not None:
                 state.out.put(problem)
@@ -556,6 +571,7 @@ class Executor:
             self._active.discard(scope)
         if scope.cancelled_caught:
             return
+        self.stops.note(outcome, self.journal)  # a block stops before the next batch or turn
         if self.journal is not None:
             self.journal.write(
                 {
@@ -707,9 +723,11 @@ class Executor:
         hooks = self.hooks
         if hooks is None or not hooks.has_hooks("PermissionRequest"):
             return None
+        suggestions = self._permission_updates(call, state)
         answer = await hooks.permission_request(
-            call.tool, call.input, cwd=state.cwd, suggestions=self._permission_updates(call, state)
+            call.tool, call.input, cwd=state.cwd, suggestions=suggestions
         )
+        self.stops.note(answer, self.journal)  # a deny with ``interrupt: true`` stops too
         by = answer.decided_by
         who = DecidedBy("hook", by.command, by.source) if by is not None else DecidedBy("hook")
         if answer.decision == "deny":
@@ -735,6 +753,18 @@ class Executor:
                 return self._result(state, call, replace(again, reason=why), status, error=why)
             paths = again.paths
         why = f"approved by PermissionRequest hook {by} ({ask_reason(decision.reason)})"
+        if answer.updated_permissions:
+            from toolrun.execution.hook_events import apply_permission_updates, suggested_rules
+
+            notes = apply_permission_updates(
+                self.decider, answer.updated_permissions, suggested_rules(suggestions)
+            )
+            added = [rule for note in notes for rule in note.get("applied", ())]
+            if added:
+                why += f"; {', '.join(added)} added for the rest of this run"
+            if self.journal is not None:
+                self.journal.write({"event": "permission_updates", "run_id": self.run_id,
+                                    "id": call.id, "updates": list(notes)})  # fmt: skip
         return call, CallDecision("allow", why, who, paths=paths)
 
     def _permission_updates(self, call: Call, state: _PlanState) -> list[dict[str, Any]]:
@@ -830,6 +860,8 @@ class Executor:
         try_now: bool = True,
     ) -> Result:
         queued = queued_at if queued_at is not None else time.time()
+        if self.stops.request is not None:  # a hook stopped the run: nothing more starts
+            return self._interrupted_before(state, call)
         if try_now and written is None:
             at_once = self._try_now(state, call, decision, scope, queued)
             if at_once is not None:
@@ -890,6 +922,7 @@ class Executor:
                         outcome = Outcome(Status.ERROR, "", str(exc), 0, now, now, {})
                 if outcome is not None:
                     post = await self._post_tool_use(call, outcome, state.cwd)
+                    self.stops.note(post, self.journal)
         finally:
             self._active.discard(scope)
         if outcome is None:
@@ -962,6 +995,8 @@ class Executor:
         (nothing ran) when the call takes the usual way."""
         tool = self.registry.get(call.tool)
         if tool is None or tool.kind is not ToolKind.READ or self._has_post_hooks():
+            return None
+        if self.stops.request is not None:  # _execute gives it the stop's result
             return None
         execution_id = new_execution_id()
         store = self._output_store(execution_id)
@@ -1082,7 +1117,9 @@ class Executor:
             )
         if not hooks.has_hooks("PostToolUseFailure"):
             return None
-        error = outcome.error or "failed"
+        from toolrun.execution.hook_events import failure_error
+
+        error = failure_error(call.tool, outcome.error, outcome.output, outcome.metadata)
         return await hooks.post_tool_use_failure(
             call.tool, call.input, error, call_id=call.id, cwd=cwd, duration_ms=took
         )
@@ -1103,6 +1140,10 @@ class Executor:
     def _interrupted_before(
         self, state: _PlanState, call: Call, decision: CallDecision | None = None
     ) -> Result:
+        if self.stops.request is not None and not self.interrupted:  # a hook stopped the run
+            return self._result(
+                state, call, self.stops.decision(), Status.INTERRUPTED, **self.stops.fields()
+            )
         return self._result(
             state,
             call,

@@ -140,6 +140,11 @@ class HookRunner:
             finally:
                 self._background = None
 
+    def cancel_background(self) -> None:
+        """The run was interrupted: end the background hooks now (their process groups)."""
+        if self._background is not None:
+            self._background.cancel_scope.cancel()
+
     async def session_event(self, event: HookEvent, **fields: Any) -> PostToolResult:
         """SessionStart (``source``), SessionEnd (``reason``) or Stop
         (``stop_hook_active``, ``last_assistant_message``): the matcher reads the first
