@@ -198,6 +198,10 @@ def exec_(
         progress.clear()
     for warning in report.warnings:  # records of a session that were skipped
         _say(f"toolrun: warning: {warning}")
+    if report.stopped is not None:  # a hook's continue: false (#30): exit 6
+        stop = report.stopped
+        _say(f"toolrun: stopped by {stop.get('event')} hook `{stop.get('command')}` "
+             f"({stop.get('source')}): {stop.get('reason')}")  # fmt: skip
     if report.output_error is not None:
         _silence_stdout()
         _say(
