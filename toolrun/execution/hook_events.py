@@ -47,7 +47,7 @@ class HookStops:
             if found is not None:
                 self.request = found
                 if journal is not None:
-                    journal.write({"event": "hook_stop", **found.to_json()})
+                    journal.write({"event": "hook_stop", "stopped": found.to_json()})
         return self.request is not None
 
     def decision(self) -> CallDecision:
