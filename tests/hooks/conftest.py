@@ -158,7 +158,8 @@ def wait_none_running(marker: str, within: float = 10.0) -> bool:
 
 
 def toolrun_exec(
-    ws: Path, config: str, calls: Sequence[Any], *args: str, turns: bool = False
+    ws: Path, config: str, calls: Sequence[Any], *args: str, turns: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int, list[dict[str, Any]], str]:
     """A real ``toolrun exec`` process in ``ws`` with ``config`` as its toolrun.yaml:
     (exit code, the jsonl results, stderr). ``turns``: ``calls`` is a list of turns."""
@@ -171,7 +172,7 @@ def toolrun_exec(
     done = subprocess.run(
         [sys.executable, "-m", "toolrun", "exec", "plan.json", "--format", "jsonl", *args],
         cwd=ws, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})},
     )  # fmt: skip
     results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     return done.returncode, results, done.stderr

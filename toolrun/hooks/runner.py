@@ -265,7 +265,14 @@ class HookRunner:
         self, calls: Sequence[BatchCall], *, cwd: Path | None = None
     ) -> PostToolResult:
         """Run the PostToolBatch hooks once after a concurrent run (matchers ignored)."""
+        from dataclasses import replace
+
         selection = self.select("PostToolBatch", None, cwd=cwd)
+        calls = [
+            replace(c, tool_input=absolute_paths(c.tool_name, c.tool_input, self.workspace))
+            if c.tool_name in _PATH_FIELDS else c
+            for c in calls
+        ]
         payload = self._input("PostToolBatch", cwd, tool_calls=calls)
         return await self._post(selection, payload)
 
