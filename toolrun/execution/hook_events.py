@@ -100,7 +100,7 @@ async def session_hooks(
             executor.journal.write(record)
 
     def background_done(run: HookRun) -> None:
-        journal({"event": "async_hook", "run_id": executor.run_id, **run.to_json()})
+        journal({"event": "async_hook", "run_id": executor.run_id, "hook": run.to_json()})
 
     hooks.on_background = background_done
     async with hooks.background():
