@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-#: what each field is called where it is shown
+#: what each field is called where it is shown in full, and in a one-line note
 LABELS = (("system_message", "systemMessage"), ("additional_context", "additionalContext"))
-_SHORT = 60
+_SHORT_LABELS = {"systemMessage": "message", "additionalContext": "context"}
+_SHORT = 32
 
 
 def hook_messages(records: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, str, str]]:
@@ -37,9 +38,10 @@ def messages_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def messages_note(records: Iterable[Mapping[str, Any]]) -> str:
     """The messages in a few words for a result's one-line note (text, table, ``runs``):
-    ``systemMessage: Build is red; additionalContext: generated file``."""
+    ``message: Build is red; context: generated file`` (each cut to fit a table)."""
     parts = []
     for label, _who, text in hook_messages(records):
         flat = " ".join(text.split())
-        parts.append(f"{label}: {flat if len(flat) <= _SHORT else flat[: _SHORT - 1] + '…'}")
+        short = flat if len(flat) <= _SHORT else flat[: _SHORT - 1] + "…"
+        parts.append(f"{_SHORT_LABELS[label]}: {short}")
     return "; ".join(parts)

@@ -60,8 +60,9 @@ def hooks_note(result: Mapping[str, Any]) -> str:
         parts.append(event)
     from toolrun.hooks.messages import messages_note  # (#30: what hooks said, in short)
 
-    said = messages_note(result.get("hooks") or ())
-    return ("hooks: " + ", ".join(parts) if parts else "") + (f"; {said}" if said else "")
+    said = messages_note(result.get("hooks") or ())  # first: a table cuts the note's end
+    ran = "hooks: " + ", ".join(parts) if parts else ""
+    return "; ".join(n for n in (said, ran) if n)
 
 
 def hooks_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
