@@ -171,7 +171,7 @@ def toolrun_exec(
     (ws / "plan.json").write_text(json.dumps(plan))
     done = subprocess.run(
         [sys.executable, "-m", "toolrun", "exec", "plan.json", "--format", "jsonl", *args],
-        cwd=ws, capture_output=True, text=True, timeout=120,
+        cwd=ws, capture_output=True, text=True, timeout=120, check=False,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})},
     )  # fmt: skip
     results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]

@@ -29,7 +29,7 @@ class Server:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)
                 server.seen.append({"path": self.path, "headers": dict(self.headers),
@@ -100,7 +100,7 @@ def test_what_a_response_means(
 ) -> None:
     server.answers["/pre"] = (status, body)
     extra = "toolrun: {hookFailure: closed}\n" if closed else ""
-    code, (r,), _err = toolrun_exec(ws, config({"url": f"{server.url}/pre"}, extra), CALL)
+    _code, (r,), _err = toolrun_exec(ws, config({"url": f"{server.url}/pre"}, extra), CALL)
     assert (ws / "ran.txt").exists() is runs
     assert r["status"] == ("ok" if runs else "denied")
     assert [s["path"] for s in server.seen] == ["/pre"]  # never /elsewhere
@@ -114,7 +114,7 @@ def test_what_a_response_means(
 def test_a_refused_connection_is_a_failure(ws: Path, server: Server) -> None:
     url = server.url
     server.close()
-    code, (r,), _err = toolrun_exec(ws, config({"url": f"{url}/pre"}), CALL)
+    _code, (r,), _err = toolrun_exec(ws, config({"url": f"{url}/pre"}), CALL)
     assert r["status"] == "ok"
     assert r["hooks"][0]["runs"][0]["failure"] == "http_error"
 
@@ -133,7 +133,7 @@ def test_allowed_http_hook_urls(
 ) -> None:
     server.answers[path] = (200, json.dumps(DENY))
     allowed = json.dumps([p.format(url=server.url) for p in patterns])
-    code, (r,), _err = toolrun_exec(
+    _code, (r,), _err = toolrun_exec(
         ws, config({"url": f"{server.url}{path}"}, f"allowedHttpHookUrls: {allowed}\n"), CALL
     )
     assert bool(server.seen) is contacted

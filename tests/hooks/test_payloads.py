@@ -72,7 +72,7 @@ def test_tool_paths_reach_hooks_absolute(
 
 
 def test_an_input_echoed_back_with_absolute_paths_is_no_rewrite(ws: Path) -> None:
-    command, log = logger(ws, "echo")
+    command, _log = logger(ws, "echo")
     config = hooks_yaml("PreToolUse", "Write", command, extra="permissions: {allow: [Write]}\n")
     call = {"tool": "Write", "input": {"file_path": "out.txt", "content": "x\n"}}
     code, (r,), _err = toolrun_exec(ws, config, [call])
@@ -110,7 +110,7 @@ def test_post_tool_use_failure_error_carries_the_commands_stderr(
 def test_a_failed_read_gives_its_error(ws: Path) -> None:
     hook, log = logger(ws)
     config = hooks_yaml("PostToolUseFailure", "Read", hook, extra=FAILURE)
-    code, (r,), _err = toolrun_exec(ws, config, [{"tool": "Read", "input": {"file_path": "gone"}}])
+    _code, (r,), _err = toolrun_exec(ws, config, [{"tool": "Read", "input": {"file_path": "gone"}}])
     assert r["status"] == "error"
     (event,) = seen(log)
     assert event["error"].splitlines()[0] == r["error"].splitlines()[0]

@@ -91,7 +91,7 @@ def test_session_start_matches_its_source(
 def test_session_start_stdout_is_context_in_the_journal(ws: Path) -> None:
     command, _log = recorder(ws, "'branch: feat/x'")
     config = f"hooks:\n  SessionStart: {group(command, 'startup')}\n"
-    code, _results, _err = toolrun_exec(ws, config, [{"tool": "Bash", "input": {"command": "true"}}],
+    _code, _results, _err = toolrun_exec(ws, config, [{"tool": "Bash", "input": {"command": "true"}}],
                                         "--ask", "allow")
     (record,) = [r for r in journal(ws) if r["event"] == "SessionStart"]
     assert record["additional_context"] == ["branch: feat/x"]
@@ -103,7 +103,7 @@ def test_a_dry_run_runs_no_session_hook(ws: Path) -> None:
         f"hooks:\n  SessionStart: {group(command)}\n  Stop: {group(command)}\n"
         f"  SessionEnd: {group(command)}\n"
     )
-    code, results, _err = toolrun_exec(
+    _code, results, _err = toolrun_exec(
         ws, config, [{"tool": "Bash", "input": {"command": "true"}}], "--dry-run"
     )
     assert results[0]["status"] in ("skipped", "denied")

@@ -81,7 +81,7 @@ def rules(tool: str, content: str | None = None, behavior: str = "allow",
 def test_nothing_wider_than_always_is_applied(ws: Path, updates: list[dict[str, Any]]) -> None:
     config, log = setup(ws, updates)
     other = {"tool": "Write", "input": {"file_path": "other.txt", "content": "x\n"}}
-    code, results, _err = toolrun_exec(ws, config, [[WRITE], [WRITE], [other]], turns=True)
+    _code, results, _err = toolrun_exec(ws, config, [[WRITE], [WRITE], [other]], turns=True)
     # each call was approved by the hook itself: no session rule stood in for it
     assert asked(log) == 3
     assert all(r["decided_by"]["kind"] == "hook" for r in results)
@@ -92,7 +92,7 @@ def test_nothing_wider_than_always_is_applied(ws: Path, updates: list[dict[str, 
 
 
 def test_a_deny_rule_a_hook_adds_denies_later_calls(ws: Path) -> None:
-    config, log = setup(ws, rules("Bash", "rm *", behavior="deny"), "permissions: {allow: [Bash]}\n")
+    config, _log = setup(ws, rules("Bash", "rm *", behavior="deny"), "permissions: {allow: [Bash]}\n")
     (ws / "keep.txt").write_text("k")
     calls = [[WRITE], [{"tool": "Bash", "input": {"command": "rm keep.txt"}}]]
     code, results, _err = toolrun_exec(ws, config, calls, turns=True)
@@ -103,7 +103,7 @@ def test_a_deny_rule_a_hook_adds_denies_later_calls(ws: Path) -> None:
 
 def test_a_settings_destination_applies_for_the_run_and_writes_no_file(ws: Path) -> None:
     config, log = setup(ws, rules("Edit", "./out.txt", destination="localSettings"))
-    code, results, _err = toolrun_exec(ws, config, [[WRITE], [WRITE]], turns=True)
+    code, _results, _err = toolrun_exec(ws, config, [[WRITE], [WRITE]], turns=True)
     assert code == 0 and asked(log) == 1
     assert not (ws / ".claude").exists()
     (record,) = [r for r in journal(ws) if r["event"] == "permission_updates"]

@@ -281,6 +281,7 @@ class Toolrun(Section):
         "maxCallsPerTurn",
         "maxConcurrency",
         "maxStoredOutput",
+        "plugins",
         "siblingAbortOnBashError",
         "strict",
     )
@@ -297,6 +298,7 @@ class Toolrun(Section):
     maxStoredOutput: int | None
     autoVerify: tuple[Verifier, ...] | None
     enforce: str | None
+    plugins: tuple[str, ...] | None
 
 
 TOOLRUN = Shape(
@@ -315,6 +317,7 @@ TOOLRUN = Shape(
     maxStoredOutput=optional(size),
     autoVerify=optional(items(VERIFIER.check)),
     enforce=optional(choice("auto", "required", "off")),
+    plugins=optional(_STRINGS),
 )
 
 

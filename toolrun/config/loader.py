@@ -79,6 +79,8 @@ class _Loaded:
     doc: Document
     spec: ConfigFile | ConfigView  # the fast path's reading, or the model's
     keys: KeyReport
+    #: a Claude Code plugin's hooks/hooks.json (toolrun.plugins): the plugin's folder
+    plugin: Path | None = None
 
     @property
     def hooks(self) -> HookGroups:
@@ -450,6 +452,7 @@ def load_config(
         if item is not None:
             loaded.append(item)
 
+    loaded.extend(_plugins(loaded, problems))
     warned: list[Problem] = []
     for item in loaded:
         _check_rules(item, problems, warned)
@@ -491,6 +494,46 @@ def load_config(
         examples=examples,
         unloaded=tuple(unloaded),
     )
+
+
+def _plugins(loaded: list[_Loaded], problems: list[Problem]) -> list[_Loaded]:
+    """The hooks/hooks.json of each folder a source's ``toolrun.plugins`` lists (relative
+    to that source's folder), read as a source of the same kind. A plugin brings hooks
+    only: any other setting in it is a located error, not a rule that slips in."""
+    found: list[_Loaded] = []
+    seen: set[Path] = set()
+    for item in loaded:
+        section = item.spec.toolrun
+        for i, folder in enumerate((section.plugins or ()) if section is not None else ()):
+            root = (item.root / os.path.expanduser(folder)).resolve()
+            hooks_file = root / "hooks" / "hooks.json"
+            if root in seen:
+                continue
+            seen.add(root)
+            if not hooks_file.is_file():
+                problems.append(Problem(
+                    item.doc.value_location(("toolrun", "plugins", i)), f"toolrun.plugins[{i}]",
+                    f"{display_path(hooks_file)} does not exist: the plugin's hooks would "
+                    "never run",
+                ))  # fmt: skip
+                continue
+            plugin = _read(item.kind, hooks_file, root, problems)
+            if plugin is None:
+                continue
+            others = [k for k in ("permissions", "toolrun", "sandbox", "mcpServers")
+                      if getattr(plugin.spec, k, None) is not None]  # fmt: skip
+            if others:
+                problems.append(Problem(
+                    plugin.doc.value_location((others[0],)), others[0],
+                    "a plugin's hooks.json holds hooks (and a description) only",
+                ))  # fmt: skip
+                continue
+            # its top-level ``description`` is the plugin's, not an unknown setting
+            keys = replace(plugin.keys, warnings=[
+                w for w in plugin.keys.warnings if not w.path.startswith("description")
+            ])  # fmt: skip
+            found.append(replace(plugin, keys=keys, plugin=root))
+    return found
 
 
 def _unloaded_warning(path: Path, home: Path) -> str:
@@ -691,6 +734,8 @@ def _merge(
                         url=h.url,
                         headers=tuple((h.headers or {}).items()),
                         allowed_env_vars=tuple(h.allowedEnvVars or ()),
+                        plugin_root=item.plugin,
+                        plugin_data=_plugin_data(workspace, item.plugin),
                     )
                     for i, h in enumerate(_commands(group))
                 )
@@ -735,6 +780,14 @@ def _merge(
         allowed_http_hook_urls=_merged_list(loaded, "allowedHttpHookUrls"),
         http_hook_allowed_env_vars=_merged_list(loaded, "httpHookAllowedEnvVars"),
     )
+
+
+def _plugin_data(workspace: Path, plugin: Path | None) -> Path | None:
+    """A plugin's persistent data folder: kept in the workspace's .toolrun (Claude Code
+    keeps it under ~/.claude/plugins/data), made when a hook of it first runs."""
+    if plugin is None:
+        return None
+    return workspace / ".toolrun" / "plugin-data" / plugin.name
 
 
 def _merged_list(loaded: list[_Loaded], key: str) -> tuple[str, ...] | None:

@@ -164,6 +164,11 @@ class ToolrunSection(BaseModel):
     strict: bool | None = Field(
         default=None, description="Unknown keys and other config warnings are errors (exit 3)."
     )
+    plugins: list[str] | None = Field(
+        default=None,
+        description="Claude Code plugin folders whose hooks/hooks.json hooks run (with "
+        "CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA set).",
+    )
     examples: list[ExampleSpec] | None = Field(
         default=None, description="Rule self-tests, checked by validate and check."
     )
