@@ -139,10 +139,11 @@ def suggested_rules(updates: Sequence[Mapping[str, Any]]) -> frozenset[str]:
 def _rule_text(rule: Any, escape: Any) -> str:
     if not isinstance(rule, Mapping) or not isinstance(rule.get("toolName"), str):
         return ""
+    tool: str = rule["toolName"]
     content = rule.get("ruleContent")
     if content is None:
-        return rule["toolName"]
-    return f"{rule['toolName']}({escape(str(content))})"
+        return tool
+    return f"{tool}({escape(str(content))})"
 
 
 def apply_permission_updates(

@@ -408,7 +408,8 @@ def _without_if(selection: Selection) -> Selection:
 
     from toolrun.hooks.models import SkippedHook
 
-    kept, skipped = [], list(selection.skipped)
+    kept: list[SelectedHook] = []
+    skipped = list(selection.skipped)
     for selected in selection.hooks:
         hook = selected.hook
         if hook.if_rule is None:
