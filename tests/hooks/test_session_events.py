@@ -122,3 +122,14 @@ def test_stop_and_session_end_exit_2_only_say_so(ws: Path) -> None:
     records = {r["event"]: r for r in journal(ws) if r["event"] in ("Stop", "SessionEnd")}
     assert records["Stop"]["blocked"] is True and records["Stop"]["reason"] == "keep going"
     assert records["SessionEnd"]["reason"] == "bye"
+
+
+def test_a_session_end_hook_gets_claude_codes_short_budget(ws: Path) -> None:
+    # no timeout of its own: 1.5 s, not hookTimeout's 600 s; it is killed, the run ends
+    hook = "sleep 30; touch late.txt"
+    config = f"permissions: {{allow: [Bash]}}\nhooks:\n  SessionEnd: {group(hook)}\n"
+    code, _results, _err = toolrun_exec(ws, config, [{"tool": "Bash", "input": {"command": "true"}}])
+    assert code == 0 and not (ws / "late.txt").exists()
+    (record,) = [r for r in journal(ws) if r["event"] == "SessionEnd"]
+    (run,) = record["runs"]
+    assert run["timed_out"] is True and "1.5 s" in run["error"]

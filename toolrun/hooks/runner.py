@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from toolrun.config.models import HookCommand
     from toolrun.tools.registry import ToolRegistry
 
+#: SessionEnd hooks without a ``timeout`` of their own get Claude Code's 1.5 s budget
+SESSION_END_TIMEOUT = 1.5
 #: Built-in tools whose path fields Claude Code sends absolute (docs/hooks "PreToolUse
 #: input": "for Write, Edit and Read, file_path is always absolute"; Glob's and Grep's
 #: ``path`` and NotebookEdit's ``notebook_path`` alike).
@@ -341,6 +343,8 @@ class HookRunner:
         if hook.type not in RUNNABLE_HOOK_TYPES:
             return unsupported(who, hook.type, failure_mode=failure_mode)
         timeout = hook.timeout if hook.timeout is not None else self.config.toolrun.hook_timeout
+        if event == "SessionEnd" and hook.timeout is None:
+            timeout = SESSION_END_TIMEOUT  # Claude Code's budget: the run is over
         if hook.async_:
             return self._start_background(who, hook, payload, timeout)
         result = await self._process(hook, payload, timeout)
