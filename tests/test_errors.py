@@ -4,8 +4,17 @@ from toolrun.errors import ExitCode, Location, PlanError, Problem
 
 
 def test_exit_codes_match_the_design() -> None:
-    # design §: 0-5 and 130; 129 is SIGHUP's interrupt (issue 27 allows it, README table)
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 129, 130]
+    # design §: 0-5 and 130; 129 is SIGHUP's interrupt (issue 27 allows it, README table);
+    # 6: a hook stopped the run (continue: false, issue 30)
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 6, 129, 130]
+
+
+def test_a_hook_stop_is_below_an_interrupt_and_above_a_denial() -> None:
+    assert ExitCode.combine([ExitCode.HOOK_STOPPED, ExitCode.DENIED]) is ExitCode.HOOK_STOPPED
+    assert ExitCode.combine([ExitCode.HOOK_STOPPED, ExitCode.FAILED]) is ExitCode.HOOK_STOPPED
+    assert ExitCode.combine([ExitCode.HOOK_STOPPED, ExitCode.INTERRUPTED]) is (
+        ExitCode.INTERRUPTED
+    )
 
 
 def test_a_hangup_is_an_interrupt_that_wins_over_the_rest() -> None:

@@ -18,17 +18,21 @@ class ExitCode(enum.IntEnum):
     INVALID = 3
     DENIED = 4
     ASK = 5
+    #: a hook stopped the run (``continue: false``, a PostToolBatch block): the calls
+    #: after it did not run
+    HOOK_STOPPED = 6
     #: interrupted by SIGHUP (the terminal closed): as 130, 128 + the signal's number
     HANGUP = 129
     INTERRUPTED = 130
 
     @staticmethod
     def combine(codes: Iterable[ExitCode]) -> ExitCode:
-        """The code to exit with when several apply: 129, 130, then 4, then 5, then 1."""
+        """The code to exit with when several apply: 129, 130, 6, then 4, then 5, then 1."""
         seen = set(codes)
         for code in (
             ExitCode.HANGUP,
             ExitCode.INTERRUPTED,
+            ExitCode.HOOK_STOPPED,
             ExitCode.DENIED,
             ExitCode.ASK,
             ExitCode.INVALID,

@@ -138,7 +138,8 @@ def test_post_tool_use_output_lands_in_the_result(runner: CliRunner, ws: Path) -
     assert ok["additional_context"] == ["seen hello"]
     assert ok["hook_feedback"] == "too loud"
     assert bad["status"] == "error"
-    assert bad["additional_context"] == ["failed: exit code 3"]
+    # PostToolUseFailure's error as Claude Code shapes it: "Exit code N", then the output
+    assert bad["additional_context"] == ["failed: Exit code 3"]
 
 
 def test_post_tool_batch_runs_once_per_concurrent_run(runner: CliRunner, ws: Path) -> None:

@@ -96,13 +96,13 @@ def test_claude_code_keys_toolrun_does_not_enforce_are_listed_once(
     config_at(
         tmp_path,
         "statusLine: {type: command, command: x}\nenv: {A: b}\nmodel: opus\n"
-        "hooks:\n  Stop: [{hooks: [{command: ./x}]}]\n",
+        "hooks:\n  Notification: [{hooks: [{command: ./x}]}]\n",
     )
     (tmp_path / "more.json").write_text('{"env": {"B": "c"}, "statusLine": {}}')
     config = load_config(workspace=tmp_path, env={}, settings_files=[tmp_path / "more.json"])
-    assert config.ignored == ("env", "statusLine", "model", "hooks.Stop")
+    assert config.ignored == ("env", "statusLine", "model", "hooks.Notification")
     [line] = [w for w in config.warnings if w.startswith("ignored: ")]
-    assert line.startswith("ignored: env, statusLine, model, hooks.Stop")
+    assert line.startswith("ignored: env, statusLine, model, hooks.Notification")
     assert caplog.text.count("ignored: ") == 1
     # known keys are not errors, even when strict
     assert load_config(workspace=tmp_path, env={}, strict=True).ignored

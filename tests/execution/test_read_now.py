@@ -240,7 +240,8 @@ def test_a_post_tool_use_hook_still_sees_every_read(ws: Path) -> None:
     (ws / "plan.json").write_text(json.dumps({"calls": calls}))
     result = CliRunner().invoke(main, ["exec", "plan.json", "--format", "jsonl"])
     assert result.exit_code == 0, result.output
-    assert sorted(log.read_text().split()) == ["f0.txt", "f1.txt", "f2.txt"]
+    # (the paths absolute, as Claude Code sends them)
+    assert sorted(log.read_text().split()) == [str(ws / f"f{i}.txt") for i in range(3)]
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert all(r["hooks"][0]["event"] == "PostToolUse" for r in lines)
 

@@ -155,3 +155,43 @@ def wait_none_running(marker: str, within: float = 10.0) -> bool:
     while running_with(marker) and time.monotonic() < deadline:
         time.sleep(0.02)
     return not running_with(marker)
+
+
+def toolrun_exec(
+    ws: Path, config: str, calls: Sequence[Any], *args: str, turns: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> tuple[int, list[dict[str, Any]], str]:
+    """A real ``toolrun exec`` process in ``ws`` with ``config`` as its toolrun.yaml:
+    (exit code, the jsonl results, stderr). ``turns``: ``calls`` is a list of turns."""
+    import json
+    import subprocess
+
+    (ws / "toolrun.yaml").write_text(config)
+    plan = {"turns": [{"calls": list(t)} for t in calls]} if turns else {"calls": list(calls)}
+    (ws / "plan.json").write_text(json.dumps(plan))
+    done = subprocess.run(
+        [sys.executable, "-m", "toolrun", "exec", "plan.json", "--format", "jsonl", *args],
+        cwd=ws, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})},
+    )  # fmt: skip
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return done.returncode, results, done.stderr
+
+
+def journal(ws: Path) -> list[dict[str, Any]]:
+    """The records of the workspace's one run journal."""
+    import json
+
+    (path,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def hooks_yaml(event: str, matcher: str, *commands: str, extra: str = "") -> str:
+    """A toolrun.yaml holding ``commands`` as ``event`` hooks (commands JSON-quoted)."""
+    import json
+
+    items = ", ".join("{type: command, command: " + json.dumps(c) + "}" for c in commands)
+    return (
+        f"hooks:\n  {event}:\n    - matcher: {json.dumps(matcher)}\n      hooks: [{items}]\n"
+        + extra
+    )

@@ -89,16 +89,6 @@ async def test_exit_1_is_a_non_blocking_error_in_both_modes(hooks: Hooks, failur
     assert result.decision is None
 
 
-async def test_valid_json_decides_whatever_the_exit_code(hooks: Hooks) -> None:
-    command = """echo '{"hookSpecificOutput": {"permissionDecision": "deny", \
-"permissionDecisionReason": "json says no"}}'; exit 1"""
-    result = await hooks.add("PreToolUse", "Bash", command).runner().pre_tool_use(
-        "Bash", BASH, call_id="c1"
-    )
-    assert (result.decision, result.reason) == ("deny", "json says no")
-    assert result.runs[0].exit_code == 1 and result.runs[0].outcome == "success"
-
-
 async def test_missing_script_open_is_recorded_and_runs_on(hooks: Hooks) -> None:
     result = await hooks.add("PreToolUse", "Bash", "./hooks/missing-guard.sh").runner().pre_tool_use(
         "Bash", BASH, call_id="c1"

@@ -67,7 +67,9 @@ def test_an_allow_approves_the_ask_without_the_prompt(runner: CliRunner, ws: Pat
     assert r["decided_by"]["kind"] == "hook"
     (event,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert event["hook_event_name"] == "PermissionRequest"
-    assert event["tool_name"] == "Write" and event["tool_input"] == WRITE["input"]
+    # the path absolute, as Claude Code sends it
+    absolute = {**WRITE["input"], "file_path": str(ws.resolve() / "out.txt")}
+    assert event["tool_name"] == "Write" and event["tool_input"] == absolute
     assert "tool_use_id" not in event
     # what "always" would add, as Claude Code offers it (a hook may echo it back)
     assert event["permission_suggestions"] == [{

@@ -112,7 +112,8 @@ async def test_post_tool_batch_gets_every_call_and_ignores_matchers(
     assert seen["hook_event_name"] == "PostToolBatch"
     assert seen["session_id"] == "run-test"
     assert seen["tool_calls"] == [
-        {"tool_name": "Read", "tool_input": {"file_path": "a"}, "tool_use_id": "c1",
+        # the path absolute, as Claude Code sends it (#30)
+        {"tool_name": "Read", "tool_input": {"file_path": str(ws / "a")}, "tool_use_id": "c1",
          "tool_response": "contents of a"},
         {"tool_name": "Grep", "tool_input": {"pattern": "x"}, "tool_use_id": "c2",
          "tool_response": {"matches": 0}},

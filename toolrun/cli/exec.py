@@ -110,7 +110,9 @@ def exec_(
     Results print in plan order, each as soon as every earlier call has its
     own. Exit codes: 0 all ok, 1 a call failed (or the journal could not be
     written to the end), 3 invalid input (a plan or config: nothing ran; with
-    `-`: a bad line), 4 a call was denied, 5 a call needed approval, 130
+    `-`: a bad line), 4 a call was denied, 5 a call needed approval, 6 a
+    hook stopped the run (`continue: false`, a PostToolBatch block: the
+    calls after it were not run), 130
     interrupted (Ctrl-C, SIGTERM, or stdout closed; a second Ctrl-C exits at
     once), 129 interrupted by SIGHUP (its terminal closed).
 
@@ -196,6 +198,10 @@ def exec_(
         progress.clear()
     for warning in report.warnings:  # records of a session that were skipped
         _say(f"toolrun: warning: {warning}")
+    if report.stopped is not None:  # a hook's continue: false (#30): exit 6
+        stop = report.stopped
+        _say(f"toolrun: stopped by {stop.get('event')} hook `{stop.get('command')}` "
+             f"({stop.get('source')}): {stop.get('reason')}")  # fmt: skip
     if report.output_error is not None:
         _silence_stdout()
         _say(

@@ -9,10 +9,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NoReturn, TypeVar
 
 import anyio
 import anyio.abc
@@ -128,6 +128,7 @@ def execute(
         enforced_reason=session.enforced_reason,
         warnings=tuple(session.input_warnings),
         hangup=session.hangup,
+        stopped=session.stopped,
     )
 
 
@@ -173,6 +174,7 @@ class _Session:
         self.enforced_reason: str | None = None
         #: records of a session that were skipped (unreadable lines, unknown types)
         self.input_warnings: list[Problem] = []
+        self.stopped: Mapping[str, Any] | None = None
 
     async def run(self) -> list[list[Result]]:
         # Signals are watched from start to end, MCP servers' start and shutdown included,
@@ -293,6 +295,8 @@ class _Session:
         finally:
             self.wall_ms = (time.time() - started) * 1000
             self.interrupted = executor.interrupted
+            stop = executor.stops.request
+            self.stopped = stop.to_json() if stop is not None else None
             self._enforcement()
             if self.stdin_calls is not None:  # counted once: the reader may still be reading
                 self.unread_lines = self.stdin_calls.unread
@@ -321,6 +325,7 @@ class _Session:
             "run_id": self.run_id,
             "wall_ms": self.wall_ms,
             "interrupted": self.interrupted,
+            **({"stopped": self.stopped} if self.stopped else {}),
             "enforced": self.enforced,
             "enforced_reason": self.enforced_reason,
             **({"unread_lines": self.unread_lines} if self.stdin_calls is not None else {}),

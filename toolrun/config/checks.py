@@ -94,6 +94,16 @@ def _check_hooks(loaded: _Loaded, problems: list[Problem], warnings: list[Proble
                             "no decision (a denial under toolrun.hookFailure: closed)",
                         )
                     )
+                elif hook.type == "http":
+                    if not (hook.url or "").startswith(("http://", "https://")):
+                        problems.append(
+                            Problem(
+                                loaded.doc.value_location(("hooks", event, g, "hooks", h)),
+                                f"hooks.{event}[{g}].hooks[{h}].url",
+                                f"an http hook needs an http:// or https:// url, not "
+                                f"{hook.url!r}: the hook would never run",
+                            )
+                        )
                 elif not (hook.command or "").strip():
                     problems.append(
                         Problem(

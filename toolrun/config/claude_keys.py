@@ -31,6 +31,7 @@ Status = Literal["enforced", "ignored", "restricting"]
 
 _ENFORCED = (
     "allowManagedHooksOnly", "allowManagedPermissionRulesOnly", "disableAllHooks", "hooks",
+    "allowedHttpHookUrls", "httpHookAllowedEnvVars",
     "permissions", "sandbox",
     "permissions.additionalDirectories", "permissions.allow", "permissions.ask",
     "permissions.defaultMode", "permissions.deny", "permissions.disableBypassPermissionsMode",
@@ -84,9 +85,8 @@ _IGNORED = (
     "enabledPlugins", "extraKnownMarketplaces", "pluginConfigs",
     "pluginSuggestionMarketplaces", "pluginTrustMessage", "skillOverrides",
     "strictKnownMarketplaces", "syncClaudeAiPlugins", "syncClaudeAiSkills",
-    # hooks and automation: toolrun runs command hooks only, so HTTP hook limits have
-    # nothing to limit; workflows are not run
-    "allowedHttpHookUrls", "disableWorkflows", "enableWorkflows", "httpHookAllowedEnvVars",
+    # automation: workflows are not run
+    "disableWorkflows", "enableWorkflows",
     "workflowKeywordTriggerEnabled", "workflowSizeGuideline",
     # permission settings about auto mode: toolrun decides auto as default (no classifier)
     "autoMode", "autoMode.classifyAllShell", "disableAutoMode", "skipAutoPermissionPrompt",

@@ -204,21 +204,29 @@ PERMISSIONS = Shape(
 
 
 class HookCommand(Section):
-    __slots__ = ("command", "if_", "timeout", "type")
+    __slots__ = ("allowedEnvVars", "async_", "command", "headers", "if_", "timeout", "type", "url")
     type: str
     command: str
     timeout: float | None
     if_: str | None
+    async_: bool | None
+    url: str | None
+    headers: dict[str, str] | None
+    allowedEnvVars: tuple[str, ...] | None
     _defaults: ClassVar[Mapping[str, object]] = {"type": "command", "command": ""}
 
 
 HOOK_COMMAND = Shape(
     HookCommand,
-    aliases={"if_": "if"},
+    aliases={"if_": "if", "async_": "async"},
     type=non_empty,
     command=string,
     timeout=optional(positive_float),
     if_=optional(string),
+    async_=optional(boolean),
+    url=optional(string),
+    headers=optional(mapping(string, string)),
+    allowedEnvVars=optional(items(string)),
 )
 
 
@@ -273,6 +281,7 @@ class Toolrun(Section):
         "maxCallsPerTurn",
         "maxConcurrency",
         "maxStoredOutput",
+        "plugins",
         "siblingAbortOnBashError",
         "strict",
     )
@@ -289,6 +298,7 @@ class Toolrun(Section):
     maxStoredOutput: int | None
     autoVerify: tuple[Verifier, ...] | None
     enforce: str | None
+    plugins: tuple[str, ...] | None
 
 
 TOOLRUN = Shape(
@@ -307,6 +317,7 @@ TOOLRUN = Shape(
     maxStoredOutput=optional(size),
     autoVerify=optional(items(VERIFIER.check)),
     enforce=optional(choice("auto", "required", "off")),
+    plugins=optional(_STRINGS),
 )
 
 
@@ -447,8 +458,10 @@ class ConfigView(Section):
     __slots__ = (
         "allowManagedHooksOnly",
         "allowManagedPermissionRulesOnly",
+        "allowedHttpHookUrls",
         "disableAllHooks",
         "hooks",
+        "httpHookAllowedEnvVars",
         "mcpServers",
         "permissions",
         "sandbox",
@@ -462,6 +475,8 @@ class ConfigView(Section):
     allowManagedPermissionRulesOnly: bool | None
     allowManagedHooksOnly: bool | None
     disableAllHooks: bool | None
+    allowedHttpHookUrls: tuple[str, ...] | None
+    httpHookAllowedEnvVars: tuple[str, ...] | None
 
 
 CONFIG = Shape(
@@ -474,6 +489,8 @@ CONFIG = Shape(
     allowManagedPermissionRulesOnly=_FLAG,
     allowManagedHooksOnly=_FLAG,
     disableAllHooks=_FLAG,
+    allowedHttpHookUrls=optional(_STRINGS),
+    httpHookAllowedEnvVars=optional(_STRINGS),
 )
 
 #: each shape by the name of the model in :mod:`toolrun.config.schema` it stands for

@@ -49,7 +49,7 @@ CLAUDE_HOOK_EVENTS = frozenset(
     }
 )  # fmt: skip
 CLAUDE_IGNORED_HOOK_FIELDS = frozenset(
-    {"statusMessage", "once", "async", "asyncRewake", "shell", "args"}
+    {"statusMessage", "once", "asyncRewake", "shell", "args"}
 )
 #: Claude Code's built-in tool names (docs/tools-reference; legacy names are rewritten by
 #: the rule grammar). MCP tools (``mcp__...``, plugins' included) are known by prefix.

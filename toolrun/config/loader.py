@@ -152,6 +152,7 @@ def load_config(
         if item is not None:
             loaded.append(item)
 
+    loaded.extend(_plugins(loaded, problems))
     warned: list[Problem] = []
     for item in loaded:
         _check_rules(item, problems, warned)
@@ -193,6 +194,46 @@ def load_config(
         examples=examples,
         unloaded=tuple(unloaded),
     )
+
+
+def _plugins(loaded: list[_Loaded], problems: list[Problem]) -> list[_Loaded]:
+    """The hooks/hooks.json of each folder a source's ``toolrun.plugins`` lists (relative
+    to that source's folder), read as a source of the same kind. A plugin brings hooks
+    only: any other setting in it is a located error, not a rule that slips in."""
+    found: list[_Loaded] = []
+    seen: set[Path] = set()
+    for item in loaded:
+        section = item.spec.toolrun
+        for i, folder in enumerate((section.plugins or ()) if section is not None else ()):
+            root = (item.root / os.path.expanduser(folder)).resolve()
+            hooks_file = root / "hooks" / "hooks.json"
+            if root in seen:
+                continue
+            seen.add(root)
+            if not hooks_file.is_file():
+                problems.append(Problem(
+                    item.doc.value_location(("toolrun", "plugins", i)), f"toolrun.plugins[{i}]",
+                    f"{display_path(hooks_file)} does not exist: the plugin's hooks would "
+                    "never run",
+                ))  # fmt: skip
+                continue
+            plugin = _read(item.kind, hooks_file, root, problems)
+            if plugin is None:
+                continue
+            others = [k for k in ("permissions", "toolrun", "sandbox", "mcpServers")
+                      if getattr(plugin.spec, k, None) is not None]  # fmt: skip
+            if others:
+                problems.append(Problem(
+                    plugin.doc.value_location((others[0],)), others[0],
+                    "a plugin's hooks.json holds hooks (and a description) only",
+                ))  # fmt: skip
+                continue
+            # its top-level ``description`` is the plugin's, not an unknown setting
+            keys = replace(plugin.keys, warnings=[
+                w for w in plugin.keys.warnings if not w.path.startswith("description")
+            ])  # fmt: skip
+            found.append(replace(plugin, keys=keys, plugin=root))
+    return found
 
 
 def _unloaded_warning(path: Path, home: Path) -> str:

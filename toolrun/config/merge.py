@@ -125,11 +125,18 @@ def _merge(
             for g, group in enumerate(groups):
                 commands = tuple(
                     HookCommand(
-                        command=h.command or f"<{h.type} hook>",
+                        command=h.command or (h.url if h.type == "http" and h.url else "")
+                        or f"<{h.type} hook>",
                         timeout=h.timeout,
                         source=item.source(("hooks", event, g, "hooks", i, "command")),
                         type=h.type,
                         if_rule=h.if_,
+                        async_=bool(h.async_),
+                        url=h.url,
+                        headers=tuple((h.headers or {}).items()),
+                        allowed_env_vars=tuple(h.allowedEnvVars or ()),
+                        plugin_root=item.plugin,
+                        plugin_data=_plugin_data(workspace, item.plugin),
                     )
                     for i, h in enumerate(_commands(group))
                 )
@@ -171,7 +178,30 @@ def _merge(
         policy_notes=tuple(notes),
         domains_lock=domains_lock,
         managed_domains=_managed_domains(managed) if domains_lock is not None else (),
+        allowed_http_hook_urls=_merged_list(loaded, "allowedHttpHookUrls"),
+        http_hook_allowed_env_vars=_merged_list(loaded, "httpHookAllowedEnvVars"),
     )
+
+
+def _plugin_data(workspace: Path, plugin: Path | None) -> Path | None:
+    """A plugin's persistent data folder: kept in the workspace's .toolrun (Claude Code
+    keeps it under ~/.claude/plugins/data), made when a hook of it first runs."""
+    if plugin is None:
+        return None
+    return workspace / ".toolrun" / "plugin-data" / plugin.name
+
+
+def _merged_list(loaded: list[_Loaded], key: str) -> tuple[str, ...] | None:
+    """A Claude Code allowlist: None when no source sets it, else every source's entries
+    (the arrays merge across sources, as Claude Code merges them)."""
+    found: list[str] | None = None
+    for item in loaded:
+        values = getattr(item.spec, key, None)
+        if values is None:
+            continue
+        found = found if found is not None else []
+        found.extend(v for v in values if v not in found)
+    return tuple(found) if found is not None else None
 
 
 def _managed_domains(managed: list[_Loaded]) -> tuple[str, ...]:

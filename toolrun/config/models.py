@@ -93,6 +93,17 @@ class HookCommand:
     type: str = "command"
     # Claude Code's handler-level ``if``: one permission rule used as a pre-filter.
     if_rule: str | None = None
+    #: ``async: true``: runs in the background; its output never decides anything
+    async_: bool = False
+    #: ``type: http``: the URL the payload is POSTed to, its headers (``$VAR`` expanded
+    #: only for the names in ``allowed_env_vars``)
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    allowed_env_vars: tuple[str, ...] = ()
+    #: a hook of a Claude Code plugin (``toolrun.plugins``): CLAUDE_PLUGIN_ROOT and
+    #: CLAUDE_PLUGIN_DATA are set for it
+    plugin_root: Path | None = None
+    plugin_data: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +202,10 @@ class Config:
     #: set), and their ``allowedDomains``: a WebFetch no managed allow covers is denied
     domains_lock: SettingSource | None = None
     managed_domains: tuple[str, ...] = ()
+    #: Claude Code's ``allowedHttpHookUrls`` / ``httpHookAllowedEnvVars``, merged across
+    #: sources (None: no source sets it, no restriction; an empty tuple allows nothing)
+    allowed_http_hook_urls: tuple[str, ...] | None = None
+    http_hook_allowed_env_vars: tuple[str, ...] | None = None
 
     def rules_for(self, behavior: Behavior) -> tuple[PermissionRule, ...]:
         return tuple(r for r in self.rules if r.behavior == behavior)

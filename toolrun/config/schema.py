@@ -54,6 +54,16 @@ class HookCommandSpec(_Open):
     if_: str | None = Field(
         default=None, alias="if", description="One permission rule used as a pre-filter."
     )
+    async_: bool | None = Field(
+        default=None, alias="async", description="Run in the background; decides nothing."
+    )
+    url: str | None = Field(default=None, description="type http: the URL to POST to.")
+    headers: dict[str, str] | None = Field(
+        default=None, description="type http: headers; $VAR only for allowedEnvVars."
+    )
+    allowedEnvVars: list[str] | None = Field(
+        default=None, description="type http: env vars the headers may interpolate."
+    )
 
 
 class HookMatcherSpec(_Open):
@@ -153,6 +163,11 @@ class ToolrunSection(BaseModel):
     )
     strict: bool | None = Field(
         default=None, description="Unknown keys and other config warnings are errors (exit 3)."
+    )
+    plugins: list[str] | None = Field(
+        default=None,
+        description="Claude Code plugin folders whose hooks/hooks.json hooks run (with "
+        "CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA set).",
     )
     examples: list[ExampleSpec] | None = Field(
         default=None, description="Rule self-tests, checked by validate and check."
@@ -292,4 +307,10 @@ class ConfigFile(_Open):
     disableAllHooks: bool | None = Field(
         default=None,
         description="true: no hook runs (in managed settings: not even managed hooks).",
+    )
+    allowedHttpHookUrls: list[str] | None = Field(
+        default=None, description="URL patterns (* wildcard) http hooks may target."
+    )
+    httpHookAllowedEnvVars: list[str] | None = Field(
+        default=None, description="Env vars any http hook's headers may interpolate."
     )

@@ -48,6 +48,8 @@ class _Loaded:
     doc: Document
     spec: ConfigFile | ConfigView  # the fast path's reading, or the model's
     keys: KeyReport
+    #: a Claude Code plugin's hooks/hooks.json (toolrun.plugins): the plugin's folder
+    plugin: Path | None = None
 
     @property
     def hooks(self) -> HookGroups:

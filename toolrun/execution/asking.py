@@ -131,9 +131,11 @@ class _Asking(_Bookkeeping):
         hooks = self.hooks
         if hooks is None or not hooks.has_hooks("PermissionRequest"):
             return None
+        suggestions = self._permission_updates(call, state)
         answer = await hooks.permission_request(
-            call.tool, call.input, cwd=state.cwd, suggestions=self._permission_updates(call, state)
+            call.tool, call.input, cwd=state.cwd, suggestions=suggestions
         )
+        self.stops.note(answer, self.journal)  # a deny with ``interrupt: true`` stops too
         by = answer.decided_by
         who = DecidedBy("hook", by.command, by.source) if by is not None else DecidedBy("hook")
         if answer.decision == "deny":
@@ -159,6 +161,18 @@ class _Asking(_Bookkeeping):
                 return self._result(state, call, replace(again, reason=why), status, error=why)
             paths = again.paths
         why = f"approved by PermissionRequest hook {by} ({ask_reason(decision.reason)})"
+        if answer.updated_permissions:
+            from toolrun.execution.hook_events import apply_permission_updates, suggested_rules
+
+            notes = apply_permission_updates(
+                self.decider, answer.updated_permissions, suggested_rules(suggestions)
+            )
+            added = [rule for note in notes for rule in note.get("applied", ())]
+            if added:
+                why += f"; {', '.join(added)} added for the rest of this run"
+            if self.journal is not None:
+                self.journal.write({"event": "permission_updates", "run_id": self.run_id,
+                                    "id": call.id, "updates": list(notes)})  # fmt: skip
         return call, CallDecision("allow", why, who, paths=paths)
 
     def _permission_updates(self, call: Call, state: _PlanState) -> list[dict[str, Any]]:
@@ -253,7 +267,9 @@ class _Asking(_Bookkeeping):
             )
         if not hooks.has_hooks("PostToolUseFailure"):
             return None
-        error = outcome.error or "failed"
+        from toolrun.execution.hook_events import failure_error
+
+        error = failure_error(call.tool, outcome.error, outcome.output, outcome.metadata)
         return await hooks.post_tool_use_failure(
             call.tool, call.input, error, call_id=call.id, cwd=cwd, duration_ms=took
         )
@@ -275,6 +291,7 @@ class _Asking(_Bookkeeping):
             self._active.discard(scope)
         if scope.cancelled_caught:
             return
+        self.stops.note(outcome, self.journal)  # a block stops before the next batch or turn
         if self.journal is not None:
             self.journal.write(
                 {

@@ -35,6 +35,7 @@ from toolrun.plan.models import Call
 from toolrun.stored import OutputStore
 
 if TYPE_CHECKING:
+    from toolrun.execution.hook_events import HookStops
     from toolrun.execution.journal import Journal
     from toolrun.hooks import PostToolResult, PreToolUseResult
     from toolrun.sandbox.policy import SandboxPolicy
@@ -45,6 +46,9 @@ class _Bookkeeping(_Delivery):
     settings: ExecSettings
     run_id: str
     jails: JailKeeper
+    interrupted: bool
+    #: a hook's ``continue: false`` (or a PostToolBatch block): nothing more starts
+    stops: HookStops
     _sandbox: SandboxPolicy | None
     # the journal whose stored-outputs folder was worked out, and the folder
     _stored_dir: tuple[Journal | None, Path]
@@ -125,6 +129,9 @@ class _Bookkeeping(_Delivery):
     def _interrupted_before(
         self, state: _PlanState, call: Call, decision: CallDecision | None = None
     ) -> Result:
+        stops = self.stops
+        if stops.request is not None and not self.interrupted:  # a hook stopped the run
+            return self._result(state, call, stops.decision(), Status.INTERRUPTED, **stops.fields())
         return self._result(
             state,
             call,

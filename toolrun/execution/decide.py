@@ -77,6 +77,27 @@ class EngineDecider:
         found = suggest(self.engine, decision, cwd=cwd)
         return found.rules, found.why
 
+    def add_rules_for_run(self, behavior: str, rules: Sequence[str]) -> None:
+        """Add ``rules`` for the rest of the run (a PermissionRequest hook's
+        ``updatedPermissions``; the caller keeps allow rules to what "always" adds)."""
+        if behavior == "allow":
+            self.allow_for_run(rules)
+            return
+        import dataclasses
+
+        from toolrun.config.models import PermissionRule
+        from toolrun.permissions import PermissionEngine
+        from toolrun.permissions.suggest import session_source
+
+        engine = self.engine
+        config = engine.config
+        source = session_source(Path(engine.workspace))
+        extra = tuple(PermissionRule(behavior, text, source) for text in rules)  # type: ignore[arg-type]
+        self.engine = PermissionEngine(
+            dataclasses.replace(config, rules=config.rules + extra), engine.registry,
+            memo=engine.memo,
+        )
+
     def allow_for_run(self, rules: Sequence[str]) -> None:
         """Add ``rules`` as allow rules for the rest of the run ("always" at the prompt)."""
         from toolrun.permissions.suggest import with_allow_rules

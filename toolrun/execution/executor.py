@@ -21,6 +21,7 @@ The executor is built in layers, each a module of its own, each using only those
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -32,6 +33,7 @@ from toolrun.execution.asking import AskAnswer, AskHandler, Decider, ask_reason
 from toolrun.execution.bookkeeping import _ids, new_execution_id, started_line, started_record
 from toolrun.execution.capacity import Capacity
 from toolrun.execution.delivery import FlushSink, ResultSink, _Ordered
+from toolrun.execution.hook_events import HookStops, session_hooks
 from toolrun.execution.jailing import JailKeeper, edit_denies, literal_denies, read_denied
 from toolrun.execution.journal import Journal
 from toolrun.execution.locks import FileLocks
@@ -110,6 +112,8 @@ class Executor(_Scheduling):
         self.locks = FileLocks()
         self.capacity = Capacity(settings.max_concurrency, settings.kind_limits)
         self.interrupted = False
+        #: a hook's ``continue: false`` (or PostToolBatch block): nothing more starts
+        self.stops = HookStops()
         self._active: set[anyio.CancelScope] = set()
         self._ask_lock = anyio.Lock()
         self._unshown: list[Result] = []  # delivered, for on_result at the next tick
@@ -146,19 +150,20 @@ class Executor(_Scheduling):
             )
             states.append(state)
         try:
-            if jobs == 1:
-                for state in states:
-                    await self._run_plan(state)
-            else:
-                plan_slots = anyio.CapacityLimiter(jobs)
-
-                async def one(state: _PlanState) -> None:
-                    async with plan_slots:
-                        await self._run_plan(state)
-
-                async with anyio.create_task_group() as tg:
+            async with self._session():
+                if jobs == 1:
                     for state in states:
-                        tg.start_soon(one, state)
+                        await self._run_plan(state)
+                else:
+                    plan_slots = anyio.CapacityLimiter(jobs)
+
+                    async def one(state: _PlanState) -> None:
+                        async with plan_slots:
+                            await self._run_plan(state)
+
+                    async with anyio.create_task_group() as tg:
+                        for state in states:
+                            tg.start_soon(one, state)
         finally:
             self._tick()
             self.jails.close()  # (the jail's processes end with the run)
@@ -186,21 +191,26 @@ class Executor(_Scheduling):
             results=results,
         )
         try:
-            async for turn, invalid in turns:
-                for result in invalid:
-                    state.out.put(result)
-                if self.interrupted:
-                    for call in turn.calls:
-                        state.out.put(self._interrupted_before(state, call))
-                else:
-                    await self._run_turn(state, turn)
-                if self.interrupted:
-                    break  # lines not read yet are not calls: they get no result
+            async with self._session():
+                async for turn, invalid in turns:
+                    for result in invalid:
+                        state.out.put(result)
+                    if self.interrupted:
+                        for call in turn.calls:
+                            state.out.put(self._interrupted_before(state, call))
+                    else:
+                        await self._run_turn(state, turn)
+                    if self.interrupted:
+                        break  # lines not read yet are not calls: they get no result
         finally:
             self._tick()
             self.jails.close()  # (the jail's processes end with the run)
         self._raise_sink_error()
         return results
+
+    def _session(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """SessionStart, Stop and SessionEnd hooks around the run (hook_events)."""
+        return session_hooks(self.hooks, self.stops, self, dry_run=self.settings.dry_run)
 
     def invalid_result(self, file: str, index: int, call_id: str, error: str) -> Result:
         """The result of a stream line that is not a valid call: it never runs."""

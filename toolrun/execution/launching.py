@@ -83,6 +83,8 @@ class _Launching(_Asking):
         try_now: bool = True,
     ) -> Result:
         queued = queued_at if queued_at is not None else time.time()
+        if self.stops.request is not None:  # a hook stopped the run: nothing more starts
+            return self._interrupted_before(state, call)
         if try_now and written is None:
             at_once = self._try_now(state, call, decision, scope, queued)
             if at_once is not None:
@@ -143,6 +145,7 @@ class _Launching(_Asking):
                         outcome = Outcome(Status.ERROR, "", str(exc), 0, now, now, {})
                 if outcome is not None:
                     post = await self._post_tool_use(call, outcome, state.cwd)
+                    self.stops.note(post, self.journal)
         finally:
             self._active.discard(scope)
         if outcome is None:
@@ -209,6 +212,8 @@ class _Launching(_Asking):
         (nothing ran) when the call takes the usual way."""
         tool = self.registry.get(call.tool)
         if tool is None or tool.kind is not ToolKind.READ or self._has_post_hooks():
+            return None
+        if self.stops.request is not None:  # _execute gives it the stop's result
             return None
         execution_id = new_execution_id()
         store = self._output_store(execution_id)

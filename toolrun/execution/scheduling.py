@@ -62,7 +62,7 @@ class _Scheduling(_Launching):
         ctx = self._context(state.cwd)
         runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
-            if self.interrupted:
+            if self.interrupted or self.stops.request is not None:
                 for call in run.calls:
                     state.out.put(self._interrupted_before(state, call))
                 continue
@@ -128,9 +128,15 @@ class _Scheduling(_Launching):
             for call in calls:
                 state.out.put(self._interrupted_before(state, call))
             return
+        stopper = next((pre[c.index] for c in calls if c.index in pre and pre[c.index].stop), None)
+        self.stops.note(stopper, self.journal)
         allowed: list[tuple[Call, CallDecision]] = []
         for original in calls:
             hook_result = pre.get(original.index)
+            if self.stops.request is not None and (stopper is None or hook_result is not stopper):
+                # a hook stopped the run (another call's, or an earlier event's): no start
+                state.out.put(self._interrupted_before(state, original))
+                continue
             call, problem = self._rewritten(state, original, hook_result)
             if problem is not None:
                 state.out.put(problem)

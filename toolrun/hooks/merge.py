@@ -33,6 +33,7 @@ from toolrun.hooks.models import (
     PreDecision,
     PreToolUseResult,
     SkippedHook,
+    StopRequest,
 )
 from toolrun.permissions.decision import Decision
 
@@ -64,6 +65,7 @@ def merge_pre_tool_use(
             continue
         if decision is None or _PRIORITY[d] > _PRIORITY[decision]:
             decision, winner = d, run
+    stopper = next((r for r in runs if r.stop), None)
     return PreToolUseResult(
         decision=decision,
         reason=winner.reason if winner is not None else None,
@@ -71,12 +73,24 @@ def merge_pre_tool_use(
         updated_input=updated,
         additional_context=tuple(r.additional_context for r in runs if r.additional_context),
         system_messages=tuple(r.system_message for r in runs if r.system_message),
-        stop=any(r.stop for r in runs),
+        stop=stopper is not None,
         runs=tuple(runs),
         skipped=tuple(skipped),
         problems=tuple(problems),
         event=event,
+        stopped_by=stopper.ref if stopper is not None else None,
+        stop_reason=_stop_reason(stopper),
+        # rules come with an allow only; a deny of another hook wins over them
+        updated_permissions=tuple(
+            e for r in runs if r.decision == "allow" for e in r.updated_permissions
+        ) if decision == "allow" else (),
     )
+
+
+def _stop_reason(run: HookRun | None) -> str | None:
+    if run is None:
+        return None
+    return run.stop_reason or "the hook said continue: false"
 
 
 def merge_post(
@@ -88,6 +102,7 @@ def merge_post(
 ) -> PostToolResult:
     """Combine PostToolUse / PostToolUseFailure / PostToolBatch runs (config order)."""
     blocker = next((r for r in runs if r.decision in ("block", "deny")), None)
+    stopper = next((r for r in runs if r.stop), None)
     output: Any = None
     for run in runs:
         if run.updated_tool_output is not None:
@@ -100,10 +115,12 @@ def merge_post(
         additional_context=tuple(r.additional_context for r in runs if r.additional_context),
         updated_tool_output=output,
         system_messages=tuple(r.system_message for r in runs if r.system_message),
-        stop=any(r.stop for r in runs),
+        stop=stopper is not None,
         runs=tuple(runs),
         skipped=tuple(skipped),
         problems=tuple(problems),
+        stopped_by=stopper.ref if stopper is not None else None,
+        stop_reason=_stop_reason(stopper),
     )
 
 
@@ -191,3 +208,17 @@ def _note(decision: FinalDecision, note: str) -> FinalDecision:
     return FinalDecision(
         decision.decision, decision.reason, decision.decided_by, (*decision.notes, note)
     )
+
+
+def stop_request(result: PreToolUseResult | PostToolResult) -> StopRequest | None:
+    """Does ``result`` stop the run? ``continue: false`` from any hook of any event, and a
+    PostToolBatch block (exit 2 or ``decision: block``: "stops before the next model call")."""
+    if result.stopped_by is not None:
+        return StopRequest(result.event, result.stopped_by, result.stop_reason or "")
+    if isinstance(result, PostToolResult) and result.event == "PostToolBatch" and result.blocked:
+        return StopRequest(
+            "PostToolBatch",
+            result.decided_by or HookRef("?", "?"),
+            result.reason or "the hook blocked the batch",
+        )
+    return None

@@ -13,20 +13,22 @@ from typing import Any, Literal
 
 #: The hook events toolrun runs: the one list (the config's key checks read it from here).
 HookEvent = Literal[
-    "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "PostToolBatch"
+    "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "PostToolBatch",
+    "SessionStart", "SessionEnd", "Stop",
 ]
-#: The hook handler types toolrun runs; others (``prompt``, ``agent``, ``http``, ...) load
+#: The hook handler types toolrun runs; others (``prompt``, ``agent``, ``mcp_tool``) load
 #: with a warning and give no decision (a denial under ``hookFailure: closed``).
-RUNNABLE_HOOK_TYPES = frozenset({"command"})
+RUNNABLE_HOOK_TYPES = frozenset({"command", "http"})
 #: What one PreToolUse hook (or all of them, merged) says about the call.
 PreDecision = Literal["allow", "ask", "deny", "defer"]
 #: What one hook run contributed: a PreToolUse decision, or ``block`` for Post events.
 RunDecision = Literal["allow", "ask", "deny", "defer", "block"]
 #: Claude Code's three outcomes of a hook run.
-Outcome = Literal["success", "blocking_error", "non_blocking_error"]
+Outcome = Literal["success", "blocking_error", "non_blocking_error", "background"]
 #: Why a hook did not run properly. With ``hookFailure: closed`` each one blocks.
 Failure = Literal[
-    "timeout", "crash", "not_found", "not_executable", "invalid_json", "spawn_error", "unsupported"
+    "timeout", "crash", "not_found", "not_executable", "invalid_json", "spawn_error",
+    "unsupported", "json_on_error", "http_error", "url_not_allowed",
 ]
 Behavior = Literal["allow", "ask", "deny"]
 
@@ -75,6 +77,8 @@ class HookRun:
     system_message: str | None = None
     stop: bool = False
     stop_reason: str | None = None
+    #: PermissionRequest allow: Claude Code's PermissionUpdate entries, as given
+    updated_permissions: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def ref(self) -> HookRef:
@@ -107,6 +111,8 @@ class HookRun:
         if self.stop:
             out["stop"] = True
             out["stop_reason"] = self.stop_reason
+        if self.updated_permissions:
+            out["updated_permissions"] = [dict(e) for e in self.updated_permissions]
         return out
 
 
@@ -149,6 +155,11 @@ class PreToolUseResult:
     skipped: tuple[SkippedHook, ...] = ()
     problems: tuple[str, ...] = ()
     event: HookEvent = "PreToolUse"
+    #: the first hook (config order) that said ``continue: false``, and its stopReason
+    stopped_by: HookRef | None = None
+    stop_reason: str | None = None
+    #: PermissionRequest allow: the PermissionUpdate entries of the allowing hooks
+    updated_permissions: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -160,6 +171,7 @@ class PreToolUseResult:
             "additional_context": list(self.additional_context),
             "system_messages": list(self.system_messages),
             "stop": self.stop,
+            **_stop_json(self.stopped_by, self.stop_reason),
             "runs": [r.to_json() for r in self.runs],
             "skipped": [s.to_json() for s in self.skipped],
             "problems": list(self.problems),
@@ -186,6 +198,8 @@ class PostToolResult:
     runs: tuple[HookRun, ...] = ()
     skipped: tuple[SkippedHook, ...] = ()
     problems: tuple[str, ...] = ()
+    stopped_by: HookRef | None = None
+    stop_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -197,10 +211,33 @@ class PostToolResult:
             "updated_tool_output": self.updated_tool_output,
             "system_messages": list(self.system_messages),
             "stop": self.stop,
+            **_stop_json(self.stopped_by, self.stop_reason),
             "runs": [r.to_json() for r in self.runs],
             "skipped": [s.to_json() for s in self.skipped],
             "problems": list(self.problems),
         }
+
+
+def _stop_json(by: HookRef | None, reason: str | None) -> dict[str, Any]:
+    return {"stopped_by": by.to_json(), "stop_reason": reason} if by is not None else {}
+
+
+@dataclass(frozen=True, slots=True)
+class StopRequest:
+    """A hook said ``continue: false`` (or PostToolBatch blocked): the run stops there.
+
+    ``event`` is where it was said; ``reason`` the hook's ``stopReason`` (or why)."""
+
+    event: HookEvent
+    hook: HookRef
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"stopped by {self.event} hook {self.hook}: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.event, **self.hook.to_json(), "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,11 @@ class ProcessResult:
     spawn_error: str | None = None
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    #: an http hook: the response's status (None: no response, or a command hook)
+    http_status: int | None = None
+    #: why it could not do its job, when the result says it beyond an exit code (an http
+    #: hook's ``http_error`` or ``url_not_allowed``); ``spawn_error`` says the detail
+    failure: str | None = None
 
 
 @dataclass(slots=True)

@@ -2,17 +2,18 @@
 output mean (docs/hooks "Exit code output", "JSON output").
 
 * exit 0: stdout is JSON only if its first non-whitespace character is ``{``,
-  otherwise plain text (ignored);
+  otherwise plain text (SessionStart: context; else ignored);
 * exit 2: a blocking error, stderr is the reason (PreToolUse: deny; Post
   events: ``block``); any JSON is ignored;
-* any other code: a non-blocking error;
-* if valid JSON was printed, the JSON decides whatever the exit code (but 2);
+* any other code: a non-blocking error, and any JSON it printed is ignored
+  (Claude Code reads JSON only on exit 0: exit 1 with a deny is no deny);
 * failures: a timeout, a crash (killed by a signal, or the shell's 129-192
   report of one), exit 127 (command not found), exit 126 (not executable), a
-  hook that cannot be started, and invalid JSON (stdout starting with ``{``
-  that does not parse, or has the wrong shape). With ``hookFailure: open``
-  they are non-blocking errors; with ``closed`` each one blocks (PreToolUse:
-  deny), naming the hook.
+  hook that cannot be started, invalid JSON (stdout starting with ``{`` that
+  does not parse, or has the wrong shape) and JSON printed with a non-zero exit
+  (the hook meant to say something and failed). With ``hookFailure: open`` they
+  are non-blocking errors; with ``closed`` each one blocks (PreToolUse: deny),
+  naming the hook.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ _REASON_LIMIT = 10_000
 #: Events whose block is a denial of the call (exit 2 of a PermissionRequest hook denies:
 #: failing closed, as a blocking error should).
 _DECIDING = ("PreToolUse", "PermissionRequest")
+#: Events of the run, not of a call: no tool fields (the matcher reads ``source`` /
+#: ``reason``; ``if`` never runs there, as in Claude Code).
+SESSION_EVENTS = ("SessionStart", "SessionEnd", "Stop")
 
 
 def _jsonable(value: Any) -> Any:
@@ -90,8 +94,12 @@ def build_input(
     transcript_path: str | None = None,
     duration_ms: int | None = None,
     permission_suggestions: Sequence[Mapping[str, Any]] | None = None,
+    session_fields: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The stdin object for one event (fields as Claude Code names them).
+
+    ``session_fields``: SessionStart's ``source``, SessionEnd's ``reason``, Stop's
+    ``stop_hook_active`` and ``last_assistant_message``.
 
     ``transcript_path`` is the run's journal (null when the run keeps none).
     """
@@ -104,6 +112,9 @@ def build_input(
     }
     if event == "PostToolBatch":
         payload["tool_calls"] = [c.to_json() for c in tool_calls or ()]
+        return payload
+    if event in SESSION_EVENTS:
+        payload.update(session_fields or {})
         return payload
     payload["tool_name"] = tool_name
     payload["tool_input"] = dict(tool_input or {})
@@ -142,6 +153,7 @@ class HookOutput:
     system_message: str | None = None
     stop: bool = False
     stop_reason: str | None = None
+    updated_permissions: tuple[Mapping[str, Any], ...] = ()
 
 
 class _Shape(ValueError):
@@ -175,6 +187,7 @@ def parse_output(event: HookEvent, data: Mapping[str, Any]) -> HookOutput:
     decision: RunDecision | None = None
     updated_input: Mapping[str, Any] | None = None
     updated_output: Any = None
+    permissions: tuple[Mapping[str, Any], ...] = ()
     if event == "PreToolUse":
         if legacy is not None:
             if legacy not in _LEGACY:
@@ -201,12 +214,21 @@ def parse_output(event: HookEvent, data: Mapping[str, Any]) -> HookOutput:
         updated_input = _opt(answer, "updatedInput", dict, where)
         if updated_input is not None and behavior != "allow":
             updated_input = None  # Claude Code applies updatedInput only with allow
+        permissions = _permission_entries(answer.get("updatedPermissions"), where)
+        if behavior != "allow":
+            permissions = ()  # for "allow" only, as in Claude Code
+        if behavior == "deny" and _opt(answer, "interrupt", bool, where):
+            cont = False  # ``interrupt: true`` with a deny stops the agent
+            stop_reason = stop_reason or reason
     else:
         if legacy is not None:
             if legacy not in ("block", "approve"):
                 raise _Shape(f"decision must be 'block', not {legacy!r}")
             decision = "block" if legacy == "block" else None
-        updated_output = specific.get("updatedToolOutput", specific.get("updatedMCPToolOutput"))
+        if event == "PostToolUse":
+            updated_output = specific.get(
+                "updatedToolOutput", specific.get("updatedMCPToolOutput")
+            )
     return HookOutput(
         decision=decision,
         reason=reason,
@@ -216,7 +238,34 @@ def parse_output(event: HookEvent, data: Mapping[str, Any]) -> HookOutput:
         system_message=system_message,
         stop=cont is False,
         stop_reason=stop_reason,
+        updated_permissions=permissions,
     )
+
+
+_PERMISSION_TYPES = (
+    "addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories"
+)  # fmt: skip
+
+
+def _permission_entries(value: Any, where: str) -> tuple[Mapping[str, Any], ...]:
+    """``updatedPermissions``: a list of PermissionUpdate objects, each with a known
+    ``type`` (what toolrun does with each is the executor's: it never widens)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _Shape(f"{where}updatedPermissions must be a list, not {type(value).__name__}")
+    entries = []
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise _Shape(f"{where}updatedPermissions[{i}] must be a JSON object")
+        kind = entry.get("type")
+        if kind not in _PERMISSION_TYPES:
+            raise _Shape(
+                f"{where}updatedPermissions[{i}].type must be one of "
+                f"{', '.join(_PERMISSION_TYPES)}, not {kind!r}"
+            )
+        entries.append(entry)
+    return tuple(entries)
 
 
 def _load_json(stdout: str) -> tuple[Mapping[str, Any] | None, str | None]:
@@ -261,6 +310,12 @@ def _describe_failure(failure: Failure, result: ProcessResult, timeout: float) -
         return "exited 127: command not found"
     if failure == "not_executable":
         return "exited 126: command not executable"
+    if failure == "json_on_error":
+        return f"exited {code}"
+    if failure == "http_error":
+        return "failed"
+    if failure == "url_not_allowed":
+        return "was not run"
     return "printed invalid JSON"
 
 
@@ -294,7 +349,10 @@ def interpret(
     failure: Failure | None = None
     detail = ""
     output: HookOutput | None = None
-    if result.spawn_error is not None:
+    if result.failure in ("http_error", "url_not_allowed"):
+        failure = "http_error" if result.failure == "http_error" else "url_not_allowed"
+        detail = result.spawn_error or ""
+    elif result.spawn_error is not None:
         failure = "spawn_error"
     elif result.timed_out or code is None:
         failure = "timeout"
@@ -305,7 +363,7 @@ def interpret(
             legacy = data.get("reason") if data is not None else None
             reason = legacy if isinstance(legacy, str) and legacy else "the hook exited 2"
         return HookRun(**common, outcome="blocking_error", decision=block, reason=reason)
-    else:
+    elif code == 0:
         data, problem = _load_json(result.stdout)
         if data is not None:
             try:
@@ -316,14 +374,24 @@ def interpret(
             failure, detail = "invalid_json", problem
         elif output is not None:
             return _from_output(common, output)
-        elif code == 0:
+        else:
+            text = result.stdout.strip()
+            # plain stdout is context for SessionStart; a plain 2xx body for http hooks
+            if text and (event == "SessionStart" or result.http_status is not None):
+                return HookRun(**common, outcome="success", additional_context=_trim(text))
             return HookRun(**common, outcome="success")
-        elif _crashed(code):
+    else:
+        printed_json = result.stdout.lstrip().startswith("{")
+        if _crashed(code):
             failure = "crash"
         elif code == 127:
             failure = "not_found"
         elif code == 126:
             failure = "not_executable"
+        elif printed_json:
+            # Claude Code reads JSON only on exit 0: what it says is not taken
+            failure = "json_on_error"
+            detail = "its JSON output is ignored (JSON is read only on exit 0)"
         else:
             error = f"exit code {code}"
             if result.stderr.strip():
@@ -331,7 +399,9 @@ def interpret(
             return HookRun(**common, outcome="non_blocking_error", error=error)
     what = _describe_failure(failure, result, timeout)
     error = f"{what}: {detail}" if detail else what
-    if failure in ("not_found", "not_executable", "crash") and result.stderr.strip():
+    if failure in ("not_found", "not_executable", "crash", "json_on_error") and (
+        result.stderr.strip()
+    ):
         error += f" ({_trim(result.stderr, 2000)})"
     if failure_mode == "closed":
         reason = f"hook `{who.command}` ({who.source}) {error}; hookFailure: closed blocks the call"
@@ -388,4 +458,5 @@ def _from_output(common: Mapping[str, Any], output: HookOutput) -> HookRun:
         system_message=output.system_message,
         stop=output.stop,
         stop_reason=output.stop_reason,
+        updated_permissions=output.updated_permissions,
     )

@@ -8,9 +8,10 @@ read it. No click and no printing here.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from toolrun.errors import ExitCode, Problem
 from toolrun.execution.results import Result, Status
@@ -69,6 +70,8 @@ class ExecReport:
     sources: tuple[str, ...] = ()
     #: the config's warnings (shown on stderr as the config loads; in the JSON report too)
     config_warnings: tuple[str, ...] = ()
+    #: a hook stopped the run (``continue: false``): which, and why (exit 6)
+    stopped: Mapping[str, Any] | None = None
 
     @property
     def exit_code(self) -> ExitCode:
@@ -77,6 +80,8 @@ class ExecReport:
             codes.update(c for c in map(_code_of, self.all_results) if c is not None)
         if self.interrupted:
             codes.add(ExitCode.HANGUP if self.hangup else ExitCode.INTERRUPTED)
+        if self.stopped is not None:  # even when no call was left to stop
+            codes.add(ExitCode.HOOK_STOPPED)
         if self.journal_error is not None:
             codes.add(ExitCode.FAILED)
         return ExitCode.combine(codes)
@@ -92,7 +97,7 @@ def exit_code_for(results: Sequence[Result], *, interrupted: bool = False) -> Ex
 def _code_of(r: Result) -> ExitCode | None:
     """The exit code one result calls for (None: it is fine)."""
     if r.status is Status.INTERRUPTED:
-        return ExitCode.INTERRUPTED
+        return ExitCode.HOOK_STOPPED if r.decided_by.kind == "stop" else ExitCode.INTERRUPTED
     if r.status is Status.DENIED:
         return ExitCode.DENIED if r.decision == "deny" else ExitCode.ASK
     if r.status is Status.NEEDS_APPROVAL or (r.status is Status.SKIPPED and r.decision == "ask"):
