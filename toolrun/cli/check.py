@@ -6,7 +6,8 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ from toolrun.cli.options import (
     input_options,
     no_hooks_option,
     policy_options,
+    problems_option,
+    width_option,
 )
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 
@@ -113,6 +116,8 @@ STATUSES = (
     help="The arguments are JSON reports of check --shard K/N jobs: print the one report "
     "(in --format) and exit with the code the unsharded check would give.",
 )
+@problems_option
+@width_option
 @verbosity_options
 @click.pass_context
 def check(
@@ -138,6 +143,8 @@ def check(
     compare_settings: tuple[Path, ...],
     shard: Shard | None,
     merge_reports: bool,
+    problems: bool,
+    width: int | None,
     quiet: bool,
     verbose: bool,
 ) -> int:
@@ -220,7 +227,8 @@ def check(
             )
         explicit = ctx.get_parameter_source("fail_on") is not click.core.ParameterSource.DEFAULT
         report = _merged(inputs, fail_on if explicit else None)
-        stream = _streamer(fmt, quiet=quiet, verbose=verbose)
+        view = _View(problems, width, workspace)
+        stream = _streamer(fmt, quiet=quiet, verbose=verbose, view=view)
         for plan in report.plans:
             stream(plan)
         return _finish(report, fmt, output, report_format)
@@ -248,7 +256,7 @@ def check(
         raise click.BadParameter(
             "loosen needs --compare-config or --compare-settings", param_hint="'--fail-on'"
         )
-    stream = _streamer(fmt, quiet=quiet, verbose=verbose)
+    stream = _streamer(fmt, quiet=quiet, verbose=verbose, view=_View(problems, width, workspace))
     # progress on stderr at a terminal, while stdout is not showing each input as it comes
     progress = Progress(
         enabled=sys.stderr.isatty()
@@ -319,15 +327,32 @@ def _merged(inputs: tuple[str, ...], fail_on: str | None) -> CheckReport:
     return merge_reports(files, fail_on=fail_on)
 
 
-def _streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], None]:
+@dataclass(frozen=True, slots=True)
+class _View:
+    """How text and tables show the calls: only the problems (--problems), how wide
+    (--width), paths relative to which workspace."""
+
+    problems: bool = False
+    width: int | None = None
+    workspace: Path | None = None
+
+    def calls(self, plan: PlanCheck) -> Sequence[CallCheck]:
+        from toolrun.render.table import check_problem
+
+        return [c for c in plan.calls if check_problem(c)] if self.problems else plan.calls
+
+
+def _streamer(
+    fmt: str, *, quiet: bool, verbose: bool, view: _View = _View()
+) -> Callable[[PlanCheck], None]:
     """What to print for each input as soon as it (and every earlier one) is checked;
     with --quiet only its problems (on stderr), the recap comes at the end."""
     if quiet and fmt in ("text", "table"):
         return _problems
     if fmt == "text":
-        return lambda plan: _text_plan(plan, verbose=verbose)
+        return lambda plan: _text_plan(plan, verbose=verbose, view=view)
     if fmt == "table":
-        return lambda plan: _table_plan(plan, verbose=verbose)
+        return lambda plan: _table_plan(plan, verbose=verbose, view=view)
     if fmt == "github":
         return _github_plan
     return _problems  # the report comes at the end; its problems on stderr as they come
@@ -383,7 +408,7 @@ def _problems(plan: PlanCheck) -> None:
         click.echo(f"warning: {warning}", err=True)
 
 
-def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+def _text_plan(plan: PlanCheck, *, verbose: bool = False, view: _View = _View()) -> None:
     from toolrun.render.results import target_of
     from toolrun.render.terminal import one_line as escaped
 
@@ -392,9 +417,12 @@ def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         return text if text.isprintable() else escaped(text)
 
     _problems(plan)
+    calls = view.calls(plan)
+    if view.problems and not calls and not plan.problems:
+        return  # nothing to show of this input: the recap counts it
     paint = status_painter(sys.stdout.isatty())
     lines = [plan_header(plan)]
-    for c in plan.calls:
+    for c in calls:
         where = f"{c.file or plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
         if c.origin:
@@ -441,10 +469,13 @@ def _verbose_lines(call: CallCheck) -> list[str]:
     return ["    " + one_line(line) for line in lines]
 
 
-def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+def _table_plan(plan: PlanCheck, *, verbose: bool = False, view: _View = _View()) -> None:
     _problems(plan)
+    calls = view.calls(plan)
+    if view.problems and not calls and not plan.problems:
+        return  # nothing to show of this input: the recap counts it
     click.echo(plan_header(plan))
-    if not plan.calls:
+    if not calls:
         return
     rows = [
         {
@@ -458,10 +489,15 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
             "runs in": c.runs_in or "",
             "reason": c.why(),
         }
-        for c in plan.calls
+        for c in calls
     ]
-    if sys.stdout.isatty():
-        click.echo(_terminal_table(plan, rows))
+    if sys.stdout.isatty() or view.width is not None:
+        from toolrun.render.results import workspace_dirs
+        from toolrun.render.table import check_table
+
+        paint = status_painter(sys.stdout.isatty())
+        width = view.width or terminal_width()
+        click.echo(check_table(calls, width, paint, workspace_dirs(view.workspace)))
     else:
         from toolrun.render.table import render_table
         from toolrun.render.terminal import fit, one_line
@@ -471,36 +507,9 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         cells = [[fit(one_line(r[h]), widths.get(h, 4096)) for h in headers] for r in rows]
         click.echo(render_table(headers, cells))
     if verbose:
-        for c in plan.calls:
+        for c in calls:
             click.echo(f"{c.id}:\n" + "\n".join(_verbose_lines(c)))
     click.echo()
-
-
-def _terminal_table(plan: PlanCheck, rows: list[dict[str, str]]) -> str:
-    """The table sized to the terminal (turn, run and # go first when it is narrow; the
-    target and the reason shrink, cut with …), decisions coloured."""
-    from toolrun.render.terminal import Column, layout
-
-    def widest(name: str) -> int:
-        return max(len(r[name]) for r in rows)
-
-    columns = [
-        Column("turn", widest("turn"), drop=3),
-        Column("run", widest("run"), drop=2),
-        Column("#", widest("#"), drop=4),
-        Column("id", widest("id")),
-        Column("tool", widest("tool")),
-        Column("target", widest("target"), flex=True, minimum=12),
-        Column("decision", widest("decision")),
-        Column("runs in", widest("runs in"), drop=1),
-        Column("reason", 4096, flex=True, minimum=12),
-    ]
-    table = layout(columns, terminal_width())
-    paint = status_painter(True)
-    lines = [table.header()]
-    for row, call in zip(rows, plan.calls, strict=True):
-        lines.append(table.line(table.cells(row), paint, call.decision, painted="decision"))
-    return "\n".join(lines)
 
 
 def _github_plan(plan: PlanCheck) -> None:

@@ -1,9 +1,13 @@
-"""Tables via tabulate, imported only when a table is actually printed."""
+"""Tables: via tabulate for output that is not a terminal (imported only when a table is
+actually printed), and the decision-first tables of check, show and runs, laid out by
+:mod:`toolrun.render.layout`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from toolrun.render.layout import Column, Grid, Painter, grid, measured
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -17,3 +21,100 @@ def fixed_row(cells: Sequence[str], widths: Sequence[int]) -> str:
     pushes the rest along rather than being cut), the last one as it is."""
     padded = [c.ljust(w) for c, w in zip(cells, widths, strict=False)]
     return "  ".join([*padded, *cells[len(widths) :]]).rstrip()
+
+
+def lines(table: Grid, rows: Iterable[Mapping[str, str]], paint: Painter | None = None) -> str:
+    """A laid-out table, header and rows (each row's status cell coloured)."""
+    out = list(table.header())
+    for row in rows:
+        out += table.row(row, paint, row.get(table.painted, ""))
+    return "\n".join(out)
+
+
+class CheckedCall(Protocol):
+    """What a check table shows of a decided call (``commands.check.CallCheck``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def input(self) -> Mapping[str, Any]: ...
+    @property
+    def decision(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def rule(self) -> str | None: ...
+    @property
+    def source(self) -> str | None: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def column(self) -> int: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def turn(self) -> int: ...
+    @property
+    def run(self) -> int: ...
+    @property
+    def run_kind(self) -> str: ...
+    @property
+    def runs_in(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+    def why(self) -> str: ...
+
+
+def check_cells(call: CheckedCall, workspace: tuple[str, ...] = ()) -> dict[str, str]:
+    """A checked call's cells: decision, the call, who decided (the rule and its
+    file:line), the reason; then where the call is and how it would run."""
+    from toolrun.render.results import decider, target_of
+
+    where = f"{call.line}:{call.column}" if call.line else ""
+    if where and call.file:  # read from another file than the input (a subagent's log)
+        where = f"{call.file}:{where}"
+    return {
+        "decision": call.decision,
+        "id": call.id,
+        "call": f"{call.tool}({target_of(call.tool, call.input, 1 << 16, workspace)})",
+        "decided by": decider(call.kind, call.rule, call.source),
+        "reason": call.why(),
+        "line": where,
+        "turn": str(call.turn),
+        "run": f"{call.run} {call.run_kind}" if call.run else "-",
+        "runs in": call.runs_in or "",
+    }
+
+
+CHECK_COLUMNS = (
+    Column("decision", 5, priority=100, head=True),
+    Column("id", 10, minimum=10, priority=90, share=0.15, head=True),
+    Column("call", 40, minimum=20, priority=70, share=0.2, head=True, comfort=30),
+    Column("decided by", 40, minimum=18, priority=80, share=0.25, comfort=24),
+    Column("reason", 80, minimum=28, priority=60, comfort=40),
+    Column("line", 6, priority=50, drop=3),
+    Column("turn", 4, priority=50, drop=4),
+    Column("run", 12, priority=50, drop=2),
+    Column("runs in", 16, priority=50, drop=1),
+)
+
+
+def check_table(
+    calls: Sequence[CheckedCall],
+    width: int,
+    paint: Painter | None = None,
+    workspace: tuple[str, ...] = (),
+) -> str:
+    """One input's calls as a table ``width`` columns wide, cells wrapped (never cut),
+    each decision coloured; cards when the width is too narrow for a table."""
+    rows = [check_cells(c, workspace) for c in calls]
+    columns = [c for c in measured(CHECK_COLUMNS, rows) if any(r[c.name] for r in rows)]
+    return lines(grid(columns, width, painted="decision"), rows, paint)
+
+
+def check_problem(call: CheckedCall) -> bool:
+    """What ``check --problems`` shows: a call that would be denied or ask, or is an error
+    (a recorded call whose input its tool refused)."""
+    return call.decision in ("deny", "ask") or call.status == "error"
