@@ -94,7 +94,8 @@ def _break_word(word: str, width: int) -> tuple[str, str]:
         if used > width:
             break
         cut = i + 1
-        if char in _SOFT_BREAKS or char == " ":
+        # a break after a run of them (``__``, ``//``), not inside it
+        if (char in _SOFT_BREAKS or char == " ") and word[i + 1 : i + 2] != char:
             soft = i + 1
     if soft * 3 >= cut:  # a break point that keeps a useful share of the line
         cut = soft

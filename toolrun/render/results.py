@@ -337,7 +337,7 @@ def decision_columns(
     ids: int,
     calls: int,
     deciders: int = 44,
-    reasons: int = 4096,
+    reasons: int = 100,
     numbers: int = 4,
     status: int = len("needs_approval"),
 ) -> list[Column]:

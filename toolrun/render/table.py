@@ -5,6 +5,7 @@ actually printed), and the decision-first tables of check, show and runs, laid o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from toolrun.render.layout import Column, Grid, Painter, grid, measured
@@ -118,3 +119,83 @@ def check_problem(call: CheckedCall) -> bool:
     """What ``check --problems`` shows: a call that would be denied or ask, or is an error
     (a recorded call whose input its tool refused)."""
     return call.decision in ("deny", "ask") or call.status == "error"
+
+
+# -- show and runs: past runs read back from the journal -------------------------------------
+
+
+def journal_cells(
+    record: Mapping[str, Any], note: str, workspace: tuple[str, ...] = (), mode: str | None = None
+) -> dict[str, str]:
+    """A journalled result's cells, as exec's table shows a result (``note``: its reason,
+    whole)."""
+    from toolrun.render.results import decider, target_of
+
+    by = record.get("decided_by") or {}
+    took = record.get("duration_ms")
+    tool = str(record.get("tool", ""))
+    kind = str(by.get("kind") or "")
+    call_input = record.get("input")
+    target = target_of(tool, call_input if isinstance(call_input, dict) else {}, 1 << 16, workspace)
+    return {
+        "status": str(record["status"]),
+        "plan": str(record.get("plan", "")),
+        "#": str(record["index"] + 1),
+        "id": str(record["id"]),
+        "call": f"{tool}({target})",
+        "decided by": decider(kind, by.get("rule"), by.get("source"), mode) if kind else "",
+        "reason": note,
+        "time": f"{took:.0f} ms" if took is not None and record["status"] != "started" else "",
+        "execution": str(record.get("execution_id", ""))[:13],
+    }
+
+
+#: how many results `show` measures its columns on before it prints (the rest wrap in them)
+MEASURED_ROWS = 200
+
+
+def journal_grid(rows: Sequence[Mapping[str, str]], plans: int, width: int) -> Grid:
+    """The table `show` prints: exec's columns, measured on the first rows."""
+    from toolrun.render.results import decision_columns
+
+    columns = decision_columns(plans=plans, plan=4, ids=10, calls=40)
+    if rows:
+        columns = [
+            replace(c, natural=max(c.natural, n)) if c.name == "status" else replace(c, natural=n)
+            for c, n in zip(columns, _widest(columns, rows), strict=True)
+        ]
+    return grid(columns, width)
+
+
+def _widest(columns: Sequence[Column], rows: Sequence[Mapping[str, str]]) -> list[int]:
+    from toolrun.render.layout import text_width
+
+    return [max(max(text_width(r.get(c.name, "")) for r in rows), 1) for c in columns]
+
+
+def runs_cells(run_id: str, started: str, plans: Sequence[str], counts: Mapping[str, int], note: str) -> dict[str, str]:
+    """One past run's cells for `toolrun runs`."""
+    from toolrun.render.layout import glued
+
+    return {
+        "run": run_id,
+        "started": started,
+        "plans": ", ".join(plans),
+        "results": ", ".join(glued(f"{n} {s}") for s, n in sorted(counts.items())),
+        "note": note,
+    }
+
+
+RUNS_COLUMNS = (
+    Column("run", 23, priority=100, head=True),
+    Column("started", 24, priority=90, drop=1),
+    Column("plans", 20, minimum=12, priority=70, share=0.3, head=True),
+    Column("results", 40, minimum=16, priority=80, share=0.4),
+    Column("note", 40, minimum=12, priority=60),
+)
+
+
+def runs_table(rows: Sequence[Mapping[str, str]], width: int) -> str:
+    """`toolrun runs` laid out for ``width`` columns (cards when narrower than a table)."""
+    columns = [c for c in measured(RUNS_COLUMNS, rows) if c.name != "note" or any(r["note"] for r in rows)]
+    return lines(grid(columns, width, painted=""), rows)
