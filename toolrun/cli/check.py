@@ -231,7 +231,7 @@ def check(
         stream = _streamer(fmt, quiet=quiet, verbose=verbose, view=view)
         for plan in report.plans:
             stream(plan)
-        return _finish(report, fmt, output, report_format)
+        return _finish(report, fmt, output, report_format, width)
     request = CheckRequest(
         inputs=inputs,
         workspace=workspace,
@@ -271,11 +271,15 @@ def check(
 
     report = run_check(request, on_plan=show)
     progress.clear()
-    return _finish(report, fmt, output, report_format)
+    return _finish(report, fmt, output, report_format, width)
 
 
 def _finish(
-    report: CheckReport, fmt: str, output: Path | None, report_format: str | None
+    report: CheckReport,
+    fmt: str,
+    output: Path | None,
+    report_format: str | None,
+    width: int | None = None,
 ) -> int:
     """After every input was shown: the summary (or the whole report) and the -o report."""
     _step_summary(report)
@@ -283,7 +287,7 @@ def _finish(
         from toolrun.cli.options import sources_line
 
         click.echo(sources_line(report.config_files), err=True)
-        click.echo(recap(report))
+        click.echo(_fitted(recap(report), width))
     else:
         for chunk in _report(fmt, report):
             click.echo(chunk, nl=False)
@@ -296,6 +300,18 @@ def _finish(
         except OSError as exc:
             raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
     return int(report.exit_code)
+
+
+def _fitted(line: str, width: int | None = None) -> str:
+    """A line wrapped to ``width`` (at a terminal: its width), the rest of it indented;
+    elsewhere as it is."""
+    if width is None and not sys.stdout.isatty():
+        return line
+    from toolrun.render.layout import wrap
+
+    width = width or terminal_width()
+    first, *rest = wrap(line, width - 4, first=width)
+    return "\n".join([first, *("    " + piece for piece in rest)])
 
 
 def _shard(value: str | None) -> Shard | None:
@@ -474,7 +490,7 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False, view: _View = _View()
     calls = view.calls(plan)
     if view.problems and not calls and not plan.problems:
         return  # nothing to show of this input: the recap counts it
-    click.echo(plan_header(plan))
+    click.echo(_fitted(plan_header(plan), view.width))
     if not calls:
         return
     rows = [

@@ -215,8 +215,9 @@ def exec_(
     else:
         try:
             _print_report(
-                report, fmt, streaming_table, quiet=quiet, workspace=workspace, problems=problems
-            )
+                report, fmt, streaming_table, quiet=quiet, workspace=workspace,
+                problems=problems, width=width,
+            )  # fmt: skip
         except OSError:  # stdout closed after the last result: nothing is lost
             _silence_stdout()
     code = report.exit_code
@@ -257,11 +258,16 @@ def _print_report(
     quiet: bool = False,
     workspace: Path = Path(),
     problems: bool = False,
+    width: int | None = None,
 ) -> None:
     from toolrun.render import results as render
 
     results = report.all_results
     recap = render.recap(report.tally.counts, report.wall_ms, unread=report.unread_lines)
+    if (width is not None or sys.stdout.isatty()) and fmt in ("table", "text"):
+        from toolrun.render.layout import wrap
+
+        recap = "\n".join(wrap(recap, width or terminal_width()))
     if fmt == "table":
         if not streaming_table and not quiet:
             shown = [r for r in results if render.is_problem(r)] if problems else results

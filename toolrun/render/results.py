@@ -161,7 +161,8 @@ def _note(result: Result) -> str:
                 "original_input": result.original_input,
             }
         )
-        note = f"{note}; {ran}" if note else ran
+        if ran:  # ("" when every hook of the event was filtered out: none ran)
+            note = f"{note}; {ran}" if note else ran
     checked = verify_note(result.verify)
     if checked:
         note = f"{note}; {checked}" if note else checked
