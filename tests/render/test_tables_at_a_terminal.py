@@ -243,9 +243,12 @@ def test_the_plain_show_table_holds_needs_approval_in_its_column(ws: Path, home:
     out = piped(ws, "show", "last", home=home).stdout.splitlines()
     header = out[1]
     decision_at = header.index("decision")
+    checked = set()
     for line in out[3:]:
         _, call_id, tool, status, *_ = line.split()
         # (a longer id or tool name pushes the rest along, as fixed_row says)
         if len(call_id) <= 12 and len(tool) <= 8:
             # (#29: needs_approval pushed the decision column along)
             assert line[decision_at - 2 : decision_at] == "  ", line
+            checked.add(status)
+    assert {"needs_approval", "denied", "ok", "error"} <= checked

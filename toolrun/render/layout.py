@@ -13,10 +13,10 @@ none, so a line never runs past the terminal's edge.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from toolrun.render.terminal import one_line
+from toolrun.render.terminal import Painter, one_line
 
 #: glues the words of one unit (a rule's text): wrapping breaks there only when the unit
 #: alone is wider than its column; shown as a space
@@ -24,10 +24,6 @@ GLUE = "\u00a0"
 GAP = 2  # spaces between two columns
 #: after these a word too long for its column may break (a path, a tool name, a URL)
 _SOFT_BREAKS = frozenset("/_-.,:;=&?)]}>|")
-
-# A painter colours a cell's text by the status it shows (None: no colour).
-Painter = Callable[[str, str], str]
-
 
 def text_width(text: str) -> int:
     """How many terminal columns ``text`` takes."""

@@ -11,7 +11,7 @@ from typing import Any
 from toolrun.builtin_fields import main_field
 from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Plan
-from toolrun.render.layout import Column, Grid, grid, glued
+from toolrun.render.layout import Column, Grid, glued, grid
 from toolrun.render.terminal import Painter, fit, one_line
 
 # the order and words of the recap line
