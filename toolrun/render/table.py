@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from toolrun.render.layout import Column, Grid, Painter, grid, measured
+from toolrun.render.layout import Column, Grid, grid, measured
+from toolrun.render.terminal import Painter
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
