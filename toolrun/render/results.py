@@ -350,7 +350,7 @@ def decision_columns(
         Column("plan", plan, minimum=8, priority=90, share=0.15, head=True),
         Column("id", ids, minimum=10, priority=90, share=0.15, head=True),
         Column("call", calls, minimum=20, priority=70, share=0.2, head=True, comfort=30),
-        Column("decided by", deciders, minimum=18, priority=80, share=0.25, comfort=24),
+        Column("decided by", deciders, minimum=18, priority=80, share=0.3, comfort=24),
         Column("reason", reasons, minimum=28, priority=60, comfort=40),
         Column("time", len("999 ms"), priority=50, drop=2),
         Column("#", numbers, priority=50, drop=4),

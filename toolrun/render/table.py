@@ -94,7 +94,7 @@ CHECK_COLUMNS = (
     Column("decision", 5, priority=100, head=True),
     Column("id", 10, minimum=10, priority=90, share=0.15, head=True),
     Column("call", 40, minimum=20, priority=70, share=0.2, head=True, comfort=30),
-    Column("decided by", 40, minimum=18, priority=80, share=0.25, comfort=24),
+    Column("decided by", 40, minimum=18, priority=80, share=0.3, comfort=24),
     Column("reason", 80, minimum=28, priority=60, comfort=40),
     Column("line", 6, priority=50, drop=3),
     Column("turn", 4, priority=50, drop=4),
