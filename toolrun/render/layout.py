@@ -27,7 +27,7 @@ _SOFT_BREAKS = frozenset("/_-.,:;=&?)]}>|")
 
 def text_width(text: str) -> int:
     """How many terminal columns ``text`` takes."""
-    if text.isascii():
+    if text.isascii() or text.replace(GLUE, " ").isascii():  # (the glue is one column)
         return len(text)
     return sum(_char_width(c) for c in text)
 
@@ -84,18 +84,23 @@ def _break_word(word: str, width: int) -> tuple[str, str]:
     """A word wider than ``width`` as its first piece that fits and the rest: the piece
     ends at the last soft break (or space) that leaves it at least a third full, else it
     is cut at the width."""
-    cut, used, soft = 0, 0, 0
-    for i, char in enumerate(word):
-        used += _char_width(char)
-        if used > width:
-            break
-        cut = i + 1
+    if word.isascii():
+        cut = width
+    else:
+        cut, used = 0, 0
+        for char in word:
+            used += _char_width(char)
+            if used > width:
+                break
+            cut += 1
+    soft = 0
+    for i in range(cut - 1, cut // 3 - 1, -1):  # the last break that keeps a third
+        char = word[i]
         # a break after a run of them (``__``, ``//``), not inside it
         if (char in _SOFT_BREAKS or char == " ") and word[i + 1 : i + 2] != char:
             soft = i + 1
-    if soft * 3 >= cut:  # a break point that keeps a useful share of the line
-        cut = soft
-    cut = max(cut, 1)
+            break
+    cut = max(soft or cut, 1)
     return word[:cut].rstrip(" "), word[cut:].lstrip(" ")
 
 
