@@ -399,7 +399,7 @@ def test_at_a_terminal_the_table_streams_row_by_row(ws: Path) -> None:
     assert not (ws / "second-done").exists()  # row 1 is on screen while call 2 still runs
     (ws / "go").touch()
     header = seen.decode().splitlines()[0].split()
-    assert header[:6] == ["#", "id", "tool", "target", "decision", "status"]
+    assert header[:6] == ["status", "id", "call", "decided", "by", "reason"]  # (#29)
     seen += read_to_end(main_fd)
     proc.wait(timeout=20)
     os.close(main_fd)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolrun.cli.check_output import finish, print_problems, streamer
+from toolrun.cli.check_output import View, finish, print_problems, streamer
 from toolrun.cli.options import (
     JobsType,
     config_options,
@@ -18,6 +18,8 @@ from toolrun.cli.options import (
     input_options,
     no_hooks_option,
     policy_options,
+    problems_option,
+    width_option,
 )
 from toolrun.cli.style import Progress, verbosity_options
 
@@ -82,8 +84,7 @@ REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
     "--compare-settings",
     type=click.Path(dir_okay=False, path_type=Path),
     multiple=True,
-    help="Policy diff against these settings files (instead of the --settings files); "
-    "repeatable.",
+    help="Policy diff against these settings files (instead of the --settings files); repeatable.",
 )
 @click.option(
     "--shard",
@@ -100,6 +101,8 @@ REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
     help="The arguments are JSON reports of check --shard K/N jobs: print the one report "
     "(in --format) and exit with the code the unsharded check would give.",
 )
+@problems_option
+@width_option
 @verbosity_options
 @click.pass_context
 def check(
@@ -125,6 +128,8 @@ def check(
     compare_settings: tuple[Path, ...],
     shard: Shard | None,
     merge_reports: bool,
+    problems: bool,
+    width: int | None,
     quiet: bool,
     verbose: bool,
 ) -> int:
@@ -207,10 +212,10 @@ def check(
             )
         explicit = ctx.get_parameter_source("fail_on") is not click.core.ParameterSource.DEFAULT
         report = _merged(inputs, fail_on if explicit else None)
-        stream = streamer(fmt, quiet=quiet, verbose=verbose)
+        stream = streamer(fmt, quiet=quiet, verbose=verbose, view=View(problems, width, workspace))
         for plan in report.plans:
             stream(plan)
-        return finish(report, fmt, output, report_format)
+        return finish(report, fmt, output, report_format, width)
     request = CheckRequest(
         inputs=inputs,
         workspace=workspace,
@@ -235,7 +240,7 @@ def check(
         raise click.BadParameter(
             "loosen needs --compare-config or --compare-settings", param_hint="'--fail-on'"
         )
-    stream = streamer(fmt, quiet=quiet, verbose=verbose)
+    stream = streamer(fmt, quiet=quiet, verbose=verbose, view=View(problems, width, workspace))
     # progress on stderr at a terminal, while stdout is not showing each input as it comes
     progress = Progress(
         enabled=sys.stderr.isatty()
@@ -250,7 +255,7 @@ def check(
 
     report = run_check(request, on_plan=show)
     progress.clear()
-    return finish(report, fmt, output, report_format)
+    return finish(report, fmt, output, report_format, width)
 
 
 def _shard(value: str | None) -> Shard | None:

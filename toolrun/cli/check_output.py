@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,11 @@ if TYPE_CHECKING:
 
 
 def finish(
-    report: CheckReport, fmt: str, output: Path | None, report_format: str | None
+    report: CheckReport,
+    fmt: str,
+    output: Path | None,
+    report_format: str | None,
+    width: int | None = None,
 ) -> int:
     """After every input was shown: the summary (or the whole report) and the -o report."""
     _step_summary(report)
@@ -34,7 +39,7 @@ def finish(
         from toolrun.cli.options import sources_line
 
         click.echo(sources_line(report.config_files), err=True)
-        click.echo(recap(report))
+        click.echo(_fitted(recap(report), width))
     else:
         for chunk in _report(fmt, report):
             click.echo(chunk, nl=False)
@@ -49,15 +54,35 @@ def finish(
     return int(report.exit_code)
 
 
-def streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], None]:
+@dataclass(frozen=True, slots=True)
+class View:
+    """How text and tables show the calls: only the problems (--problems), how wide
+    (--width), paths relative to which workspace."""
+
+    problems: bool = False
+    width: int | None = None
+    workspace: Path | None = None
+
+    def calls(self, plan: PlanCheck) -> Sequence[CallCheck]:
+        from toolrun.render.table import check_problem
+
+        return [c for c in plan.calls if check_problem(c)] if self.problems else plan.calls
+
+
+_PLAIN = View()
+
+
+def streamer(
+    fmt: str, *, quiet: bool, verbose: bool, view: View = _PLAIN
+) -> Callable[[PlanCheck], None]:
     """What to print for each input as soon as it (and every earlier one) is checked;
     with --quiet only its problems (on stderr), the recap comes at the end."""
     if quiet and fmt in ("text", "table"):
         return print_problems
     if fmt == "text":
-        return lambda plan: _text_plan(plan, verbose=verbose)
+        return lambda plan: _text_plan(plan, verbose=verbose, view=view)
     if fmt == "table":
-        return lambda plan: _table_plan(plan, verbose=verbose)
+        return lambda plan: _table_plan(plan, verbose=verbose, view=view)
     if fmt == "github":
         return _github_plan
     return print_problems  # the report comes at the end; its problems on stderr as they come
@@ -90,7 +115,7 @@ def print_problems(plan: PlanCheck) -> None:
         click.echo(f"warning: {warning}", err=True)
 
 
-def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+def _text_plan(plan: PlanCheck, *, verbose: bool = False, view: View = _PLAIN) -> None:
     from toolrun.builtin_fields import target_of
     from toolrun.render.terminal import one_line as escaped
 
@@ -99,9 +124,12 @@ def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         return text if text.isprintable() else escaped(text)
 
     print_problems(plan)
+    calls = view.calls(plan)
+    if view.problems and not calls and not plan.problems:
+        return  # nothing to show of this input: the recap counts it
     paint = status_painter(sys.stdout.isatty())
     lines = [plan_header(plan)]
-    for c in plan.calls:
+    for c in calls:
         where = f"{c.file or plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
         if c.origin:
@@ -148,10 +176,13 @@ def _verbose_lines(call: CallCheck) -> list[str]:
     return ["    " + one_line(line) for line in lines]
 
 
-def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+def _table_plan(plan: PlanCheck, *, verbose: bool = False, view: View = _PLAIN) -> None:
     print_problems(plan)
-    click.echo(plan_header(plan))
-    if not plan.calls:
+    calls = view.calls(plan)
+    if view.problems and not calls and not plan.problems:
+        return  # nothing to show of this input: the recap counts it
+    click.echo(_fitted(plan_header(plan), view.width))
+    if not calls:
         return
     rows = [
         {
@@ -165,10 +196,15 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
             "runs in": c.runs_in or "",
             "reason": c.why(),
         }
-        for c in plan.calls
+        for c in calls
     ]
-    if sys.stdout.isatty():
-        click.echo(_terminal_table(plan, rows))
+    if sys.stdout.isatty() or view.width is not None:
+        from toolrun.builtin_fields import workspace_dirs
+        from toolrun.render.table import check_table
+
+        paint = status_painter(sys.stdout.isatty())
+        width = view.width or terminal_width()
+        click.echo(check_table(calls, width, paint, workspace_dirs(view.workspace)))
     else:
         from toolrun.render.table import render_table
         from toolrun.render.terminal import fit, one_line
@@ -178,36 +214,21 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         cells = [[fit(one_line(r[h]), widths.get(h, 4096)) for h in headers] for r in rows]
         click.echo(render_table(headers, cells))
     if verbose:
-        for c in plan.calls:
+        for c in calls:
             click.echo(f"{c.id}:\n" + "\n".join(_verbose_lines(c)))
     click.echo()
 
 
-def _terminal_table(plan: PlanCheck, rows: list[dict[str, str]]) -> str:
-    """The table sized to the terminal (turn, run and # go first when it is narrow; the
-    target and the reason shrink, cut with …), decisions coloured."""
-    from toolrun.render.terminal import Column, layout
+def _fitted(line: str, width: int | None = None) -> str:
+    """A line wrapped to ``width`` (at a terminal: its width), the rest of it indented;
+    elsewhere as it is."""
+    if width is None and not sys.stdout.isatty():
+        return line
+    from toolrun.render.layout import wrap
 
-    def widest(name: str) -> int:
-        return max(len(r[name]) for r in rows)
-
-    columns = [
-        Column("turn", widest("turn"), drop=3),
-        Column("run", widest("run"), drop=2),
-        Column("#", widest("#"), drop=4),
-        Column("id", widest("id")),
-        Column("tool", widest("tool")),
-        Column("target", widest("target"), flex=True, minimum=12),
-        Column("decision", widest("decision")),
-        Column("runs in", widest("runs in"), drop=1),
-        Column("reason", 4096, flex=True, minimum=12),
-    ]
-    table = layout(columns, terminal_width())
-    paint = status_painter(True)
-    lines = [table.header()]
-    for row, call in zip(rows, plan.calls, strict=True):
-        lines.append(table.line(table.cells(row), paint, call.decision, painted="decision"))
-    return "\n".join(lines)
+    width = width or terminal_width()
+    first, *rest = wrap(line, width - 4, first=width)
+    return "\n".join([first, *("    " + piece for piece in rest)])
 
 
 def _github_plan(plan: PlanCheck) -> None:
@@ -236,4 +257,3 @@ def _step_summary(report: CheckReport) -> None:
             fh.write(text)
     except OSError as exc:  # the check itself is done: say so, keep its exit code
         click.echo(f"toolrun: cannot write the step summary {summary_file}: {exc}", err=True)
-

@@ -18,7 +18,9 @@ from toolrun.cli.options import (
     input_options,
     jobs_option,
     no_hooks_option,
+    problems_option,
     sources_line,
+    width_option,
 )
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 from toolrun.errors import ExitCode
@@ -72,6 +74,8 @@ FORMATS = ("text", "table", "json", "jsonl", "junit", "github")
 @click.option("--no-journal", is_flag=True, help="Do not write .toolrun/runs/<run-id>.jsonl.")
 @no_hooks_option
 @enforce_option
+@problems_option
+@width_option
 @verbosity_options
 def exec_(
     plans: tuple[Path, ...],
@@ -92,6 +96,8 @@ def exec_(
     no_journal: bool,
     no_hooks: bool,
     enforce: str | None,
+    problems: bool,
+    width: int | None,
     quiet: bool,
     verbose: bool,
 ) -> int:
@@ -120,6 +126,7 @@ def exec_(
     printed and journalled escaped: `\\xNN` for a program's bytes, `\\udcXX`
     for names (a JSON escape that reads back to the same name).
     """
+    from toolrun.builtin_fields import workspace_dirs
     from toolrun.commands.exec import ExecRequest, execute
     from toolrun.render import results as render
 
@@ -140,9 +147,13 @@ def exec_(
 
     def on_plans(loaded: Sequence[Plan]) -> None:
         several_plans[0] = len(loaded) > 1
-        if fmt == "table" and out_tty and not quiet:
-            streaming_table.append(render.StreamingTable(loaded, terminal_width(), paint))
-            click.echo(streaming_table[0].header())
+        if fmt == "table" and (out_tty or width is not None) and not quiet:
+            table = render.StreamingTable(
+                loaded, width or terminal_width(), paint, workspace_dirs(workspace)
+            )
+            streaming_table.append(table)
+            if table.header():  # (cards have none)
+                click.echo(table.header())
 
     warned: set[str] = set()
 
@@ -158,7 +169,7 @@ def exec_(
             click.echo(f"toolrun: warning: sandbox unavailable, Bash calls are {warning}", err=True)
         if fmt == "jsonl":
             show(render.jsonl_line(result))
-        elif quiet:
+        elif quiet or (problems and not render.is_problem(result)):
             return
         elif fmt == "text":
             show(render.text_line(result, show_plan=several_plans[0], paint=paint))
@@ -210,7 +221,10 @@ def exec_(
         )
     else:
         try:
-            _print_report(report, fmt, streaming_table, quiet=quiet, workspace=workspace)
+            _print_report(
+                report, fmt, streaming_table, quiet=quiet, workspace=workspace,
+                problems=problems, width=width,
+            )  # fmt: skip
         except OSError:  # stdout closed after the last result: nothing is lost
             _silence_stdout()
     code = report.exit_code
@@ -224,10 +238,16 @@ def exec_(
         if output.suffix == ".jsonl":
             text = "".join(render.jsonl_line(r) + "\n" for r in results)
         else:
-            text = render.json_report(
-                report.run_id, report.plans, results, report.wall_ms,
-                enforcement=(report.enforced, report.enforced_reason),
-            ) + "\n"
+            text = (
+                render.json_report(
+                    report.run_id,
+                    report.plans,
+                    results,
+                    report.wall_ms,
+                    enforcement=(report.enforced, report.enforced_reason),
+                )
+                + "\n"
+            )
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, errors="backslashreplace")
@@ -250,14 +270,21 @@ def _print_report(
     *,
     quiet: bool = False,
     workspace: Path = Path(),
+    problems: bool = False,
+    width: int | None = None,
 ) -> None:
     from toolrun.render import results as render
 
     results = report.all_results
     recap = render.recap(report.tally.counts, report.wall_ms, unread=report.unread_lines)
+    if (width is not None or sys.stdout.isatty()) and fmt in ("table", "text"):
+        from toolrun.render.layout import wrap
+
+        recap = "\n".join(wrap(recap, width or terminal_width()))
     if fmt == "table":
         if not streaming_table and not quiet:
-            click.echo(render.table(results, show_plan=len(report.plans) > 1))
+            shown = [r for r in results if render.is_problem(r)] if problems else results
+            click.echo(render.table(shown, show_plan=len(report.plans) > 1))
         click.echo(recap)
         if streaming_table and streaming_table[0].cut:
             click.echo(render.cut_note(report.run_id if report.journal_path else None))
@@ -270,7 +297,11 @@ def _print_report(
             extra["unread_lines"] = report.unread_lines
         click.echo(
             render.json_report(
-                report.run_id, report.plans, results, report.wall_ms, extra,
+                report.run_id,
+                report.plans,
+                results,
+                report.wall_ms,
+                extra,
                 enforcement=(report.enforced, report.enforced_reason),
             )
         )

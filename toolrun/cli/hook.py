@@ -117,4 +117,3 @@ def hook(
     if reply.stderr:
         sys.stderr.write(reply.stderr)
     return reply.exit_code
-

@@ -233,3 +233,22 @@ def load_config_from_options(
         mode=mode,
         enforce=enforce,
     )
+
+
+# -- how a human-readable report is shown (exec, check, show, runs) ---------------------------
+
+problems_option = click.option(
+    "--problems",
+    is_flag=True,
+    help="Show only the calls that are denied, ask or fail (text and table; the recap "
+    "still counts every call).",
+)
+
+width_option = click.option(
+    "--width",
+    type=click.IntRange(min=20),
+    default=None,
+    metavar="COLUMNS",
+    help="Lay the table out for this many columns, wrapping cells instead of cutting them "
+    "[default: the terminal's width at a terminal; piped, the plain table].",
+)

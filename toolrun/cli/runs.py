@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from toolrun.cli.complete import complete_call, complete_run
+from toolrun.cli.options import width_option
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from toolrun.commands.runs import RunReader, RunSummary
     from toolrun.execution.journal_read import Record
 
@@ -32,11 +35,12 @@ workspace_option = click.option(
     show_default=True,
     help="Output format.",
 )
-@click.option(
-    "--limit", type=click.IntRange(min=1), default=None, help="Only the N newest runs."
-)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the N newest runs.")
+@width_option
 @click.pass_context
-def runs(ctx: click.Context, workspace: Path, fmt: str, limit: int | None) -> int:
+def runs(
+    ctx: click.Context, workspace: Path, fmt: str, limit: int | None, width: int | None
+) -> int:
     """List past runs of the workspace, newest first (by start time).
 
     Each journal is read a line at a time. Lines that are not records toolrun
@@ -57,6 +61,15 @@ def runs(ctx: click.Context, workspace: Path, fmt: str, limit: int | None) -> in
     if not records:
         click.echo("no runs recorded yet")
         return 0
+    width = _width(width)
+    if width is not None:
+        from toolrun.render.table import runs_cells, runs_table
+
+        rows = [
+            runs_cells(r.run_id, _iso(r.started_at), r.plans, r.counts, r.note) for r in records
+        ]
+        click.echo(runs_table(rows, width))
+        return 0
     table = [
         [
             r.run_id,
@@ -69,6 +82,20 @@ def runs(ctx: click.Context, workspace: Path, fmt: str, limit: int | None) -> in
     ]
     click.echo(render_table(["run", "started", "plans", "results", "note"], table))
     return 0
+
+
+def _width(given: int | None) -> int | None:
+    """The width to lay a table out for: --width, else the terminal's; None when stdout
+    is not a terminal (the plain table, as before)."""
+    import sys
+
+    if given is not None:
+        return given
+    if not sys.stdout.isatty():
+        return None
+    from toolrun.cli.style import terminal_width
+
+    return terminal_width()
 
 
 @runs.command()
@@ -136,7 +163,7 @@ def _run_json(r: RunSummary) -> dict[str, Any]:
 
 
 SHOW_HEADERS = ("#", "id", "tool", "status", "decision", "time", "execution", "note")
-SHOW_WIDTHS = (4, 12, 8, 11, 8, 9, 41)
+SHOW_WIDTHS = (4, 12, 8, 14, 8, 9, 41)  # a status up to needs_approval
 
 
 @click.command()
@@ -155,7 +182,10 @@ SHOW_WIDTHS = (4, 12, 8, 11, 8, 9, 41)
     "was trimmed (checked against its sha256), else the journalled output.",
 )
 @workspace_option
-def show(run: str, call: str | None, plan: str | None, full: bool, workspace: Path) -> int:
+@width_option
+def show(
+    run: str, call: str | None, plan: str | None, full: bool, workspace: Path, width: int | None
+) -> int:
     """Show a past run (RUN: its id, a prefix, or `last`), or one call's full output.
 
     CALL is a call id, an execution id (or prefix), or the call's `#`. Calls that
@@ -181,6 +211,15 @@ def show(run: str, call: str | None, plan: str | None, full: bool, workspace: Pa
 
     plans = [str(p) for p in reader.start.get("plans", [])]
     with_plan = len(plans) > 1
+    laid_out = _width(width)
+    if laid_out is not None:
+        click.echo(f"run {reader.path.stem}: {', '.join(plans)}")
+        enforced = enforced_line(reader.end)
+        if enforced:
+            click.echo(enforced)
+        _show_table(reader, plan, len(plans), laid_out)
+        _notes(reader, err=False)
+        return 0
     headers = ("plan", *SHOW_HEADERS) if with_plan else SHOW_HEADERS
     widths = ((max(map(len, plans)),) if with_plan else ()) + SHOW_WIDTHS
     click.echo(f"run {reader.path.stem}: {', '.join(plans)}")
@@ -198,6 +237,40 @@ def show(run: str, call: str | None, plan: str | None, full: bool, workspace: Pa
             click.echo(fixed_row(row, widths))
     _notes(reader, err=False)
     return 0
+
+
+def _show_table(reader: RunReader, plan: str | None, plans: int, width: int) -> None:
+    """The run's results as exec's table shows them, columns measured on the first rows,
+    each cell wrapped (never cut) to fit ``width``."""
+    import sys
+    from itertools import chain, islice
+
+    from toolrun.builtin_fields import workspace_dirs
+    from toolrun.cli.style import status_painter
+    from toolrun.commands.runs import plan_matches
+    from toolrun.render.table import MEASURED_ROWS, journal_cells, journal_grid
+
+    start = reader.start
+    where = workspace_dirs(str(start["workspace"])) if start.get("workspace") else ()
+    mode = str(start["mode"]) if start.get("mode") else None
+    paint = status_painter(sys.stdout.isatty())
+
+    def rows() -> Iterator[dict[str, str]]:
+        for record in reader.results():
+            if plan_matches(record, plan):
+                yield journal_cells(record, _call_note(record, whole=True), where, mode)
+        for record in reader.running:  # only known once every result was read
+            if plan_matches(record, plan):
+                started = {**record, "status": "started"}
+                yield journal_cells(started, _call_note(started, whole=True), where, mode)
+
+    stream = rows()
+    first = list(islice(stream, MEASURED_ROWS))
+    table = journal_grid(first, plans, width)
+    for line in table.header():
+        click.echo(line)
+    for row in chain(first, stream):
+        click.echo("\n".join(table.row(row, paint, row["status"])))
 
 
 def enforced_line(end: Record) -> str:
@@ -227,7 +300,7 @@ def _show_row(r: Record, with_plan: bool) -> list[str]:
     return [str(r.get("plan", "")), *row] if with_plan else row
 
 
-def _call_note(r: Record) -> str:
+def _call_note(r: Record, *, whole: bool = False) -> str:
     from toolrun.render.results import hooks_note, verify_note
 
     if r["status"] == "started":
@@ -237,7 +310,8 @@ def _call_note(r: Record) -> str:
     if r.get("stored_record_error"):  # a record stored beside the journal, not read back
         notes.append(str(r["stored_record_error"]))
     if r["status"] not in ("ok", "skipped") and r.get("error"):
-        notes.append(" ".join(str(r["error"]).split())[:80])
+        error = " ".join(str(r["error"]).split())
+        notes.append(error if whole else error[:80])
     return "; ".join(n for n in notes if n)
 
 

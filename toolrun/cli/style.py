@@ -37,7 +37,9 @@ def status_painter(at_terminal: bool) -> Callable[[str, str], str] | None:
 
     def paint(text: str, status: str) -> str:
         colour = COLOURS.get(status)
-        return click.style(text, fg=colour, bold=True if colour == "red" else None) if colour else text
+        return (
+            click.style(text, fg=colour, bold=True if colour == "red" else None) if colour else text
+        )
 
     return paint
 

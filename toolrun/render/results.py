@@ -7,10 +7,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from toolrun.builtin_fields import target_of
+from toolrun.builtin_fields import Workspace, target_of
 from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Plan
-from toolrun.render.terminal import Column, Painter, fit, layout, one_line
+from toolrun.render.layout import Column, Grid, glued, grid
+from toolrun.render.terminal import Painter, fit, one_line
 
 # the order and words of the recap line
 RECAP = (
@@ -30,6 +31,40 @@ def target(result: Result, width: int = 48) -> str:
     return target_of(result.tool, result.input, width)
 
 
+# how each kind of decider is named in a table's "decided by" cell
+_DECIDERS = {
+    "readonly": "read-only",
+    "boundary": "workspace boundary",
+    "protected": "protected path",
+    "default": "no rule",
+    "flag": "--ask allow",
+    "invalid": "invalid input",
+    "admission": "turn limit",
+    "input": "input check",
+    "interrupt": "interrupted",
+    "depends": "an earlier call",
+}
+
+
+def decider(kind: str, rule: str | None, source: str | None, mode: str | None = None) -> str:
+    """Who decided, for a table: ``rule Bash(curl *) (toolrun.yaml:4)``, ``mode
+    acceptEdits``, ``hook `./check.sh` (toolrun.yaml:9)``, ``person (yes)``. The rule's
+    text is one unit: wrapping never splits it when its column can hold it."""
+    if kind == "rule" and rule:
+        text = glued(f"rule {rule}")
+    elif kind == "hook":
+        text = glued(f"hook `{rule}`") if rule else "hook"
+    elif kind == "user":
+        text = f"person ({rule})" if rule else "person"
+    elif kind == "mode":
+        text = f"mode {mode}" if mode else "mode"
+    elif kind == "sandbox":
+        text = rule or "sandbox"
+    else:
+        text = _DECIDERS.get(kind, kind)
+    return f"{text} ({source})" if source else text
+
+
 def _ms(value: float) -> str:
     return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
 
@@ -46,11 +81,7 @@ def hooks_note(result: Mapping[str, Any]) -> str:
             was = target_of(str(result.get("tool", "")), result["original_input"], 40)
             event += f" rewrote the input (was {was})"
         parts.append(event)
-    from toolrun.hooks.messages import messages_note  # (#30: what hooks said, in short)
-
-    said = messages_note(result.get("hooks") or ())  # first: a table cuts the note's end
-    ran = "hooks: " + ", ".join(parts) if parts else ""
-    return "; ".join(n for n in (said, ran) if n)
+    return "hooks: " + ", ".join(parts) if parts else ""
 
 
 def hooks_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -69,9 +100,7 @@ def hooks_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
                 f"{run.get('event', record.get('event'))} `{run.get('command')}` "
                 f"({run.get('source')}): {what}"
             )
-    from toolrun.hooks.messages import messages_lines  # (#30: what hooks said, in full)
-
-    return lines + messages_lines(records)
+    return lines
 
 
 def _note(result: Result) -> str:
@@ -84,7 +113,8 @@ def _note(result: Result) -> str:
                 "original_input": result.original_input,
             }
         )
-        note = f"{note}; {ran}" if note else ran
+        if ran:  # ("" when every hook of the event was filtered out: none ran)
+            note = f"{note}; {ran}" if note else ran
     checked = verify_note(result.verify)
     if checked:
         note = f"{note}; {checked}" if note else checked
@@ -171,9 +201,7 @@ def counts(results: Iterable[Result]) -> Counter[Status]:
     return Counter(r.status for r in results)
 
 
-def recap(
-    results: Sequence[Result] | Counter[Status], wall_ms: float, *, unread: int = 0
-) -> str:
+def recap(results: Sequence[Result] | Counter[Status], wall_ms: float, *, unread: int = 0) -> str:
     """``results``: the results, or their counts by status."""
     c = results if isinstance(results, Counter) else counts(results)
     parts = [f"{c[status]} {word}" for status, word in RECAP if c[status]] or ["no calls"]
@@ -218,51 +246,112 @@ def table(results: Sequence[Result], *, show_plan: bool = False) -> str:
     return render_table(headers, rows)
 
 
+#: the statuses --problems shows (with any call that would ask or is denied)
+PROBLEM_STATUSES = frozenset(
+    {
+        Status.ERROR,
+        Status.TIMEOUT,
+        Status.DENIED,
+        Status.NEEDS_APPROVAL,
+        Status.CANCELLED,
+        Status.INTERRUPTED,
+    }
+)
+
+
+def is_problem(result: Result) -> bool:
+    """What ``--problems`` shows: a call denied, asking (a dry run's would-ask too), or
+    failed."""
+    return result.status in PROBLEM_STATUSES or result.decision in ("ask", "deny")
+
+
+def decision_cells(r: Result, workspace: Workspace = ()) -> dict[str, str]:
+    """A result's cells for a decision-first table: status, the call, who decided (the
+    rule and its file:line), the reason; then time and execution id."""
+    return {
+        "status": str(r.status),
+        "plan": r.plan,
+        "#": str(r.index + 1),
+        "id": r.id,
+        "call": f"{r.tool}({target_of(r.tool, r.input, 1 << 16, workspace)})",
+        "decided by": decider(r.decided_by.kind, r.decided_by.rule, r.decided_by.source),
+        "reason": _note(r),
+        "time": _ms(r.duration_ms) if r.started_at is not None else "",
+        "execution": r.execution_id[:13],  # enough to tell calls apart; the journal has the rest
+    }
+
+
+def decision_columns(
+    *,
+    plans: int,
+    plan: int,
+    ids: int,
+    calls: int,
+    deciders: int = 44,
+    reasons: int = 100,
+    numbers: int = 4,
+    status: int = len("needs_approval"),
+) -> list[Column]:
+    """The columns of exec's and show's tables, widest cells measured or guessed: the
+    status and who decided get their room first, the reason takes what is left, and the
+    time, # and execution id go (in that order) before anything else wraps too tight."""
+    columns = [
+        Column("status", status, priority=100, head=True),
+        Column("plan", plan, minimum=8, priority=90, share=0.15, head=True),
+        Column("id", ids, minimum=10, priority=90, share=0.15, head=True),
+        Column("call", calls, minimum=20, priority=70, share=0.2, head=True, comfort=30),
+        Column("decided by", deciders, minimum=18, priority=80, share=0.3, comfort=24),
+        Column("reason", reasons, minimum=28, priority=60, comfort=40),
+        Column("time", len("999 ms"), priority=50, drop=2),
+        Column("#", numbers, priority=50, drop=4),
+        Column("execution", 13, priority=50, drop=5),
+    ]
+    return [c for c in columns if c.name != "plan" or plans > 1]
+
+
 class StreamingTable:
     """The table row by row, as results arrive, sized to the terminal: columns are sized
-    from the plans up front; when the terminal is narrow the least useful columns go
-    (execution, #, decision, time) and the target and note shrink, cut with ``…``."""
+    from the plans up front; cells wrap (never cut) in their columns, and when the
+    terminal is too narrow for the columns that decide, each result is a card."""
 
     def __init__(
-        self, plans: Sequence[Plan], width: int | None = None, paint: Painter | None = None
+        self,
+        plans: Sequence[Plan],
+        width: int | None = None,
+        paint: Painter | None = None,
+        workspace: Workspace = (),
     ) -> None:
         self.show_plan = len(plans) > 1
         self.paint = paint
+        self.workspace = workspace
         calls = [c for p in plans for c in p.calls]
-        targets = [len(target_of(c.tool, c.input, 4096)) for c in calls]
         # with no plan up front (calls streamed on stdin) the widths are guesses
-        columns = [
-            Column("plan", max((len(p.file) for p in plans), default=4)),
-            Column("#", len(str(max((len(p) for p in plans), default=9999))), drop=4),
-            Column("id", max((len(c.id) for c in calls), default=10)),
-            Column("tool", max((len(c.tool) for c in calls), default=10)),
-            Column("target", max(targets, default=TARGET_WIDTH), flex=True, minimum=12),
-            Column("decision", len("allow (protected)"), drop=3),
-            Column("status", len("needs_approval")),
-            Column("time", len("999 ms"), drop=2),
-            Column("execution", 13, drop=5),
-            Column("note", 4096, flex=True, minimum=12),
-        ]
-        if not self.show_plan:
-            columns = columns[1:]
-        self.layout = layout(columns, width)
-        self.cut = len(self.layout.names) < len(columns)
+        columns = decision_columns(
+            plans=len(plans),
+            plan=max((len(p.file) for p in plans), default=4),
+            ids=max((len(c.id) for c in calls), default=10),
+            calls=max(
+                (len(c.tool) + 2 + len(target_of(c.tool, c.input, 4096, workspace)) for c in calls),
+                default=40,
+            ),
+            numbers=len(str(max((len(p) for p in plans), default=9999))),
+        )
+        self.layout: Grid = grid(columns, width)
+        self.cut = False  # nothing is cut: cells wrap
 
     def header(self) -> str:
-        return self.layout.header()
+        return "\n".join(self.layout.header())
 
     def row(self, result: Result) -> str:
-        whole = _cells(result)
-        cells = self.layout.cells(whole)
-        names = self.layout.names
-        if any(cell != one_line(whole[n]) for n, cell in zip(names, cells, strict=True)):
-            self.cut = True
-        return self.layout.line(cells, self.paint, str(result.status))
+        cells = decision_cells(result, self.workspace)
+        return "\n".join(self.layout.row(cells, self.paint, str(result.status)))
 
 
 def cut_note(run_id: str | None) -> str:
     """What the table says when it cut something to fit (no run id: no journal)."""
-    return f"(cut to fit: toolrun show {run_id} CALL)" if run_id else "(cut to fit: see --format json)"
+    return (
+        f"(cut to fit: toolrun show {run_id} CALL)" if run_id else "(cut to fit: see --format json)"
+    )
 
 
 #: The run's claim of its jails (#25): (enforced, why not), as ``ExecReport`` has them.
