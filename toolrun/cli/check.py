@@ -21,16 +21,19 @@ from toolrun.cli.options import (
     no_hooks_option,
     policy_options,
 )
+from toolrun.cli.outputs import Output, output_option, resolve
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CallCheck, CheckReport, CheckRequest, PlanCheck
     from toolrun.commands.shards import Shard
+    from toolrun.errors import Problem
     from toolrun.render.github import AnnotationPaths
 
-FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
-REPORT_FORMATS = ("junit", "json", "jsonl", "github")
-REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
+FORMATS = ("table", "text", "json", "jsonl", "junit", "github", "sarif")
+REPORT_FORMATS = ("junit", "json", "jsonl", "github", "sarif", "summary")
+#: the -o reports a policy diff can write
+DIFF_FORMATS = ("junit", "json", "jsonl", "github")
 # the result statuses (toolrun.execution.results.Status), for the JSON summary
 STATUSES = (
     "ok",
@@ -57,18 +60,12 @@ STATUSES = (
     "--compare-config/--compare-settings: loosen (exit 4 when a decision loosens) or never.",
 )
 @format_option(FORMATS)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write a report here (format from --report-format or the suffix: .xml junit, "
-    ".json json, .jsonl jsonl).",
-)
+@output_option("a report")
 @click.option(
     "--report-format",
     type=click.Choice(REPORT_FORMATS),
     default=None,
-    help="Format of the -o report.",
+    help="Format of every -o report, whatever its name (summary: the Markdown step summary).",
 )
 @click.option(
     "--jobs",
@@ -127,7 +124,7 @@ def check(
     allow_empty: bool,
     fail_on: str,
     fmt: str | None,
-    output: Path | None,
+    outputs: tuple[Path, ...],
     report_format: str | None,
     jobs: int | None,
     no_hooks: bool,
@@ -196,18 +193,24 @@ def check(
     a merge needs, and `toolrun check --merge-reports shard-*.json` prints the one report
     and exits with the one code the unsharded check would give.
     """
+    from toolrun.cli import logs
     from toolrun.commands.check import CheckRequest
     from toolrun.commands.check import check as run_check
 
     fmt = fmt or ("table" if sys.stdout.isatty() else "text")
-    if output is not None and report_format is None:
-        report_format = REPORT_SUFFIXES.get(output.suffix.lower())
-        if report_format is None:
-            raise click.BadParameter(
-                f"cannot tell the report format from the name {str(output)!r}; use "
-                "--report-format junit|json|jsonl|github",
-                param_hint="'-o'",
-            )
+    reports = resolve(outputs, report_format, "; or use --report-format " + "|".join(REPORT_FORMATS))
+    # In CI the config's warnings and problems are annotations on their file and line, but
+    # a shard leaves annotations and the step summary to the merge: said once, not N times.
+    in_job = os.environ.get("GITHUB_ACTIONS") == "true"
+    if shard is None and (fmt == "github" or in_job):
+        logs.annotate(_annotation_paths())
+    elif shard is not None and (fmt == "github" or os.environ.get("GITHUB_STEP_SUMMARY")):
+        click.echo(
+            "toolrun: a shard writes its report only: annotations and the step summary come "
+            "from check --merge-reports",
+            err=True,
+        )
+        fmt = "text" if fmt == "github" else fmt
     if merge_reports:
         if shard is not None or compare_config is not None or compare_settings:
             raise click.BadParameter(
@@ -220,10 +223,15 @@ def check(
             )
         explicit = ctx.get_parameter_source("fail_on") is not click.core.ParameterSource.DEFAULT
         report = _merged(inputs, fail_on if explicit else None)
+        if logs.annotations() is not None:  # the shards' config said its warnings to none
+            from toolrun.render.github import config_annotations
+
+            for line in config_annotations(report.config_notes, _annotation_paths()):
+                click.echo(line, err=True)
         stream = _streamer(fmt, quiet=quiet, verbose=verbose)
         for plan in report.plans:
             stream(plan)
-        return _finish(report, fmt, output, report_format)
+        return _finish(report, fmt, reports)
     request = CheckRequest(
         inputs=inputs,
         workspace=workspace,
@@ -243,7 +251,7 @@ def check(
     )
     if compare_config is not None or compare_settings:
         compare = (compare_config, compare_settings)
-        return _policy_diff(ctx, request, compare, fmt, (output, report_format))
+        return _policy_diff(ctx, request, compare, fmt, reports)
     if fail_on == "loosen":
         raise click.BadParameter(
             "loosen needs --compare-config or --compare-settings", param_hint="'--fail-on'"
@@ -263,14 +271,15 @@ def check(
 
     report = run_check(request, on_plan=show)
     progress.clear()
-    return _finish(report, fmt, output, report_format)
+    return _finish(report, fmt, reports)
 
 
-def _finish(
-    report: CheckReport, fmt: str, output: Path | None, report_format: str | None
-) -> int:
-    """After every input was shown: the summary (or the whole report) and the -o report."""
-    _step_summary(report)
+def _finish(report: CheckReport, fmt: str, reports: tuple[Output, ...]) -> int:
+    """After every input was shown: the summary (or the whole report) and the -o reports."""
+    from toolrun.cli.outputs import write
+
+    if report.shard is None:
+        _step_summary(report)
     if fmt in ("table", "text", "github"):
         from toolrun.cli.options import sources_line
 
@@ -279,14 +288,12 @@ def _finish(
     else:
         for chunk in _report(fmt, report):
             click.echo(chunk, nl=False)
-    if output is not None and report_format is not None:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            with output.open("w", encoding="utf-8") as fh:
-                for chunk in _report(report_format, report):
-                    fh.write(chunk)
-        except OSError as exc:
-            raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
+    failed = [(out, error) for out in reports if (error := write(out, _report(out.kind, report)))]
+    for out, error in failed[:-1]:
+        click.echo(f"toolrun: cannot write {out.path}: {error}", err=True)
+    if failed:  # every report that could be was written; the check's code gives way to 1
+        out, error = failed[-1]
+        raise click.FileError(str(out.path), hint=error)
     return int(report.exit_code)
 
 
@@ -349,6 +356,14 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     elif fmt == "jsonl":
         for batch in _batches(_result_lines(report)):
             yield "\n".join(batch) + "\n"
+    elif fmt == "sarif":
+        from toolrun.render.sarif import check_sarif, sarif_text
+
+        yield sarif_text(check_sarif(report, _annotation_paths(), report.config_notes))
+    elif fmt == "summary":
+        from toolrun.render.github import step_summary
+
+        yield step_summary(report, recap(report), _annotation_paths())
     else:
         from toolrun.render.github import annotation_lines
 
@@ -377,10 +392,28 @@ def plan_header(plan: PlanCheck) -> str:
 
 
 def _problems(plan: PlanCheck) -> None:
+    from toolrun.cli.logs import annotation, annotations
+
+    if annotations() is not None:  # in a GitHub job: on the file and line
+        for level, found in (("error", plan.problems), ("warning", plan.warnings)):
+            for problem in found:
+                click.echo(annotation(level, _located(problem, plan.file)), err=True)
+        return
     for problem in plan.problems:
         click.echo(str(problem), err=True)
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+def _located(problem: Problem, file: str) -> Problem:
+    """A problem of an input without a place of its own: on the input's file."""
+    if problem.location is not None:
+        return problem
+    from dataclasses import replace
+
+    from toolrun.errors import Location
+
+    return replace(problem, location=Location(file, 1, 1))
 
 
 def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
@@ -589,6 +622,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
         ],
         "sources": list(report.config_files),
         "config_warnings": list(report.config_warnings),
+        "config_notes": [problem_json(p) for p in report.config_notes],
         "problems": [problem_json(p) for p in report.problems],
         "warnings": [
             {
@@ -688,10 +722,25 @@ def _policy_diff(
     request: CheckRequest,
     compare: tuple[Path | None, tuple[Path, ...]],
     fmt: str,
-    report: tuple[Path | None, str | None],
+    reports: tuple[Output, ...],
 ) -> int:
     """``check --compare-config``: only the calls whose decision changes, in ``fmt``."""
     from dataclasses import replace
+
+    from toolrun.cli.outputs import write
+
+    for out in reports:
+        if out.kind not in DIFF_FORMATS:
+            raise click.BadParameter(
+                f"a policy diff writes {', '.join(DIFF_FORMATS)} reports, not {out.kind} "
+                f"({out.path})",
+                param_hint="'-o'",
+            )
+    if fmt == "sarif":
+        raise click.BadParameter(
+            "a policy diff has no SARIF form (table, text, json, jsonl, junit, github)",
+            param_hint="'--format'",
+        )
 
     from toolrun.commands.check import compare as run_compare
     from toolrun.policy import diff as render
@@ -721,11 +770,8 @@ def _policy_diff(
 
     for chunk in chunks(fmt):
         click.echo(chunk, nl=False)
-    output, report_format = report
-    if output is not None and report_format is not None:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text("".join(chunks(report_format)), encoding="utf-8")
-        except OSError as exc:
-            raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
+    for out in reports:
+        error = write(out, chunks(out.kind))
+        if error is not None:
+            raise click.FileError(str(out.path), hint=error)
     return int(diff.exit_code)

@@ -209,6 +209,7 @@ class CheckReport:
     wall_ms: float
     #: the config's warnings (unknown keys, ignored Claude Code keys, managed-only locks)
     config_warnings: tuple[str, ...] = ()
+    config_notes: tuple[Problem, ...] = ()  # the same, located (for CI annotations)
     config_files: tuple[str, ...] = ()  # the config files that were read
     config_digest: str = ""  # their names and contents (shards merge only under one config)
     shard: Shard | None = None  # --shard: which one, and where its inputs were in the whole
@@ -1255,6 +1256,7 @@ def check(
         plans=tuple(done),
         wall_ms=(time.perf_counter() - started) * 1000,
         config_warnings=warnings,
+        config_notes=state.config.notes,
         config_files=tuple(display_path(f) for f in state.config.files),
         config_digest=_config_digest(state.config.files) if shard is not None else "",
         shard=shard,

@@ -126,6 +126,7 @@ class ExecReport:
     sources: tuple[str, ...] = ()
     #: the config's warnings (shown on stderr as the config loads; in the JSON report too)
     config_warnings: tuple[str, ...] = ()
+    config_notes: tuple[Problem, ...] = ()  # the same, located (for CI annotations)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -211,6 +212,7 @@ def execute(
         journal_error=session.journal_error,
         sources=config.sources(),
         config_warnings=config.warnings,
+        config_notes=config.notes,
         tally=session.tally,
         enforced=session.enforced,
         enforced_reason=session.enforced_reason,
