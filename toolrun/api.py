@@ -13,7 +13,7 @@ or run plans without a subprocess::
 - :func:`decide` is ``toolrun explain-permission``: one call, its
   :class:`~toolrun.permissions.Decision` (the same object, with the trace).
 - :func:`check` is ``toolrun check``: plans and transcripts decided, nothing run, a
-  :class:`~toolrun.commands.check.CheckReport`.
+  :class:`~toolrun.report.models.CheckReport`.
 - :func:`run` is ``toolrun exec``: plans validated, decided and run, an
   :class:`~toolrun.commands.exec.ExecReport`.
 
@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CheckReport, PlanCheck
     from toolrun.commands.exec import ExecReport
     from toolrun.config.models import Config
     from toolrun.execution.executor import AskHandler
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from toolrun.live.engines import Engines
     from toolrun.permissions.decision import Decision
     from toolrun.permissions.resolver import PermissionEngine
+    from toolrun.report.models import CheckReport, PlanCheck
 
 __all__ = ["check", "decide", "run"]
 

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolrun.commands.check import CallCheck, PlanCheck, result_json, result_lines
 from toolrun.errors import Location
 from toolrun.execution.results import DecidedBy, Result, Status
+from toolrun.report.models import CallCheck, PlanCheck
+from toolrun.report.records import result_json, result_lines
 
 
 def call(**changes: Any) -> CallCheck:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from tests.check.helpers import write
 from toolrun.cli import main
-from toolrun.commands.shards import parse_shard, shard_of
+from toolrun.report.shards import parse_shard, shard_of
 
 RULES = """\
 permissions:

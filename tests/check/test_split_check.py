@@ -427,7 +427,7 @@ def test_a_part_s_records_come_back_whole_or_not_at_all() -> None:
     import io
 
     from toolrun.commands import split_check
-    from toolrun.commands.check import CallCheck
+    from toolrun.report.models import CallCheck
 
     record = CallCheck(0, "call-1", "Read", {"file_path": "a"}, "allow", "mode", None, None,
                        "allowed", "skipped", None, 1, 1, 1, 1, "concurrent", "exec_1")

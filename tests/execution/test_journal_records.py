@@ -112,8 +112,8 @@ def test_a_result_made_directly_is_the_one_the_general_path_makes(tmp_path: Path
     from toolrun.execution.executor import ExecSettings, Executor, _Ordered, _PlanState
     from toolrun.execution.invocation import Outcome
     from toolrun.execution.results import CallDecision, DecidedBy, Status
-    from toolrun.execution.stored import OutputStore
     from toolrun.plan.models import Plan
+    from toolrun.stored import OutputStore
     from toolrun.tools import default_registry
 
     from .test_executor import TableDecider

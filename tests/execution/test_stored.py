@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from toolrun.errors import StoredOutputError
-from toolrun.execution.stored import OutputStore, StoredOutput, stream_stored
+from toolrun.stored import OutputStore, StoredOutput, stream_stored
 
 EXEC = "exec_00000000-0000-4000-8000-000000000001"
 
@@ -81,7 +81,7 @@ def test_a_failing_disk_ends_the_spill_not_the_call(tmp_path: Path) -> None:
 import resource, signal, sys
 from pathlib import Path
 sys.path.insert(0, {str(Path(__file__).parents[2])!r})
-from toolrun.execution.stored import OutputStore
+from toolrun.stored import OutputStore
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
 store = OutputStore(Path({str(tmp_path)!r}) / "run", "run", "exec_x", 1 << 20)

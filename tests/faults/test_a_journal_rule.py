@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.faults.support_a import toolrun, write_plan
-from toolrun.commands.runs import read_records
 from toolrun.execution.journal import MAX_DEPTH, MAX_LINE_BYTES, Journal, encode_line
+from toolrun.execution.journal_read import read_records
 
 MIB = 1024 * 1024
 

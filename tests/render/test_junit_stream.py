@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
 from toolrun.errors import Location, Problem
 from toolrun.render.junit import junit_chunks, junit_xml, xml_text
+from toolrun.report.models import CallCheck, CheckReport, PlanCheck
 
 
 def whole_tree(report: CheckReport) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from toolrun.execution.stored import OutputStore
+from toolrun.stored import OutputStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.builtins._capture import Capture
 from toolrun.tools.builtins.bash import BashInput, BashTool

@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from toolrun.errors import ToolError, ToolTimeoutError
-from toolrun.execution.stored import OutputStore
+from toolrun.stored import OutputStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.builtins import webfetch as webfetch_module
 from toolrun.tools.builtins.webfetch import WebFetchInput, WebFetchTool

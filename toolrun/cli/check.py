@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,28 +21,20 @@ from toolrun.cli.options import (
 )
 from toolrun.cli.outputs import Output, output_option, resolve
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
+from toolrun.report.recap import plan_header, recap
+from toolrun.report.records import batches, json_report, report_lines
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CallCheck, CheckReport, CheckRequest, PlanCheck
-    from toolrun.commands.shards import Shard
+    from toolrun.commands.check import CheckRequest
     from toolrun.errors import Problem
     from toolrun.render.github import AnnotationPaths
+    from toolrun.report.models import CallCheck, CheckReport, PlanCheck
+    from toolrun.report.shards import Shard
 
 FORMATS = ("table", "text", "json", "jsonl", "junit", "github", "sarif")
 REPORT_FORMATS = ("junit", "json", "jsonl", "github", "sarif", "summary")
 #: the -o reports a policy diff can write
 DIFF_FORMATS = ("junit", "json", "jsonl", "github")
-# the result statuses (toolrun.execution.results.Status), for the JSON summary
-STATUSES = (
-    "ok",
-    "error",
-    "denied",
-    "needs_approval",
-    "timeout",
-    "cancelled",
-    "interrupted",
-    "skipped",
-)
 
 
 @click.command()
@@ -300,7 +290,7 @@ def _finish(report: CheckReport, fmt: str, reports: tuple[Output, ...]) -> int:
 def _shard(value: str | None) -> Shard | None:
     if value is None:
         return None
-    from toolrun.commands.shards import parse_shard
+    from toolrun.report.shards import parse_shard
 
     try:
         return parse_shard(value)
@@ -340,21 +330,17 @@ def _streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], 
     return _problems  # the report comes at the end; its problems on stderr as they come
 
 
-# one encoder for every record (json.dumps with options builds a new one each call)
-_ENCODER = json.JSONEncoder(ensure_ascii=False)
-
-
 def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     """A whole report, in chunks (JSON and JSONL record by record, never as one string)."""
     if fmt == "junit":
         from toolrun.render.junit import junit_chunks
 
-        for batch in _batches(junit_chunks(report)):
+        for batch in batches(junit_chunks(report)):
             yield "".join(batch)
     elif fmt == "json":
         yield from json_report(report)
     elif fmt == "jsonl":
-        for batch in _batches(_result_lines(report)):
+        for batch in batches(report_lines(report)):
             yield "\n".join(batch) + "\n"
     elif fmt == "sarif":
         from toolrun.render.sarif import check_sarif, sarif_text
@@ -373,22 +359,6 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
 
 
 # -- text and table -------------------------------------------------------------------------
-
-
-def _runs_summary(plan: PlanCheck) -> str:
-    concurrent = sum(1 for _, kind, _ in plan.runs if kind == "concurrent")
-    exclusive = len(plan.runs) - concurrent
-    return (
-        f"{_n(plan.turns, 'turn')}, {_n(len(plan.calls), 'call')} in {_n(len(plan.runs), 'run')}"
-        f" ({concurrent} concurrent, {exclusive} exclusive)"
-    )
-
-
-def plan_header(plan: PlanCheck) -> str:
-    if plan.problems:
-        return f"{plan.file}: invalid, not checked ({_n(len(plan.problems), 'problem')})"
-    what = f"{plan.format}, {plan.name!r}" if plan.name else plan.format
-    return f"{plan.file} ({what}): {_runs_summary(plan)}"
 
 
 def _problems(plan: PlanCheck) -> None:
@@ -562,156 +532,6 @@ def _step_summary(report: CheckReport) -> None:
             fh.write(text)
     except OSError as exc:  # the check itself is done: say so, keep its exit code
         click.echo(f"toolrun: cannot write the step summary {summary_file}: {exc}", err=True)
-
-
-def recap(report: CheckReport) -> str:
-    """``2 inputs, 8 calls: 3 allow · 1 ask · 4 deny — 4 failing (--fail-on deny) in 0.1 s``."""
-    c = report.counts()
-    parts = [f"{c[d]} {d}" for d in ("allow", "ask", "deny") if c[d]] or ["nothing decided"]
-    if c["invalid"]:
-        parts.append(f"{c['invalid']} invalid input{'s' if c['invalid'] != 1 else ''}")
-    if c["warnings"]:
-        parts.append(f"{_n(c['warnings'], 'record')} skipped")
-    through = passed_text(report.not_failing(c))
-    flag = f"(--fail-on {report.fail_on})"
-    if c["failing"]:
-        failing = f"{c['failing']} failing" + (f", {through}" if through else "") + f" {flag}"
-    elif c["invalid"]:
-        failing = (
-            "invalid inputs fail the check"
-            if c["invalid"] > 1
-            else "an invalid input fails the check"
-        ) + (f"; {through} {flag}" if through else "")
-    else:
-        failing = f"{through or 'nothing fails'} {flag}"
-    return (
-        f"{_n(c['plans'], 'input')}, {_n(c['calls'], 'call')}: {' · '.join(parts)}"
-        f" — {failing} in {report.wall_ms / 1000:.1f} s"
-    )
-
-
-def passed_text(not_failing: dict[str, int]) -> str:
-    """``2 denies and 3 asks not failing``: what --fail-on let through ("" for nothing)."""
-    words = {"deny": ("deny", "denies"), "ask": ("ask", "asks")}
-    parts = [
-        f"{n} {words[d][n != 1]}" for d in ("deny", "ask") if (n := not_failing.get(d, 0))
-    ]
-    return " and ".join(parts) + " not failing" if parts else ""
-
-
-def json_report(report: CheckReport) -> Iterator[str]:
-    """``{"run_id", "plans", "inputs", "problems", "summary", "results": [...]}``, streamed."""
-    from toolrun.errors import problem_json
-
-    counts = report.counts()
-    enforced, unenforced = report.enforced()
-    head: dict[str, Any] = {
-        "run_id": report.run_id,
-        "plans": [p.file for p in report.plans],
-        "inputs": [
-            {
-                "file": p.file,
-                "format": p.format,
-                "name": p.name,
-                "turns": p.turns,
-                "calls": len(p.calls),
-                "runs": len(p.runs),
-                "valid": not p.problems,
-            }
-            for p in report.plans
-        ],
-        "sources": list(report.config_files),
-        "config_warnings": list(report.config_warnings),
-        "config_notes": [problem_json(p) for p in report.config_notes],
-        "problems": [problem_json(p) for p in report.problems],
-        "warnings": [
-            {
-                "file": w.location.file if w.location else None,
-                "line": w.location.line if w.location else None,
-                "column": w.location.column if w.location else None,
-                "message": w.message,
-                "text": str(w),
-            }
-            for plan in report.plans
-            for w in plan.warnings
-        ],
-        **({"shard": shard_json(report)} if report.shard is not None else {}),
-        "summary": {
-            # the keys of exec's summary (result statuses), then check's own
-            **dict.fromkeys(STATUSES, 0),
-            **Counter(call.status for _, call in report.calls),
-            "total": counts["calls"],
-            **counts,
-            "fail_on": report.fail_on,
-            # what --fail-on let through: never "nothing fails" of an ask it passed (#26)
-            "not_failing": report.not_failing(counts),
-            # would the calls allowed on toolrun's judgement run in jails here (#25)
-            "enforced": enforced,
-            "enforced_reason": unenforced,
-            "exit_code": int(report.exit_code),
-            "wall_ms": round(report.wall_ms, 1),
-        },
-    }
-    yield json.dumps(head, indent=2, ensure_ascii=False)[:-2] + ',\n  "results": ['
-    records = _result_lines(report)
-    first = True
-    for batch in _batches(records):
-        yield ("\n    " if first else ",\n    ") + ",\n    ".join(batch)
-        first = False
-    yield "\n  ]\n}\n" if not first else "]\n}\n"
-
-
-def _result_lines(report: CheckReport) -> Iterator[str]:
-    """Every call's result record, encoded (``result_json`` as JSON), in report order."""
-    from toolrun.commands.check import result_lines
-
-    for plan in report.plans:
-        yield from map(result_lines(report.run_id, plan), plan.calls)
-
-
-def _batches(items: Iterator[str], size: int = 1000) -> Iterator[list[str]]:
-    """Records in lists of ``size``: a few large writes instead of one per call."""
-    batch: list[str] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def shard_json(report: CheckReport) -> dict[str, Any]:
-    """What merging needs besides the results: which shard, of which inputs and config, and
-    for each input its place in the whole, its problem and warning counts and its time."""
-    shard = report.shard
-    assert shard is not None
-    return {
-        "index": shard.index,
-        "count": shard.count,
-        "total": shard.total,
-        "inputs_digest": shard.inputs_digest,
-        "config_digest": report.config_digest,
-        "config_files": list(report.config_files),
-        "inputs": [
-            {
-                "position": position,
-                "problems": len(plan.problems),
-                "warnings": len(plan.warnings),
-                "wall_ms": round(plan.wall_ms, 1),
-            }
-            for position, plan in zip(shard.positions, report.plans, strict=True)
-        ],
-    }
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
-
-
-def _short(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 # -- policy diff (--compare-config) -----------------------------------------------------------

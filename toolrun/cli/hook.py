@@ -1,7 +1,7 @@
 """``toolrun hook``: toolrun's engine as an agent's PreToolUse / BeforeTool hook.
 
 Only click and the standard library at import time: this runs on every tool call of a
-session (the engine loads in :mod:`toolrun.commands.hook`, or stays warm in a server).
+session (the engine loads in :mod:`toolrun.live.hook`, or stays warm in a server).
 """
 
 from __future__ import annotations
@@ -98,8 +98,8 @@ def hook(
           "hooks": [{"type": "command", "command": "toolrun hook"}]}],
         "SessionEnd": [{"hooks": [{"type": "command", "command": "toolrun hook"}]}]}}
     """
-    from toolrun.commands.hook import HookOptions
     from toolrun.live.client import answer
+    from toolrun.live.hook import HookOptions
 
     options = HookOptions(
         protocol=protocol,  # type: ignore[arg-type]
@@ -114,7 +114,7 @@ def hook(
 
     raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if len(raw) > MAX_PAYLOAD_BYTES:
-        from toolrun.commands.hook import failure
+        from toolrun.live.hook import failure
 
         message = f"toolrun hook: the payload is over {MAX_PAYLOAD_BYTES} bytes"
         event = "BeforeTool" if protocol == "gemini" else "PreToolUse"

@@ -331,7 +331,7 @@ def _show_full(reader: RunReader, result: Record) -> None:
 
     from toolrun.errors import StoredOutputError
     from toolrun.execution.journal import stored_outputs_dir
-    from toolrun.execution.stored import StoredOutput, stream_stored
+    from toolrun.stored import StoredOutput, stream_stored
 
     out = sys.stdout.buffer
     raw = stored_output_of(result)

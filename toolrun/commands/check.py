@@ -23,15 +23,13 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from toolrun.errors import ExitCode, Location, PlanError, Problem
+from toolrun.errors import PlanError, Problem
 from toolrun.paths import display_path
+from toolrun.report.models import FAIL_ON, CallCheck, CheckReport, Deps, PlanCheck
 
 if TYPE_CHECKING:
-    import json
-
-    from toolrun.commands.shards import Shard
     from toolrun.commands.split_check import Sink
     from toolrun.config.models import Config
     from toolrun.execution.decide import EngineDecider
@@ -43,134 +41,9 @@ if TYPE_CHECKING:
     from toolrun.plan.importers import Imported
     from toolrun.plan.models import Call, Plan, Turn
     from toolrun.policy.diff import PolicyDiff
+    from toolrun.report.shards import Shard
     from toolrun.tools.base import ToolContext
     from toolrun.tools.registry import ToolRegistry
-
-FAIL_ON = ("deny", "ask", "never")
-
-#: what a part of a split plan keeps of one call for the marks across parts
-Deps = tuple["Reads | None", "Writes | None", bool]
-
-
-class CallCheck(NamedTuple):
-    """What was decided for one call: plain data, cheap to keep and to send between processes."""
-
-    position: int  # 0-based index in its plan (the "index" of a result record)
-    id: str
-    tool: str
-    input: Mapping[str, Any]
-    decision: str  # allow | ask | deny
-    kind: str  # who decided: rule, mode, hook, readonly, ...
-    rule: str | None
-    source: str | None
-    reason: str
-    status: str  # dry run: skipped (allow, ask), denied, error (not admitted)
-    error: str | None
-    line: int
-    column: int
-    turn: int  # 1-based
-    run: int  # 1-based within the plan; 0: not admitted (over the turn's call limit)
-    run_kind: str  # concurrent | exclusive | ""
-    execution_id: str
-    hooks: tuple[Mapping[str, Any], ...] = ()
-    # (field, as recorded, as decided) for each value of a transcript rebased onto the
-    # workspace; the field "cwd" is the directory the call was recorded in
-    rebased: tuple[tuple[str, str, str], ...] = ()
-    origin: str = ""  # "sidechain", "subagent FILE": not the session's main thread
-    file: str = ""  # the file the call was read from, when not the input itself
-    # a part of a split plan only, until its parts are joined (``split_check.joined``)
-    deps: Deps | None = None
-    # Bash: where the call would run ("read-only jail", "workspace jail", "sandbox",
-    # "unsandboxed") and why; None for the other tools and for a deny (#25)
-    runs_in: str | None = None
-    runs_in_why: str | None = None
-
-    @property
-    def target(self) -> str:
-        """The main argument, shortened (the command, the path, ...): worked out when shown,
-        since a JSON report never shows it."""
-        from toolrun.render.results import target_of
-
-        return target_of(self.tool, self.input, 60)
-
-    def why(self) -> str:
-        """The reason, naming the rule and its source when one decided."""
-        reason = self.reason or f"would {self.decision}"
-        if self.rule and self.rule not in reason:
-            reason += f" (rule {self.rule}" + (f" from {self.source})" if self.source else ")")
-        return reason
-
-    def fails(self, fail_on: str) -> bool:
-        """Whether this call fails the check under ``--fail-on``."""
-        if fail_on == "never":
-            return False
-        return self.decision == "deny" or (fail_on == "ask" and self.decision == "ask")
-
-
-@dataclass(frozen=True, slots=True)
-class PlanCheck:
-    """One input: its calls as decided, or the problems that kept it from being checked."""
-
-    file: str
-    format: str | None = None
-    name: str | None = None
-    turns: int = 0
-    runs: tuple[tuple[int, str, int], ...] = ()  # (turn, kind, calls) in order
-    calls: tuple[CallCheck, ...] = ()
-    problems: tuple[Problem, ...] = ()
-    wall_ms: float = 0.0
-    warnings: tuple[Problem, ...] = ()  # records of a session log that were skipped
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain data (what a worker process sends back)."""
-        return {
-            "file": self.file,
-            "format": self.format,
-            "name": self.name,
-            "turns": self.turns,
-            "runs": [list(r) for r in self.runs],
-            "calls": list(self.calls),
-            "problems": [_problem_json(p) for p in self.problems],
-            "wall_ms": self.wall_ms,
-            "warnings": [_problem_json(p) for p in self.warnings],
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PlanCheck:
-        return cls(
-            file=data["file"],
-            format=data["format"],
-            name=data["name"],
-            turns=data["turns"],
-            runs=tuple((r[0], r[1], r[2]) for r in data["runs"]),
-            calls=tuple(c if isinstance(c, CallCheck) else _call_from_json(c) for c in data["calls"]),
-            problems=tuple(_problem_from_json(p) for p in data["problems"]),
-            wall_ms=data["wall_ms"],
-            warnings=tuple(_problem_from_json(p) for p in data["warnings"]),
-        )
-
-
-def _call_from_json(fields: Sequence[Any]) -> CallCheck:
-    call = CallCheck(*fields)
-    return call._replace(
-        hooks=tuple(call.hooks), rebased=tuple((f, a, b) for f, a, b in call.rebased)
-    )
-
-
-def _problem_json(p: Problem) -> dict[str, Any]:
-    loc = p.location
-    return {
-        "file": loc.file if loc else None,
-        "line": loc.line if loc else None,
-        "column": loc.column if loc else None,
-        "path": p.path,
-        "message": p.message,
-    }
-
-
-def _problem_from_json(data: Mapping[str, Any]) -> Problem:
-    loc = Location(data["file"], data["line"], data["column"]) if data["line"] is not None else None
-    return Problem(loc, data["path"], data["message"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,234 +72,6 @@ class CheckRequest:
     # mark an allow an earlier call of its plan may change (``depends on call-N``); a
     # policy diff compares rules, not what the plan's order makes of them
     marks: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class CheckReport:
-    run_id: str
-    fail_on: str
-    plans: tuple[PlanCheck, ...]
-    wall_ms: float
-    #: the config's warnings (unknown keys, ignored Claude Code keys, managed-only locks)
-    config_warnings: tuple[str, ...] = ()
-    config_notes: tuple[Problem, ...] = ()  # the same, located (for CI annotations)
-    config_files: tuple[str, ...] = ()  # the config files that were read
-    config_digest: str = ""  # their names and contents (shards merge only under one config)
-    shard: Shard | None = None  # --shard: which one, and where its inputs were in the whole
-
-    @property
-    def problems(self) -> Iterator[Problem]:
-        for plan in self.plans:
-            yield from plan.problems
-
-    @property
-    def calls(self) -> Iterator[tuple[PlanCheck, CallCheck]]:
-        for plan in self.plans:
-            for call in plan.calls:
-                yield plan, call
-
-    def failing(self) -> Iterator[tuple[PlanCheck, CallCheck]]:
-        for plan, call in self.calls:
-            if call.fails(self.fail_on):
-                yield plan, call
-
-    def counts(self) -> dict[str, int]:
-        """Calls per decision, failing calls, invalid inputs and their problems."""
-        out = {"calls": 0, "allow": 0, "ask": 0, "deny": 0, "failing": 0}
-        for plan in self.plans:
-            for call in plan.calls:
-                out[call.decision] = out.get(call.decision, 0) + 1
-                out["failing"] += call.fails(self.fail_on)
-            out["calls"] += len(plan.calls)
-        out["plans"] = len(self.plans)
-        out["invalid"] = sum(1 for p in self.plans if p.problems)
-        out["problems"] = sum(len(p.problems) for p in self.plans)
-        out["warnings"] = sum(len(p.warnings) for p in self.plans)
-        return out
-
-    def enforced(self) -> tuple[bool | None, str | None]:
-        """What exec here could claim of its jails (#25): (False, why) when a call meant
-        for a jail would run without one, True when every such call would run in one,
-        None when no call is allowed on toolrun's judgement."""
-        from toolrun.execution.results import JAIL_PLACES, NO_JAIL
-
-        claim: bool | None = None
-        for _, call in self.calls:
-            if call.runs_in in JAIL_PLACES:
-                claim = True
-            elif call.runs_in_why is not None and NO_JAIL in call.runs_in_why:
-                return False, call.runs_in_why.split(NO_JAIL, 1)[1]
-        return claim, None
-
-    def not_failing(self, counts: Mapping[str, int] | None = None) -> dict[str, int]:
-        """The asks and denies ``--fail-on`` lets through (deny: the asks; never: both),
-        so that a summary never says "nothing fails" of what it let pass (#26)."""
-        c = counts if counts is not None else self.counts()
-        return {
-            "deny": c["deny"] if self.fail_on == "never" else 0,
-            "ask": c["ask"] if self.fail_on in ("deny", "never") else 0,
-        }
-
-    @property
-    def exit_code(self) -> ExitCode:
-        codes: set[ExitCode] = set()
-        if any(p.problems for p in self.plans):
-            # An input that could not be checked at all is what CI must report first.
-            return ExitCode.INVALID
-        for _, call in self.failing():
-            codes.add(ExitCode.DENIED if call.decision == "deny" else ExitCode.ASK)
-            if ExitCode.DENIED in codes:
-                break
-        return ExitCode.combine(codes)
-
-
-def result_json(run_id: str, plan: PlanCheck, call: CallCheck) -> dict[str, Any]:
-    """The result record of design §6 (the keys ``exec`` uses), plus where it ran.
-
-    Written out rather than through ``Result.as_json``: a check of 100,000 calls spent a
-    third of its report building Result objects only to turn them into dicts. A test
-    keeps the two the same.
-    """
-    out: dict[str, Any] = {
-        "index": call.position,
-        "id": call.id,
-        "execution_id": call.execution_id,
-        "run_id": run_id,
-        "plan": plan.file,
-        "tool": call.tool,
-        "input": call.input if type(call.input) is dict else dict(call.input),
-        "decision": call.decision,
-        "decided_by": {"kind": call.kind, "rule": call.rule, "source": call.source},
-        "runs_in": call.runs_in,
-        "runs_in_why": call.runs_in_why,
-        "status": call.status,
-        "output": "",
-        "error": call.error,
-        "started_at": None,
-        "finished_at": None,
-        "wait_ms": 0.0,
-        "duration_ms": 0.0,
-        "attempts": 0,
-        "aborted_before_launch": False,
-        "location": (
-            {"file": call.file or plan.file, "line": call.line, "column": call.column}
-            if call.line
-            else None
-        ),
-    }
-    if call.hooks:
-        out["hooks"] = [dict(h) for h in call.hooks]
-    if call.origin:
-        out["origin"] = call.origin
-    if call.rebased:
-        out["rebased"] = [
-            {"field": f, "recorded": recorded, "rebased": new} for f, recorded, new in call.rebased
-        ]
-    out["reason"] = call.reason
-    out["turn"] = call.turn
-    out["run"] = call.run
-    out["run_kind"] = call.run_kind
-    return out
-
-
-def result_lines(run_id: str, plan: PlanCheck) -> Callable[[CallCheck], str]:
-    """``json.dumps(result_json(run_id, plan, call), ensure_ascii=False)`` for the calls of
-    ``plan``, written from a template: building each record's dict only to encode it was
-    more than half of a big JSON report. A call of an unusual shape (hooks, an origin,
-    rebased values, a value of another type than usual) is encoded the general way; a
-    property test holds the two to the same text."""
-    import json.encoder
-
-    encoder = json.JSONEncoder(ensure_ascii=False)
-    text = json.encoder.encode_basestring  # (the encoder's own, for ensure_ascii=False)
-    general = encoder.encode
-    head = f', "run_id": {text(run_id)}, "plan": {text(plan.file)}, "tool": '
-    here = text(plan.file)
-    fixed = (
-        ', "output": "", "error": %s, "started_at": null, "finished_at": null, "wait_ms": 0.0, '
-        '"duration_ms": 0.0, "attempts": 0, "aborted_before_launch": false, "location": '
-    )
-    shapes: dict[tuple[type, ...], bool] = {}  # the field types of a record: as usual?
-    encode_input = _value_encoder(encoder)
-
-    def line(c: CallCheck) -> str:
-        shape = tuple(map(type, c))
-        usual = shapes.get(shape)
-        if usual is None:
-            usual = shapes[shape] = _usual_shape(shape)
-        if not usual or c.hooks or c.origin or c.rebased:
-            return general(result_json(run_id, plan, c))
-        rule, source, error, place, why = c.rule, c.source, c.error, c.runs_in, c.runs_in_why
-        if c.line:
-            where = text(c.file) if c.file else here
-            location = f'{{"file": {where}, "line": {c.line}, "column": {c.column}}}'
-        else:
-            location = "null"
-        return (
-            f'{{"index": {c.position}, "id": {text(c.id)}, "execution_id": '
-            f"{text(c.execution_id)}{head}{text(c.tool)}, \"input\": "
-            f"{encode_input(c.input if type(c.input) is dict else dict(c.input))}, "
-            f'"decision": {text(c.decision)}, "decided_by": {{"kind": {text(c.kind)}, '
-            f'"rule": {"null" if rule is None else text(rule)}, '
-            f'"source": {"null" if source is None else text(source)}}}, '
-            f'"runs_in": {"null" if place is None else text(place)}, '
-            f'"runs_in_why": {"null" if why is None else text(why)}, '
-            f'"status": {text(c.status)}'
-            f'{fixed % ("null" if error is None else text(error))}{location}, '
-            f'"reason": {text(c.reason)}, "turn": {c.turn}, "run": {c.run}, '
-            f'"run_kind": {text(c.run_kind)}}}'
-        )
-
-    return line
-
-
-def _value_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
-    """``encoder.encode`` (an encoder of ``ensure_ascii=False``, the default separators)
-    for a dict or a list, its C encoder made once rather than once a call as ``encode``
-    makes it (two thirds of its time on a small dict)."""
-    import json.encoder
-
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - an interpreter without the C accelerator
-        return encoder.encode
-    markers: dict[int, Any] = {}  # what catches a cycle: empty again once a value is done
-    made = make(markers, encoder.default, json.encoder.encode_basestring, None, ": ", ", ",
-                False, False, True)  # fmt: skip
-
-    def encode(value: Any) -> str:
-        try:
-            return "".join(made(value, 0))
-        except BaseException:
-            markers.clear()
-            raise
-
-    return encode
-
-
-_INT_FIELDS = frozenset(
-    CallCheck._fields.index(f) for f in ("position", "line", "column", "turn", "run")
-)
-_STR_FIELDS = frozenset(
-    CallCheck._fields.index(f)
-    for f in ("id", "tool", "decision", "kind", "reason", "status", "run_kind",
-              "execution_id", "origin", "file")
-)  # fmt: skip
-_OPTIONAL_FIELDS = frozenset(
-    CallCheck._fields.index(f) for f in ("rule", "source", "error", "runs_in", "runs_in_why")
-)
-
-
-def _usual_shape(types: tuple[type, ...]) -> bool:
-    """Whether a record of fields of these types is one ``result_lines`` writes from its
-    template: ints, strings and optional strings where check puts them (not a bool or a
-    str subclass, which the general encoder writes its own way)."""
-    return len(types) == len(CallCheck._fields) and all(
-        t is int if i in _INT_FIELDS
-        else t is str if i in _STR_FIELDS
-        else t is str or t is type(None) if i in _OPTIONAL_FIELDS
-        else True
-        for i, t in enumerate(types)
-    )  # fmt: skip
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -1233,7 +878,7 @@ def check(
     inputs = expand_inputs(request.inputs)
     shard = request.shard
     if shard is not None:
-        from toolrun.commands.shards import select
+        from toolrun.report.shards import select
 
         shard, inputs = select([shown for shown, _ in inputs], inputs, shard)
     done: list[PlanCheck] = []
@@ -1264,7 +909,7 @@ def check(
 
 
 def _config_digest(files: Sequence[Path]) -> str:
-    from toolrun.commands.shards import files_digest
+    from toolrun.report.shards import files_digest
 
     return files_digest([(display_path(f), f) for f in files])
 

@@ -28,10 +28,10 @@ from toolrun.plan.models import Plan
 if TYPE_CHECKING:
     from toolrun.commands.exec_stdin import StdinCalls
     from toolrun.config.models import Config
+    from toolrun.execution.autoverify import AutoVerify
     from toolrun.execution.decide import EngineDecider
     from toolrun.execution.executor import Decider
     from toolrun.tools.registry import ToolRegistry
-    from toolrun.verify.runner import AutoVerify
 
 
 T = TypeVar("T")
@@ -529,6 +529,6 @@ def _auto_verify(config: Config, dry_run: bool) -> AutoVerify | None:
     """``toolrun.autoVerify``'s verifiers, when the config has any (a dry run writes nothing)."""
     if dry_run or not config.toolrun.auto_verify:
         return None
-    from toolrun.verify.runner import AutoVerify as Verify
+    from toolrun.execution.autoverify import AutoVerify as Verify
 
     return Verify.of(config)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolrun.commands.check import FAIL_ON, CallCheck, CheckReport, PlanCheck
 from toolrun.errors import InvalidInputError, Location, Problem
+from toolrun.report.models import FAIL_ON, CallCheck, CheckReport, PlanCheck
 from toolrun.yamlfile import Document, DocumentError, PathPart, format_path, parse_json, read_text
 
 _DECISIONS = ("allow", "ask", "deny")

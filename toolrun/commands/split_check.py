@@ -27,9 +27,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CallCheck
     from toolrun.execution.depends import Writers
     from toolrun.plan.models import Turn
+    from toolrun.report.models import CallCheck
 
 #: what ps shows for a process deciding a part of a plan
 PART_NAME = "toolrun-part"
@@ -216,7 +216,7 @@ def _moved(calls: Sequence[CallCheck], shift: int) -> Sequence[CallCheck]:
     """Records with their run numbers moved on by ``shift`` (the runs of earlier parts)."""
     if not shift:
         return calls
-    from toolrun.commands.check import CallCheck
+    from toolrun.report.models import CallCheck
 
     at = CallCheck._fields.index("run")
     new = tuple.__new__  # (a third of what ``_replace`` takes, for 50,000 records)

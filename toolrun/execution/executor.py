@@ -45,9 +45,9 @@ from toolrun.execution.results import (
     utc_iso,
     where_it_runs,
 )
-from toolrun.execution.stored import OutputStore
 from toolrun.plan.models import Call, InvalidInput, Plan, Turn
 from toolrun.reaper.jail import current as jail_context
+from toolrun.stored import OutputStore
 from toolrun.tools.base import Tool, ToolContext, ToolKind
 from toolrun.tools.inputs import validate_input
 from toolrun.tools.registry import ToolRegistry
@@ -57,9 +57,9 @@ from toolrun.verify.files import WRITE_TOOLS
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from toolrun.execution.autoverify import AutoVerify
     from toolrun.hooks import HookRunner, PostToolResult, PreToolUseResult
     from toolrun.sandbox.policy import SandboxPolicy
-    from toolrun.verify.runner import AutoVerify
 
 AskAnswer = Literal["yes", "no", "always"]
 AskHandler = Callable[[Call, CallDecision], Awaitable[AskAnswer]]

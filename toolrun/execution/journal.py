@@ -14,11 +14,11 @@ Python's surrogate escapes; it is written as ``\\udcXX`` escapes
 (``backslashreplace``), which inside a JSON string is a standard escape that
 reads back to the same string.
 
-One rule for what is written and what is read (:mod:`toolrun.commands.runs`): no line
+One rule for what is written and what is read (:mod:`toolrun.execution.journal_read`): no line
 is longer than :data:`MAX_LINE_BYTES` nor nested deeper than :data:`MAX_DEPTH`. A record
 that would be (a Write of 65 MiB, an Edit of a 50 MB file) is kept whole in a file
 beside the journal, ``<run-id>/<name>.record.json`` (as whole outputs are, see
-:mod:`toolrun.execution.stored`), and its line keeps the record's small fields (event,
+:mod:`toolrun.stored`), and its line keeps the record's small fields (event,
 ids, status, ...) with ``stored_record``: the file's name, size and sha256. A record
 whose file cannot be written keeps those fields and ``stored_record_error`` (why).
 
@@ -38,7 +38,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import threading
 import uuid
 from datetime import UTC, datetime
@@ -57,8 +56,6 @@ MAX_DEPTH = 200
 #: a stored record's line keeps its fields whose JSON is at most this long
 KEPT_FIELD_BYTES = 1024
 RECORD_SUFFIX = ".record.json"
-#: a stored record's file name: a plain name in the run's folder
-RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.record\.json")
 
 
 def new_run_id() -> str:
@@ -72,7 +69,7 @@ def runs_dir(workspace: Path) -> Path:
 
 def stored_outputs_dir(journal: Path) -> Path:
     """The run's folder beside its journal (``<run-id>/`` next to ``<run-id>.jsonl``),
-    where whole outputs trimmed for display are kept (:mod:`toolrun.execution.stored`)."""
+    where whole outputs trimmed for display are kept (:mod:`toolrun.stored`)."""
     return journal.with_suffix("")
 
 

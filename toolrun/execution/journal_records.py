@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from toolrun.execution.results import encode_json
 Record = dict[str, Any]
 #: a stored record decodes as deep as the encoder could write it (past that: unreadable)
 STORED_MAX_DEPTH = 100_000
+#: a stored record's file name: a plain name in the run's folder
+RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.record\.json")
 
 
 def kept_fields(record: Record, limit: int) -> Record:
@@ -53,7 +56,6 @@ def load_stored(folder: Path, line: Record) -> Record:
     ``stored_record_error`` (why) when its file is gone or is not what the line says."""
     from toolrun import boundedjson
     from toolrun.errors import UntrustedJSONError
-    from toolrun.execution.journal import RECORD_NAME
 
     stored = line.get("stored_record")
     name = stored.get("path") if isinstance(stored, dict) else None

@@ -21,8 +21,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolrun.live.config_env import env_key
+
 if TYPE_CHECKING:
-    from toolrun.commands.hook import HookOptions, HookReply
+    from toolrun.live.hook import HookOptions, HookReply
 
 SERVER_ENV = "TOOLRUN_HOOK_SERVER"
 #: a payload larger than this is not a tool call an agent sent (Claude Code caps a Bash
@@ -31,9 +33,6 @@ MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
 #: the server's module, and the longest header line either side reads
 MODULE = "toolrun.live.server"
 MAX_HEADER = 1 << 20
-#: the environment a config depends on (load_config reads these)
-_ENV_PREFIXES = ("TOOLRUN_",)
-_ENV_NAMES = ("HOME",)
 #: longer than any decision takes; a hung server only delays the call by this much
 TIMEOUT_S = 10.0
 
@@ -44,7 +43,7 @@ def server_off(env: Mapping[str, str]) -> bool:
 
 def answer(raw: bytes, options: HookOptions) -> HookReply:
     """The reply to one hook payload, from the server when one answers."""
-    from toolrun.commands.hook import HookReply
+    from toolrun.live.hook import HookReply
 
     cwd = Path.cwd()
     if server_off(os.environ):
@@ -56,13 +55,6 @@ def answer(raw: bytes, options: HookOptions) -> HookReply:
     reply = _here(raw, options, cwd)
     start_server(path)
     return reply
-
-
-def env_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """The variables of ``env`` a config depends on, sorted."""
-    return tuple(
-        sorted((k, v) for k, v in env.items() if k.startswith(_ENV_PREFIXES) or k in _ENV_NAMES)
-    )
 
 
 def socket_dir(env: Mapping[str, str]) -> Path:
@@ -125,7 +117,7 @@ def read_all(conn: _socket.socket) -> bytes:
 
 
 def _here(raw: bytes, options: HookOptions, cwd: Path) -> HookReply:
-    from toolrun.commands.hook import answer_hook
+    from toolrun.live.hook import answer_hook
 
     return answer_hook(raw, options, cwd=cwd)
 

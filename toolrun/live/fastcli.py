@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int | None:
 
 
 def _here(raw: bytes, options: dict[str, Any], cwd: Path) -> tuple[str, str, int]:
-    from toolrun.commands.hook import HookOptions, answer_hook, failure
+    from toolrun.live.hook import HookOptions, answer_hook, failure
 
     hook_options = HookOptions.from_json(options)
     if len(raw) > MAX_PAYLOAD_BYTES:

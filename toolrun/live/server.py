@@ -12,7 +12,7 @@ background; the next ones send their payload to it and print its answer
 - It serves any workspace: configs are loaded and kept per workspace and environment
   while their files are unchanged (:class:`toolrun.live.engines.Engines`).
 - Requests are answered one at a time (the engine is one object with its memo), each
-  with exactly what an in-process call would print (:func:`toolrun.commands.hook.
+  with exactly what an in-process call would print (:func:`toolrun.live.hook.
   answer_hook`).
 - It exits after :data:`IDLE_S` without a request, on SIGTERM, and when its socket file
   is removed or replaced (a newer server took the name).
@@ -49,7 +49,7 @@ def read_exactly(conn: socket.socket, size: int) -> bytes:
 
 
 def _serve_one(conn: socket.socket, engines: Any) -> None:
-    from toolrun.commands.hook import HookOptions, answer_hook
+    from toolrun.live.hook import HookOptions, answer_hook
 
     line, rest = read_header(conn)
     header = json.loads(line)

@@ -172,7 +172,7 @@ def end(workspace: Path, hook: SessionEnded) -> Path | None:
     The workspace is found as for its decisions; the file is resolved the same way
     (``workspace`` made absolute by the caller), so the end lands in the same journal.
     """
-    from toolrun.commands.runs import first_record
+    from toolrun.execution.journal_read import first_record
 
     path = runs_dir(workspace.resolve()) / f"{session_run_id(hook.session_id)}.jsonl"
     if not path.is_file():

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from toolrun.errors import ExitCode, Problem
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CallCheck, CheckReport
+    from toolrun.report.models import CallCheck, CheckReport
 
 _RANK = {"deny": 0, "ask": 1, "allow": 2}
 Direction = Literal["loosened", "tightened"]

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
     from toolrun.errors import Problem
     from toolrun.execution.results import Result
+    from toolrun.report.models import CallCheck, CheckReport, PlanCheck
 
 
 @dataclass(frozen=True, slots=True)

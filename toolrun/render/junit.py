@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
     from toolrun.execution.results import Result
+    from toolrun.report.models import CallCheck, CheckReport, PlanCheck
 
 # characters XML 1.0 does not allow, even escaped
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from toolrun.builtin_fields import main_field
+from toolrun.builtin_fields import target_of
 from toolrun.execution.results import Result, Status
 from toolrun.plan.models import Plan
 from toolrun.render.terminal import Column, Painter, fit, layout, one_line
@@ -28,18 +28,6 @@ RECAP = (
 def target(result: Result, width: int = 48) -> str:
     """The call's main argument, shortened: the command, the path, the URL, ..."""
     return target_of(result.tool, result.input, width)
-
-
-def target_of(tool: str, input: Mapping[str, Any], width: int = 48) -> str:
-    key = main_field(tool)
-    if tool == "ApplyPatch":  # the patch text itself says nothing in one line
-        text = "patch"
-    elif key is not None and key in input:
-        text = str(input[key])
-    else:
-        text = json.dumps(dict(input), ensure_ascii=False, separators=(",", ":"), default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _ms(value: float) -> str:

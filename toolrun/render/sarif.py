@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from toolrun.commands.check import CallCheck, CheckReport, PlanCheck
     from toolrun.errors import Problem
     from toolrun.execution.results import Result
     from toolrun.render.github import AnnotationPaths
+    from toolrun.report.models import CallCheck, CheckReport, PlanCheck
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/toolrun/toolrun"

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runt
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from toolrun.execution.stored import OutputStore
     from toolrun.sandbox.policy import SandboxPolicy
+    from toolrun.stored import OutputStore
     from toolrun.tools.inputs import InputSpec, Params
 
 

@@ -2,7 +2,7 @@
 
 The display keeps the first and the last :data:`KEEP_BYTES` bytes. Memory stays at
 that however much a command prints: the rest is streamed to the call's stored output
-(:mod:`toolrun.execution.stored`) when the journal is on, and only counted when it is
+(:mod:`toolrun.stored`) when the journal is on, and only counted when it is
 off. Nothing touches the disk until the output outgrows the display: up to then, head
 and tail together are the whole output, so the spill starts with them.
 :func:`store_whole` keeps the text of a tool that has it all at once and shows a part.
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolrun.execution.stored import OutputStore, Spill
+    from toolrun.stored import OutputStore, Spill
 
 #: Output shown: this many bytes from the start and this many from the end.
 KEEP_BYTES = 512 * 1024

@@ -49,8 +49,8 @@ from toolrun.tools.inputs import (
 from toolrun.tools.progress import report_output
 
 if TYPE_CHECKING:
-    from toolrun.execution.stored import OutputStore
     from toolrun.sandbox.run import Launcher
+    from toolrun.stored import OutputStore
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

@@ -11,6 +11,9 @@ the write tools compute). Running each verifier before the edit too, to keep onl
 is new, would double its cost and hold the edit back until it finished; and only SARIF
 has fingerprints to match findings across a shifted file (ruff, mypy, pyright, eslint
 and tsc give a code and a position, and the position moves with every edit).
+
+Part of execution, not of :mod:`toolrun.verify`: it takes and gives the executor's
+``Outcome``, while the config loader reads ``verify.files`` (below execution).
 """
 
 from __future__ import annotations
