@@ -18,6 +18,7 @@ from toolrun.cli.options import (
     input_options,
     no_hooks_option,
     policy_options,
+    problems_option,
 )
 from toolrun.cli.outputs import Output, output_option, resolve
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
@@ -70,6 +71,7 @@ DIFF_FORMATS = ("junit", "json", "jsonl", "github")
 )
 @no_hooks_option
 @enforce_option
+@problems_option
 @policy_options
 @click.option(
     "--compare-config",
@@ -119,6 +121,7 @@ def check(
     jobs: int | None,
     no_hooks: bool,
     enforce: str | None,
+    problems: bool,
     strict: bool,
     managed_settings: Path | None,
     compare_config: Path | None,
@@ -218,7 +221,7 @@ def check(
 
             for line in config_annotations(report.config_notes, _annotation_paths()):
                 click.echo(line, err=True)
-        stream = _streamer(fmt, quiet=quiet, verbose=verbose)
+        stream = _streamer(fmt, quiet=quiet, verbose=verbose, problems=problems)
         for plan in report.plans:
             stream(plan)
         return _finish(report, fmt, reports)
@@ -246,7 +249,7 @@ def check(
         raise click.BadParameter(
             "loosen needs --compare-config or --compare-settings", param_hint="'--fail-on'"
         )
-    stream = _streamer(fmt, quiet=quiet, verbose=verbose)
+    stream = _streamer(fmt, quiet=quiet, verbose=verbose, problems=problems)
     # progress on stderr at a terminal, while stdout is not showing each input as it comes
     progress = Progress(
         enabled=sys.stderr.isatty()
@@ -316,15 +319,19 @@ def _merged(inputs: tuple[str, ...], fail_on: str | None) -> CheckReport:
     return merge_reports(files, fail_on=fail_on)
 
 
-def _streamer(fmt: str, *, quiet: bool, verbose: bool) -> Callable[[PlanCheck], None]:
+def _streamer(
+    fmt: str, *, quiet: bool, verbose: bool, problems: bool = False
+) -> Callable[[PlanCheck], None]:
     """What to print for each input as soon as it (and every earlier one) is checked;
-    with --quiet only its problems (on stderr), the recap comes at the end."""
+    with --quiet only its problems (on stderr), the recap comes at the end; with
+    --problems only the calls that would be denied or ask, and no header for an input
+    that has none."""
     if quiet and fmt in ("text", "table"):
         return _problems
     if fmt == "text":
-        return lambda plan: _text_plan(plan, verbose=verbose)
+        return lambda plan: _text_plan(plan, verbose=verbose, problems=problems)
     if fmt == "table":
-        return lambda plan: _table_plan(plan, verbose=verbose)
+        return lambda plan: _table_plan(plan, verbose=verbose, problems=problems)
     if fmt == "github":
         return _github_plan
     return _problems  # the report comes at the end; its problems on stderr as they come
@@ -386,7 +393,14 @@ def _located(problem: Problem, file: str) -> Problem:
     return replace(problem, location=Location(file, 1, 1))
 
 
-def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+def _shown(plan: PlanCheck, problems: bool) -> tuple[CallCheck, ...]:
+    """The calls a text or table view lists: all, or (--problems) those denied or asking."""
+    if not problems:
+        return plan.calls
+    return tuple(c for c in plan.calls if c.decision != "allow" or c.status == "error")
+
+
+def _text_plan(plan: PlanCheck, *, verbose: bool = False, problems: bool = False) -> None:
     from toolrun.render.results import target_of
     from toolrun.render.terminal import one_line as escaped
 
@@ -395,9 +409,12 @@ def _text_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         return text if text.isprintable() else escaped(text)
 
     _problems(plan)
+    calls = _shown(plan, problems)
+    if problems and not calls:
+        return
     paint = status_painter(sys.stdout.isatty())
     lines = [plan_header(plan)]
-    for c in plan.calls:
+    for c in calls:
         where = f"{c.file or plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
         if c.origin:
@@ -444,10 +461,13 @@ def _verbose_lines(call: CallCheck) -> list[str]:
     return ["    " + one_line(line) for line in lines]
 
 
-def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
+def _table_plan(plan: PlanCheck, *, verbose: bool = False, problems: bool = False) -> None:
     _problems(plan)
+    calls = _shown(plan, problems)
+    if problems and not calls:
+        return
     click.echo(plan_header(plan))
-    if not plan.calls:
+    if not calls:
         return
     rows = [
         {
@@ -461,10 +481,10 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
             "runs in": c.runs_in or "",
             "reason": c.why(),
         }
-        for c in plan.calls
+        for c in calls
     ]
     if sys.stdout.isatty():
-        click.echo(_terminal_table(plan, rows))
+        click.echo(_terminal_table(calls, rows))
     else:
         from toolrun.render.table import render_table
         from toolrun.render.terminal import fit, one_line
@@ -474,12 +494,12 @@ def _table_plan(plan: PlanCheck, *, verbose: bool = False) -> None:
         cells = [[fit(one_line(r[h]), widths.get(h, 4096)) for h in headers] for r in rows]
         click.echo(render_table(headers, cells))
     if verbose:
-        for c in plan.calls:
+        for c in calls:
             click.echo(f"{c.id}:\n" + "\n".join(_verbose_lines(c)))
     click.echo()
 
 
-def _terminal_table(plan: PlanCheck, rows: list[dict[str, str]]) -> str:
+def _terminal_table(calls: tuple[CallCheck, ...], rows: list[dict[str, str]]) -> str:
     """The table sized to the terminal (turn, run and # go first when it is narrow; the
     target and the reason shrink, cut with …), decisions coloured."""
     from toolrun.render.terminal import Column, layout
@@ -501,7 +521,7 @@ def _terminal_table(plan: PlanCheck, rows: list[dict[str, str]]) -> str:
     table = layout(columns, terminal_width())
     paint = status_painter(True)
     lines = [table.header()]
-    for row, call in zip(rows, plan.calls, strict=True):
+    for row, call in zip(rows, calls, strict=True):
         lines.append(table.line(table.cells(row), paint, call.decision, painted="decision"))
     return "\n".join(lines)
 

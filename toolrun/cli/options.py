@@ -198,6 +198,13 @@ enforce_option = click.option(
     "hold it), off (never jailed); overrides toolrun.enforce.",
 )
 
+problems_option = click.option(
+    "--problems",
+    is_flag=True,
+    help="Show only the calls that are denied, ask or fail (text and table; the recap "
+    "still counts every call).",
+)
+
 no_hooks_option = click.option(
     "--no-hooks", is_flag=True, help="Do not run hooks (PreToolUse, PostToolUse, ...)."
 )
