@@ -118,10 +118,10 @@ class LazyGroup(click.Group):
         try:
             rv = super().invoke(ctx)
         except ToolrunError as exc:
-            from toolrun.cli.logs import annotation, annotations
+            from toolrun.cli.logs import annotating, annotation
 
             problems = getattr(exc, "problems", ())
-            if problems and annotations() is not None:  # in CI: on the file and line
+            if problems and annotating() is not None:  # in CI: on the file and line
                 for problem in problems:
                     click.echo(annotation("error", problem), err=True)
             elif message := str(exc):

@@ -216,7 +216,7 @@ def check(
             )
         explicit = ctx.get_parameter_source("fail_on") is not click.core.ParameterSource.DEFAULT
         report = _merged(inputs, fail_on if explicit else None)
-        if logs.annotations() is not None:  # the shards' config said its warnings to none
+        if logs.annotating() is not None:  # the shards' config said its warnings to none
             from toolrun.render.github import config_annotations
 
             for line in config_annotations(report.config_notes, _annotation_paths()):
@@ -369,9 +369,9 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
 
 
 def _problems(plan: PlanCheck) -> None:
-    from toolrun.cli.logs import annotation, annotations
+    from toolrun.cli.logs import annotating, annotation
 
-    if annotations() is not None:  # in a GitHub job: on the file and line
+    if annotating() is not None:  # in a GitHub job: on the file and line
         for level, found in (("error", plan.problems), ("warning", plan.warnings)):
             for problem in found:
                 click.echo(annotation(level, _located(problem, plan.file)), err=True)
@@ -401,7 +401,7 @@ def _shown(plan: PlanCheck, problems: bool) -> tuple[CallCheck, ...]:
 
 
 def _text_plan(plan: PlanCheck, *, verbose: bool = False, problems: bool = False) -> None:
-    from toolrun.render.results import target_of
+    from toolrun.builtin_fields import target_of
     from toolrun.render.terminal import one_line as escaped
 
     def one_line(text: str) -> str:

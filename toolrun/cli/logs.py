@@ -29,7 +29,7 @@ def annotate(paths: AnnotationPaths | None) -> None:
     _annotating[0] = paths
 
 
-def annotations() -> AnnotationPaths | None:
+def annotating() -> AnnotationPaths | None:
     return _annotating[0]
 
 

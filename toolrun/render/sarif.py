@@ -54,11 +54,19 @@ _FIXED: dict[str, tuple[str, str, str]] = {
         "See the call's output with `toolrun show RUN CALL`.",
     ),
 }
+#: who decides when no rule does (DecidedBy.kind), in the rules' descriptions
 _DECIDERS = {
     "mode": "the permission mode",
-    "hook": "a PreToolUse hook",
+    "default": "the default for a call no rule covers",
+    "boundary": "the workspace boundary",
+    "protected": "the protection of critical paths",
     "readonly": "toolrun's read-only analysis",
+    "sandbox": "the sandbox settings",
+    "hook": "a PreToolUse hook",
     "user": "a person",
+    "depends": "an earlier call of the plan it depends on",
+    "invalid": "the tool's input check",
+    "flag": "a command-line option",
 }
 
 
