@@ -7,10 +7,37 @@ path does not read, is the click group's.
 
 from __future__ import annotations
 
+import os
 import sys
+
+#: Commands that read nothing relative to the current directory.
+_CWD_FREE = frozenset({"schema", "completions", "--help", "-h", "--version"})
+
+
+def cwd_problem(args: list[str]) -> int | None:
+    """Exit code (and a message on stderr) when the current directory is gone.
+
+    Every command but the few above resolves the workspace, plans and journals from it:
+    a deleted folder would surface as a traceback from deep inside. ``hook`` exits 1, a
+    non-blocking error in Claude Code's protocol (2 would block the agent's call).
+    """
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        if not args or args[0] in _CWD_FREE:
+            return None
+        sys.stderr.write(
+            "toolrun: the current directory no longer exists (it was deleted or moved); "
+            "cd into a folder that exists and run it again\n"
+        )
+        return 1 if args[0] == "hook" else 2
+    return None
 
 
 def run() -> None:
+    problem = cwd_problem(sys.argv[1:])
+    if problem is not None:
+        raise SystemExit(problem)
     if sys.argv[1:2] == ["hook"]:
         from toolrun.live.fastcli import main as hook
 

@@ -15,7 +15,7 @@ or run plans without a subprocess::
 - :func:`check` is ``toolrun check``: plans and transcripts decided, nothing run, a
   :class:`~toolrun.report.models.CheckReport`.
 - :func:`run` is ``toolrun exec``: plans validated, decided and run, an
-  :class:`~toolrun.commands.exec.ExecReport`.
+  :class:`~toolrun.report.exec.ExecReport`.
 
 Errors are toolrun's own (:mod:`toolrun.errors`): :class:`~toolrun.errors.ConfigError`
 for a config that cannot be used, :class:`~toolrun.errors.PlanError` for a plan, each
@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from toolrun.commands.exec import ExecReport
     from toolrun.config.models import Config
     from toolrun.execution.executor import AskHandler
     from toolrun.execution.results import Result
     from toolrun.live.engines import Engines
     from toolrun.permissions.decision import Decision
     from toolrun.permissions.resolver import PermissionEngine
+    from toolrun.report.exec import ExecReport
     from toolrun.report.models import CheckReport, PlanCheck
 
 __all__ = ["check", "decide", "run"]

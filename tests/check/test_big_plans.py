@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from tests.check.helpers import write
 from toolrun.cli import main
-from toolrun.commands import check as check_module
+from toolrun.commands import check_decide
 from toolrun.commands.check import CheckRequest, check
 from toolrun.permissions import readonly
 
@@ -23,27 +23,27 @@ def plan(ws: Path, calls: list[dict[str, object]]) -> Path:
 
 
 def decider_cache() -> dict[object, object]:
-    (state,) = check_module._STATES.values()
+    (state,) = check_decide._STATES.values()
     return state.decider.cache  # type: ignore[return-value]
 
 
 def test_a_plan_of_distinct_calls_keeps_a_small_memo(ws: Path) -> None:
-    n = check_module._CheckDecider.MIN_CACHED + 1000
+    n = check_decide.CheckDecider.MIN_CACHED + 1000
     plan(ws, [{"tool": "Read", "input": {"file_path": f"src/f{i}.py"}} for i in range(n)])
     report = check(CheckRequest(inputs=["plan.json"], workspace=ws))
     assert report.counts()["allow"] == n
-    assert len(decider_cache()) <= check_module._CheckDecider.MIN_CACHED
+    assert len(decider_cache()) <= check_decide.CheckDecider.MIN_CACHED
 
 
 def test_a_plan_that_repeats_itself_grows_the_memo(ws: Path) -> None:
-    small = check_module._CheckDecider.MIN_CACHED
+    small = check_decide.CheckDecider.MIN_CACHED
     # 2,000 paths read twice, then enough new ones to fill the small memo
     paths = [f"src/a{i}.py" for i in range(2000)] * 2 + [f"src/b{i}.py" for i in range(small)]
     plan(ws, [{"tool": "Read", "input": {"file_path": p}} for p in paths])
     check(CheckRequest(inputs=["plan.json"], workspace=ws))
-    (state,) = check_module._STATES.values()
+    (state,) = check_decide._STATES.values()
     # the memo filled with decisions that were reused: it may now hold more
-    assert state.decider.limit == check_module._CheckDecider.MAX_CACHED
+    assert state.decider.limit == check_decide.CheckDecider.MAX_CACHED
 
 
 def test_a_bash_command_s_safety_is_worked_out_once_per_check(

@@ -19,7 +19,7 @@ from typing import cast
 import pytest
 
 from tests.check.helpers import write
-from toolrun.commands.check import SPLIT_MIN_CALLS, _parts
+from toolrun.commands.check_parts import SPLIT_MIN_CALLS, plan_parts
 from toolrun.commands.split_check import PART_NAME, ranges
 from toolrun.errors import Location
 from toolrun.plan.models import Call, Turn
@@ -244,19 +244,19 @@ def test_parts_are_contiguous_cover_every_turn_and_hold_about_as_many_calls() ->
 
 def test_never_more_parts_than_turns() -> None:
     assert ranges(turns_of([5, 5]), 4) == [(0, 1), (1, 2)]
-    assert _parts(4, turns_of([5, 5])) == 2
-    assert _parts(3, turns_of([])) == 1
+    assert plan_parts(4, turns_of([5, 5])) == 2
+    assert plan_parts(3, turns_of([])) == 1
 
 
 def test_auto_splits_only_a_big_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolrun.commands import check as check_module
+    from toolrun.commands import check_parts
 
-    monkeypatch.setattr(check_module, "_cores", lambda: 2)
-    assert _parts(0, turns_of([10] * (SPLIT_MIN_CALLS // 10 - 1))) == 1
-    assert _parts(0, turns_of([10] * (SPLIT_MIN_CALLS // 10))) == 2
-    monkeypatch.setattr(check_module, "_cores", lambda: 1)
-    assert _parts(0, turns_of([10] * (SPLIT_MIN_CALLS // 10))) == 1
-    assert _parts(1, turns_of([10] * (SPLIT_MIN_CALLS // 10))) == 1
+    monkeypatch.setattr(check_parts, "cores", lambda: 2)
+    assert plan_parts(0, turns_of([10] * (SPLIT_MIN_CALLS // 10 - 1))) == 1
+    assert plan_parts(0, turns_of([10] * (SPLIT_MIN_CALLS // 10))) == 2
+    monkeypatch.setattr(check_parts, "cores", lambda: 1)
+    assert plan_parts(0, turns_of([10] * (SPLIT_MIN_CALLS // 10))) == 1
+    assert plan_parts(1, turns_of([10] * (SPLIT_MIN_CALLS // 10))) == 1
 
 
 HOOK = """
@@ -386,11 +386,12 @@ def test_jobs_auto_forks_a_part_process_for_a_big_plan_and_reaps_it(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from toolrun.commands import check as check_module
+    from toolrun.commands import check_parts
 
     plan = make_plan(ws, 40)
-    monkeypatch.setattr(check_module, "EARLY_MIN_BYTES", 1)
-    monkeypatch.setattr(check_module, "SPLIT_MIN_CALLS", 100)
-    monkeypatch.setattr(check_module, "_cores", lambda: 2)
+    monkeypatch.setattr(check_parts, "EARLY_MIN_BYTES", 1)
+    monkeypatch.setattr(check_parts, "SPLIT_MIN_CALLS", 100)
+    monkeypatch.setattr(check_parts, "cores", lambda: 2)
     forks: list[int] = []
     real_fork = os.fork
 
@@ -451,7 +452,7 @@ def test_a_part_s_records_come_back_whole_or_not_at_all() -> None:
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="splits only on 2 cores or more")
 def test_by_default_a_big_json_or_yaml_plan_is_split(ws: Path) -> None:
-    from toolrun.commands.check import EARLY_MIN_BYTES, SPLIT_MIN_CALLS
+    from toolrun.commands.check_parts import EARLY_MIN_BYTES, SPLIT_MIN_CALLS
 
     plan = make_plan(ws, 2500)
     doc = json.loads(plan.read_text())

@@ -56,8 +56,11 @@ def test_without_a_jail_auto_allows(ws: Path) -> None:
     (ws / "toolrun.yaml").write_text(NO_BWRAP)
     done = run("explain-permission", "Bash", "cat src/a.py")
     assert done.exit_code == 0, done.stderr
+    # allowed, and said to run unjailed (it claimed the jail it could not make, #25)
     assert done.stdout.splitlines()[-1] == (
-        "runs in:    read-only jail — allowed on toolrun's judgement (the read-only set)"
+        "runs in:    unsandboxed — allowed on toolrun's judgement (the read-only set), but no "
+        "jail can be made here: bubblewrap (bwrap) is not installed at /nonexistent/bwrap: "
+        "install bubblewrap (apt-get install bubblewrap)"
     )
 
 

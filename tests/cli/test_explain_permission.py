@@ -59,7 +59,9 @@ def test_three_forms_agree(runner: CliRunner, ws: Path, args: tuple[str, ...]) -
     assert data["decision"] == "ask"
     assert data["input"] == {"command": "git push origin main"}
     assert data["decided_by"] == {
-        "kind": "rule", "rule": "Bash(git push *)", "source": "toolrun.yaml:7"
+        "kind": "rule",
+        "rule": "Bash(git push *)",
+        "source": "toolrun.yaml:7",
     }
 
 
@@ -89,9 +91,7 @@ def test_exit_codes(
 
 
 def test_text_output_has_every_section(runner: CliRunner, ws: Path) -> None:
-    code, out, err = run(
-        runner, "Bash", "git push origin main && rm -rf build; echo hi > out.txt"
-    )
+    code, out, err = run(runner, "Bash", "git push origin main && rm -rf build; echo hi > out.txt")
     assert (code, err) == (4, "")
     lines = out.splitlines()
     assert lines[0] == "call:       Bash(git push origin main && rm -rf build; echo hi > out.txt)"
@@ -105,14 +105,16 @@ def test_text_output_has_every_section(runner: CliRunner, ws: Path) -> None:
     assert "  2. rm -rf build" in lines
     assert "     deny: deny rule Bash(rm -rf *) (toolrun.yaml:10) matches `rm -rf build`" in lines
     assert "  3. echo hi" in lines
-    rules = lines.index(
-        "rules considered (deny, then ask, then allow; the first match decides):"
-    )
+    rules = lines.index("rules considered (deny, then ask, then allow; the first match decides):")
     rule_lines = lines[rules + 1 : rules + 13]
     # every rule, deny first, with its source file:line and why
     assert [line.split()[:2] for line in rule_lines[::2]] == [
-        ["deny", "Read(./.env)"], ["deny", "Bash(rm"], ["ask", "Bash(git"],
-        ["allow", "Bash(npm"], ["allow", "Edit(src/**)"], ["allow", "Bash(git"],
+        ["deny", "Read(./.env)"],
+        ["deny", "Bash(rm"],
+        ["ask", "Bash(git"],
+        ["allow", "Bash(npm"],
+        ["allow", "Edit(src/**)"],
+        ["allow", "Bash(git"],
     ]
     assert rule_lines[0].endswith("toolrun.yaml:9")
     assert "MATCHED, decisive: matches 'rm -rf build'" in rule_lines[3]
@@ -151,8 +153,9 @@ def test_mode_and_its_source(runner: CliRunner, ws: Path) -> None:
 def test_settings_file_rules_are_named(runner: CliRunner, ws: Path, tmp_path: Path) -> None:
     settings = tmp_path / "ci.json"
     settings.write_text('{\n  "permissions": {\n    "deny": ["Bash(npm run test:*)"]\n  }\n}\n')
-    code, out, _ = run(runner, "Bash", "npm run test", "--settings", str(settings),
-                       "--format", "json")
+    code, out, _ = run(
+        runner, "Bash", "npm run test", "--settings", str(settings), "--format", "json"
+    )
     assert code == 4
     decided = json.loads(out)["decided_by"]
     assert decided["rule"] == "Bash(npm run test:*)"
@@ -197,9 +200,7 @@ def test_an_unanchored_allow_glob_is_skipped_with_a_warning_at_file_line(
         (("Reed", "x.py"), "unknown tool 'Reed' (did you mean Read?)"),
     ],
 )
-def test_usage_errors(
-    runner: CliRunner, ws: Path, args: tuple[str, ...], message: str
-) -> None:
+def test_usage_errors(runner: CliRunner, ws: Path, args: tuple[str, ...], message: str) -> None:
     code, out, err = run(runner, *args)
     assert code == 2
     assert out == ""
@@ -248,3 +249,56 @@ def test_help(runner: CliRunner) -> None:
     assert result.exit_code == 0
     assert "Bash(git push origin main)" in result.stdout
     assert "0 allow, 4 deny, 5 ask" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["Bash", "git", "push", "--force"], "git push --force"),
+        (["Bash", "git", "push", "-f", "origin"], "git push -f origin"),
+        (["Bash", "rm", "-rf", "build", "--no-preserve-root"], "rm -rf build --no-preserve-root"),
+        (["--", "Bash", "ls", "--format", "json"], "ls --format json"),
+        (["Bash", "git", "push", "--force-with-lease=main"], "git push --force-with-lease=main"),
+    ],
+)
+def test_a_commands_options_after_the_tool_are_the_calls(
+    ws: Path, argv: list[str], command: str
+) -> None:
+    run = CliRunner().invoke(main, ["explain-permission", *argv])
+    assert run.exit_code in (0, 4, 5), run.output
+    assert run.stdout.startswith(f"call:       Bash({command})\n")
+
+
+def test_our_own_options_still_count_after_the_call(ws: Path) -> None:
+    run = CliRunner().invoke(
+        main, ["explain-permission", "Bash", "git", "push", "--format", "json"]
+    )
+    answer = json.loads(run.stdout)
+    assert answer["input"] == {"command": "git push"} and answer["decision"] == "ask"
+    bad = CliRunner().invoke(main, ["explain-permission", "--bogus", "Bash", "ls"])
+    assert bad.exit_code == 2 and "No such option '--bogus'" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggested"),
+    [
+        (["git push"], "Bash 'git push'"),
+        (["git", "push", "--force"], "Bash 'git push --force'"),
+        (["ls"], "Bash ls"),
+        (["./build.sh", "--all"], "Bash './build.sh --all'"),
+    ],
+)
+def test_a_shell_command_given_as_the_tool_gets_a_hint(
+    ws: Path, argv: list[str], suggested: str
+) -> None:
+    run = CliRunner().invoke(main, ["explain-permission", *argv])
+    assert run.exit_code == 2
+    assert f"to explain a shell command, write toolrun explain-permission {suggested}" in (
+        run.stderr
+    )
+
+
+def test_the_help_says_how_to_pass_a_commands_options() -> None:
+    help_text = CliRunner().invoke(main, ["explain-permission", "--help"]).stdout
+    assert "toolrun explain-permission Bash git push --force" in help_text
+    assert "after --" in help_text

@@ -29,7 +29,9 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bub
 READ_ONLY_WHY = "allowed on toolrun's judgement (the read-only set)"
 WORKSPACE_WHY = "allowed on toolrun's judgement (acceptEdits' workspace commands)"
 RULE_WHY = "allowed by a rule: runs as configured"
-NOT_ON_PATH = "bubblewrap (bwrap) is not installed on PATH: install bubblewrap (apt-get install bubblewrap)"
+NOT_ON_PATH = (
+    "bubblewrap (bwrap) is not installed on PATH: install bubblewrap (apt-get install bubblewrap)"
+)
 FAILING_BWRAP = (
     "bubblewrap cannot create namespaces here (exit 1); allow unprivileged user namespaces "
     "(sysctl kernel.unprivileged_userns_clone=1) or run where they exist"
@@ -187,7 +189,11 @@ def test_an_accept_edits_workspace_write_says_where_it_runs(ws: Path) -> None:
         place, why, enforced, reason = "workspace jail", WORKSPACE_WHY, True, None
     else:  # the run makes no workspace jail: it runs as configured, and says so
         reason = "toolrun does not make workspace jails"
-        place, why, enforced = "unsandboxed", f"{WORKSPACE_WHY}, but no jail can be made here: {reason}", False
+        place, why, enforced = (
+            "unsandboxed",
+            f"{WORKSPACE_WHY}, but no jail can be made here: {reason}",
+            False,
+        )
     assert check_line("--mode", "acceptEdits") == (
         f"plan.yaml:2:5: allow c Bash(mkdir -p build) · turn 1 · run 1 exclusive · {place} — "
         "allowed: `mkdir -p build` changes files in the workspace; acceptEdits mode allows "
@@ -195,7 +201,10 @@ def test_an_accept_edits_workspace_write_says_where_it_runs(ws: Path) -> None:
     )
     report = check_json("--mode", "acceptEdits")
     assert where(report["results"][0]) == (place, why)
-    assert (report["summary"]["enforced"], report["summary"]["enforced_reason"]) == (enforced, reason)
+    assert (report["summary"]["enforced"], report["summary"]["enforced_reason"]) == (
+        enforced,
+        reason,
+    )
     dry = dry_run("--mode", "acceptEdits")
     assert where(dry["results"][0]) == (place, why)
     assert (dry["summary"]["enforced"], dry["summary"]["enforced_reason"]) == (enforced, reason)
@@ -309,14 +318,15 @@ def test_where_bubblewrap_fails_a_judged_call_says_it_runs_unjailed(ws: Path) ->
         "kind": "read-only", "enforced": False, "reason": FAILING_BWRAP,
     }  # fmt: skip
     assert (ran["summary"]["enforced"], ran["summary"]["enforced_reason"]) == (False, FAILING_BWRAP)
-    warning = f"toolrun: warning: judged and bypass calls run unjailed (enforced: false): {FAILING_BWRAP}"
+    warning = (
+        f"toolrun: warning: judged and bypass calls run unjailed (enforced: false): {FAILING_BWRAP}"
+    )
     assert stderr.splitlines().count(warning) == 1
     end = journal(ws)[-1]
     assert (end["event"], end["enforced"], end["enforced_reason"]) == ("end", False, FAILING_BWRAP)
     shown = cli("show", "last")
     assert shown.stdout.splitlines()[1] == (
-        "enforced: false — the calls allowed on toolrun's judgement ran unjailed: "
-        f"{FAILING_BWRAP}"
+        f"enforced: false — the calls allowed on toolrun's judgement ran unjailed: {FAILING_BWRAP}"
     )
 
 
@@ -341,7 +351,9 @@ def test_without_bwrap_on_path_every_judged_call_runs_unjailed_said_once(
     assert [r["status"] for r in ran["results"]] == ["ok", "ok", "ok"]
     assert [where(r) for r in ran["results"]] == [("unsandboxed", why)] * 3
     assert (ran["summary"]["enforced"], ran["summary"]["enforced_reason"]) == (False, NOT_ON_PATH)
-    warning = f"toolrun: warning: judged and bypass calls run unjailed (enforced: false): {NOT_ON_PATH}"
+    warning = (
+        f"toolrun: warning: judged and bypass calls run unjailed (enforced: false): {NOT_ON_PATH}"
+    )
     assert [line for line in stderr.splitlines() if "warning" in line] == [warning]
     checked = subprocess.run(
         [sys.executable, "-m", "toolrun", "check", "plan.yaml", "--format", "json"],
@@ -387,3 +399,37 @@ def test_a_call_approved_by_ask_allow_runs_as_configured(
     assert where(record) == (place, "approved by --ask allow: runs as configured")
     (journalled,) = [r for r in journal(ws) if r["event"] == "result"]
     assert where(journalled) == where(record)
+
+
+@pytest.mark.parametrize(
+    ("command", "mode", "kind_why"),
+    [
+        ("cat src/a.py", "default", READ_ONLY_WHY),
+        ("git status", "default", READ_ONLY_WHY),
+        ("ls src | head -1", "default", READ_ONLY_WHY),
+        ("mkdir build", "acceptEdits", WORKSPACE_WHY),
+    ],
+)
+def test_explain_permission_says_no_jail_where_none_can_be_made(
+    ws: Path, command: str, mode: str, kind_why: str
+) -> None:
+    # check and exec said "unsandboxed ... no jail can be made here"; explain-permission
+    # still claimed the jail under enforce: auto
+    if mode == "acceptEdits" and not WORKSPACE_JAILS:
+        pytest.skip("this toolrun makes no workspace jails")
+    _failing_bwrap(ws)
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    done = cli("explain-permission", "--mode", mode, "--format", "json", "Bash", command)
+    answer = json.loads(done.stdout)
+    assert answer["decision"] == "allow", answer["reason"]
+    assert (answer["runs_in"], answer["runs_in_why"]) == (
+        "unsandboxed", f"{kind_why}, but no jail can be made here: {FAILING_BWRAP}",
+    )  # fmt: skip
+    text = cli("explain-permission", "--mode", mode, "Bash", command).stdout
+    assert f"runs in:    unsandboxed — {kind_why}, but no jail" in text
+
+
+def test_explain_permission_names_the_jail_where_one_can_be_made(ws: Path) -> None:
+    done = cli("explain-permission", "--format", "json", "Bash", "cat src/a.py")
+    answer = json.loads(done.stdout)
+    assert (answer["runs_in"], answer["runs_in_why"]) == ("read-only jail", READ_ONLY_WHY)

@@ -74,13 +74,36 @@ def test_a_domain_rule_on_bash_never_matches(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "rule", ["Bash(rm -rf *)", "Bash(curl http://x)", "Bash(git push --force *)"]
+    ("rule", "suggested"),
+    [
+        ("Bash(rm -rf *)", "Bash(rm *)"),
+        ("Bash(curl http://x)", "Bash(curl *)"),
+        # the sub-command stays: `git *` would make `git diff` ask (issue 29)
+        ("Bash(git push --force *)", "Bash(git push *)"),
+        ("Bash(docker compose down -v)", "Bash(docker compose down *)"),
+        ("Bash(npm publish --tag latest)", "Bash(npm publish *)"),
+    ],
 )
-def test_a_bash_deny_on_arguments_suggests_the_command_rule(tmp_path: Path, rule: str) -> None:
+def test_a_bash_deny_on_arguments_suggests_the_command_rule(
+    tmp_path: Path, rule: str, suggested: str
+) -> None:
     (tmp_path / "toolrun.yaml").write_text(f"permissions:\n  deny: ['{rule}']\n")
     [finding] = lint_rules(load_config(workspace=tmp_path, env={}))
     assert finding.kind == "argument-deny"
-    assert f"Bash({rule[5:].split()[0]} *)" in finding.message
+    assert finding.message.endswith(f"the command: {suggested}")
+
+
+@pytest.mark.parametrize("behavior", ["ask", "deny"])
+@pytest.mark.parametrize(
+    "rule",
+    ["Bash(git push *)", "Bash(npm run test:*)", "Bash(docker compose up *)",
+     "Bash(kubectl delete *)", "Bash(git push)", "Bash(terraform apply*)"],
+)  # fmt: skip
+def test_a_rule_scoped_to_a_sub_command_is_command_level(
+    tmp_path: Path, behavior: str, rule: str
+) -> None:
+    # the README's own `ask: Bash(git push *)` was flagged, with `Bash(git *)` suggested
+    assert findings(tmp_path, f"permissions:\n  {behavior}: ['{rule}']\n") == []
 
 
 @pytest.mark.parametrize("rule", ["Bash(rm *)", "Bash(curl)", "Bash(curl:*)", "Bash"])

@@ -130,10 +130,28 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
+        except BrokenPipeError:
+            # stdout closed (`toolrun check ... | head`): an interrupt, as exec counts it
+            _stdout_to_devnull()
+            click.echo("toolrun: output failed: Broken pipe; the rest was not printed", err=True)
+            ctx.exit(int(ExitCode.INTERRUPTED))
         # Commands are plain functions returning an exit code.
         if isinstance(rv, int) and rv != 0:
             ctx.exit(rv)
         return rv
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what is still
+    buffered does not fail again (and print "Exception ignored") at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (a test runner's): nothing to flush
+        pass
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -27,12 +27,12 @@ from toolrun.errors import ExitCode
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from toolrun.commands.exec import ExecReport
     from toolrun.execution.executor import AskAnswer
     from toolrun.execution.results import CallDecision, Result
     from toolrun.plan.models import Call, Plan
     from toolrun.render import results as render
     from toolrun.render.github import AnnotationPaths
+    from toolrun.report.exec import ExecReport
 
 FORMATS = ("text", "table", "json", "jsonl", "junit", "github", "sarif")
 

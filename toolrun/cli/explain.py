@@ -115,7 +115,43 @@ def parse_call(
     return checked(tool, dict(zip(fields, args, strict=False)))
 
 
-@click.command(name="explain-permission")
+class _CallCommand(click.Command):
+    """Words after the tool name that are not explain-permission's own options are the call's.
+
+    So ``toolrun explain-permission Bash git push --force`` explains ``git push --force``
+    instead of failing on ``--force``; an option of ours (``--format json``) still counts
+    anywhere, and after ``--`` every word is the call's.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value: dict[str, bool] = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                for name in (*param.opts, *param.secondary_opts):
+                    takes_value[name] = not (param.is_flag or param.count)
+        ours: list[str] = []
+        words: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            i += 1
+            if arg == "--":
+                words.extend(args[i:])
+                break
+            name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+            if arg.startswith("-") and name in takes_value:
+                ours.append(arg)
+                if takes_value[name] and "=" not in arg and i < len(args):
+                    ours.append(args[i])
+                    i += 1
+            elif not words and arg.startswith("-"):
+                ours.append(arg)  # before the tool: click reports an unknown option as usual
+            else:
+                words.append(arg)
+        return super().parse_args(ctx, [*ours, "--", *words] if words else ours)
+
+
+@click.command(name="explain-permission", cls=_CallCommand)
 @click.argument("call", nargs=-1, metavar="CALL...", shell_complete=_complete_call)
 @click.option(
     "--call",
@@ -158,6 +194,13 @@ def explain_permission(
       toolrun explain-permission 'Bash(git push origin main)'
       toolrun explain-permission --call '{"tool": "Edit", "input": {"file_path": "src/a.py"}}'
 
+    \b
+    The words after the tool are the call's, options included:
+      toolrun explain-permission Bash git push --force
+    except this command's own options (--format, --mode, ...); after --
+    every word is the call's:
+      toolrun explain-permission -- Bash ls --format json
+
     Shows the mode and its source, the workspace boundary check, each Bash
     sub-command with its verdict, every rule considered with its source
     file:line, and the decisive step. With --hooks the PreToolUse hooks run
@@ -186,20 +229,20 @@ def explain_permission(
         registry = default_registry()
         if name not in registry:
             suggestion = registry.suggest(name)
-            hint = f" (did you mean {suggestion}?)" if suggestion else ""
+            hint = (f" (did you mean {suggestion}?)" if suggestion else "") + _command_hint(call)
             raise UsageError(f"unknown tool {name!r}{hint}")
 
     tool, call_input = parse_call(call, call_json, check_tool)
-    config = load_config_from_options(
-        config_file, settings_files, workspace, mode, enforce
-    )
+    config = load_config_from_options(config_file, settings_files, workspace, mode, enforce)
     engine = PermissionEngine(config, registry)
     call_cwd = cwd.absolute() if cwd else None
     if run_hooks:
         return _explain_with_hooks(engine, config, registry, tool, call_input, call_cwd, fmt)
+    from toolrun.permissions.enforce import as_placed_here
     from toolrun.permissions.suggest import suggestion_for
 
     decision, suggestion = suggestion_for(engine, tool, call_input, cwd=call_cwd)
+    decision = as_placed_here(decision, engine.jail_unavailable)
     if fmt == "json":
         out = decision.to_json()
         out.update(sources=list(config.sources()), config_warnings=list(config.warnings))
@@ -211,6 +254,19 @@ def explain_permission(
         if decision.decision == "ask":
             click.echo(suggestion_text(suggestion))
     return _EXIT[decision.decision]
+
+
+def _command_hint(words: tuple[str, ...]) -> str:
+    """For ``git push`` given as the call: how to explain it as a Bash command."""
+    import shlex
+
+    if not words or not re.match(r"[a-z./]", words[0]):
+        return ""  # tool names start upper-case (Bash, Read) or with mcp__
+    command = " ".join(words)
+    return (
+        "; the first word names the tool: to explain a shell command, write "
+        f"toolrun explain-permission Bash {shlex.quote(command)}"
+    )
 
 
 def suggestion_text(suggestion: Any) -> str:
@@ -247,7 +303,9 @@ def _explain_with_hooks(
     runner = HookRunner(config, run_id="explain-permission", registry=registry)
     pre = anyio.run(lambda: runner.pre_tool_use(tool, call_input, call_id="explain", cwd=cwd))
     effective = dict(pre.updated_input) if pre.updated_input is not None else call_input
-    decision = engine.decide(tool, effective, cwd=cwd)
+    from toolrun.permissions.enforce import as_placed_here
+
+    decision = as_placed_here(engine.decide(tool, effective, cwd=cwd), engine.jail_unavailable)
     final = merge_decision(decision, pre)
     known = registry.get(tool)
     if pre.updated_input is not None and known is not None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from toolrun.cli.options import config_file_option, settings_option
+
 
 class _HookCommand(click.Command):
     """A bad option is exit 1 (a non-blocking hook error), never click's 2: an agent
@@ -55,20 +57,8 @@ class _HookCommand(click.Command):
     help="The workspace [default: $CLAUDE_PROJECT_DIR / $GEMINI_PROJECT_DIR, else the "
     "payload's cwd].",
 )
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar="TOOLRUN_CONFIG",
-    help="toolrun.yaml to use instead of searching the workspace [env: TOOLRUN_CONFIG].",
-)
-@click.option(
-    "--settings",
-    "settings_files",
-    type=click.Path(dir_okay=False, path_type=Path),
-    multiple=True,
-    help="Extra settings file in Claude Code's JSON shape; repeatable.",
-)
+@config_file_option("toolrun.yaml to use instead of searching the workspace [env: TOOLRUN_CONFIG].")
+@settings_option("Extra settings file in Claude Code's JSON shape; repeatable.")
 @click.option("--no-journal", is_flag=True, help="Do not journal the decision.")
 def hook(
     protocol: str | None,

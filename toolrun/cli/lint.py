@@ -36,8 +36,8 @@ def lint(
     Each finding is FILE:LINE: KIND: RULE: why. Kinds: shadowed (an allow or ask
     rule an earlier-deciding deny or ask rule covers whole), duplicate (the same
     rule again, in any source), never-matches (a rule Claude Code skips, e.g. a path
-    rule on Write or Glob), argument-deny (a Bash deny or ask rule that constrains
-    arguments: easy to evade, the command-level rule is suggested),
+    rule on Write or Glob), argument-deny (a Bash deny or ask rule on options or
+    operands: easy to evade; the rule on the command and its sub-command is suggested),
     outside-workspace (an allow rule for paths beyond the workspace) and, with
     --plans, unused (no call of the plans was decided by the rule).
 

@@ -25,24 +25,38 @@ def sources_line(sources: tuple[str, ...] | list[str]) -> str:
     return "sources: " + (", ".join(sources) if sources else "none (built-in defaults)")
 
 
+def config_file_option(
+    help: str = "toolrun.yaml to use instead of searching the workspace and its parents "
+    "[env: TOOLRUN_CONFIG].",
+) -> Callable[[F], F]:
+    """``--config FILE`` (``$TOOLRUN_CONFIG``): the toolrun.yaml, instead of searching for one."""
+    return click.option(
+        "--config",
+        "config_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        envvar="TOOLRUN_CONFIG",
+        help=help,
+    )
+
+
+def settings_option(
+    help: str = "Extra settings file in Claude Code's JSON shape; repeatable, highest precedence.",
+) -> Callable[[F], F]:
+    """``--settings FILE``, repeatable: settings files in Claude Code's shape."""
+    return click.option(
+        "--settings",
+        "settings_files",
+        type=click.Path(dir_okay=False, path_type=Path),
+        multiple=True,
+        help=help,
+    )
+
+
 def config_options(f: F) -> F:
     """``--config``, ``--settings``, ``--workspace``, ``--mode``: where rules and hooks come from."""
     decorators = [
-        click.option(
-            "--config",
-            "config_file",
-            type=click.Path(dir_okay=False, path_type=Path),
-            envvar="TOOLRUN_CONFIG",
-            help="toolrun.yaml to use instead of searching the workspace and its parents "
-            "[env: TOOLRUN_CONFIG].",
-        ),
-        click.option(
-            "--settings",
-            "settings_files",
-            type=click.Path(dir_okay=False, path_type=Path),
-            multiple=True,
-            help="Extra settings file in Claude Code's JSON shape; repeatable, highest precedence.",
-        ),
+        config_file_option(),
+        settings_option(),
         click.option(
             "--workspace",
             type=click.Path(file_okay=False, path_type=Path),

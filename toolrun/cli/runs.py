@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from toolrun.cli.complete import complete_call, complete_run
+
 if TYPE_CHECKING:
-    from toolrun.commands.runs import Record, RunReader, RunSummary
+    from toolrun.commands.runs import RunReader, RunSummary
+    from toolrun.execution.journal_read import Record
 
 workspace_option = click.option(
     "--workspace",
@@ -137,8 +140,8 @@ SHOW_WIDTHS = (4, 12, 8, 11, 8, 9, 41)
 
 
 @click.command()
-@click.argument("run")
-@click.argument("call", required=False)
+@click.argument("run", shell_complete=complete_run)
+@click.argument("call", required=False, shell_complete=complete_call)
 @click.option(
     "--plan",
     default=None,

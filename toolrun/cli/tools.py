@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from toolrun.cli.complete import complete_tool
 from toolrun.cli.options import config_options
 
 
@@ -14,6 +15,7 @@ from toolrun.cli.options import config_options
     "--schema",
     "schema_of",
     metavar="NAME",
+    shell_complete=complete_tool,
     help="Print the input JSON Schema of one tool instead of the table.",
 )
 @click.option(

@@ -9,41 +9,44 @@ are top-level, and what they return is plain JSON-able data); reports keep input
 One big input is split by turns between forked processes instead (``toolrun.commands.
 split_check``), forked before it is loaded so that each holds only its own turns:
 automatically for a JSON plan of many calls on a machine of more than one core.
+
+This module runs a check from end to end; its steps are their own modules: collecting
+and loading the inputs (``check_inputs``), deciding a plan (``check_decide``), splitting
+one across processes (``check_parts`` before it is loaded, ``split_check`` after), and
+the report it returns (:mod:`toolrun.report`).
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import gc
-import glob
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolrun.commands.check_decide import CheckOptions, CheckState, decide_plan, state_of
+from toolrun.commands.check_inputs import expand_inputs, load_plan
+from toolrun.commands.check_parts import (
+    PartInvalid,
+    decided_parts,
+    end_parts,
+    fork_early,
+    plan_parts,
+    plan_problems,
+)
 from toolrun.errors import PlanError, Problem
 from toolrun.paths import display_path
-from toolrun.report.models import FAIL_ON, CallCheck, CheckReport, Deps, PlanCheck
+from toolrun.report.models import FAIL_ON, CheckReport, PlanCheck
 
 if TYPE_CHECKING:
-    from toolrun.commands.split_check import Sink
-    from toolrun.config.models import Config
-    from toolrun.execution.decide import EngineDecider
-    from toolrun.execution.depends import Footprint, Reads, Writes
-    from toolrun.execution.executor import Executor
-    from toolrun.execution.partition import Run
-    from toolrun.execution.results import CallDecision, Result
-    from toolrun.hooks import HookRunner, PreToolUseResult
-    from toolrun.plan.importers import Imported
-    from toolrun.plan.models import Call, Plan, Turn
+    from toolrun.commands.check_parts import Part
+    from toolrun.plan.models import Turn
     from toolrun.policy.diff import PolicyDiff
     from toolrun.report.shards import Shard
-    from toolrun.tools.base import ToolContext
-    from toolrun.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,253 +77,7 @@ class CheckRequest:
     marks: bool = True
 
 
-# -- inputs ---------------------------------------------------------------------------------
-
-_MAGIC = frozenset("*?[")
-
-
-CONFIG_NAMES = ("toolrun.yaml", "toolrun.yml")
-
-
-def expand_inputs(inputs: Sequence[str]) -> list[tuple[str, Path | None]]:
-    """Files and glob patterns (``**`` included) to (shown name, path) in order, each file
-    once; a pattern that matches no file is kept with path None."""
-    out: list[tuple[str, Path | None]] = []
-    seen: set[str] = set()
-    for arg in inputs:
-        if _MAGIC.isdisjoint(arg) or os.path.exists(arg):
-            matches = [arg]
-        else:
-            # A toolrun.yaml beside the plans is their config, not a plan: a glob skips it
-            # (naming it outright still checks it).
-            matches = sorted(
-                m
-                for m in glob.glob(arg, recursive=True)
-                if os.path.isfile(m) and os.path.basename(m) not in CONFIG_NAMES
-            )
-            if not matches:
-                out.append((arg, None))
-                continue
-        for match in matches:
-            shown = display_path(match)
-            if shown not in seen:
-                seen.add(shown)
-                out.append((shown, Path(match)))
-    return _without_subagent_logs(out)
-
-
-def _without_subagent_logs(
-    inputs: list[tuple[str, Path | None]],
-) -> list[tuple[str, Path | None]]:
-    """Inputs less the subagent logs of a Claude Code session that is an input too
-    (``S/subagents/*.jsonl`` beside ``S.jsonl``): the session reads them as its own turns."""
-    sessions = {str(p.with_suffix("")) for _, p in inputs if p is not None and p.suffix == ".jsonl"}
-    return [
-        (shown, p)
-        for shown, p in inputs
-        if p is None or p.parent.name != "subagents" or str(p.parent.parent) not in sessions
-    ]
-
-
-# -- checking -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Options:
-    """What a worker needs to rebuild the config and decide (plain data, picklable)."""
-
-    workspace: str
-    config_file: str | None
-    settings_files: tuple[str, ...]
-    mode: str | None
-    hooks: bool
-    source_format: str | None
-    run_id: str
-    transcript_cwd: str | None = None
-    strict: bool = False
-    managed_settings: str | None = None
-    # one input decided in this many processes (split by turns): 0 automatic
-    split: int = 1
-    marks: bool = True
-    enforce: str | None = None
-    allow_empty: bool = False
-
-
-@dataclass
-class _State:
-    config: Config
-    registry: ToolRegistry
-    decider: _CheckDecider
-    hooks: HookRunner | None
-
-
-_STATES: dict[_Options, _State] = {}
-
-
-def _state(options: _Options) -> _State:
-    """Config, registry, decider and hooks, built once per process (ConfigError: invalid)."""
-    state = _STATES.get(options)
-    if state is not None:
-        return state
-    from toolrun.config import load_config
-    from toolrun.execution.decide import EngineDecider
-    from toolrun.permissions import PermissionEngine
-    from toolrun.tools import default_registry
-
-    config = load_config(
-        workspace=Path(options.workspace),
-        config_file=Path(options.config_file) if options.config_file else None,
-        settings_files=[Path(f) for f in options.settings_files],
-        mode=options.mode,
-        enforce=options.enforce,
-        strict=options.strict,
-        managed_settings=Path(options.managed_settings) if options.managed_settings else None,
-    )
-    registry = default_registry()
-    if config.mcp_servers:
-        from toolrun.tools.mcp import register_mcp_tools
-
-        register_mcp_tools(config, registry)  # listed, never run: check executes nothing
-    hooks = None
-    if options.hooks and config.hooks:
-        from toolrun.hooks import HookRunner
-
-        hooks = HookRunner(config, run_id=options.run_id, registry=registry)
-    # the check remembers its decisions itself (nothing runs: no read can change)
-    decider = _CheckDecider(EngineDecider(PermissionEngine(config, registry, memo=False)))
-    decider.marks = options.marks
-    state = _State(config, registry, decider, hooks)
-    _STATES.clear()  # one configuration at a time
-    _STATES[options] = state
-    return state
-
-
-class _CheckDecider:
-    """The executor's decider, memoised for the length of a check, noting each reason.
-
-    Nothing runs during a check, so the same call in the same directory gets the same
-    answer from the permission engine: it is asked once. Calls with a hook decision are
-    always decided afresh (hooks see every call; they run before this, in the executor).
-
-    What a decision read from the disk is kept with it, so that an allow an earlier call
-    of the plan may change is marked (``toolrun.execution.depends``): exec decides each
-    call after the earlier ones ran.
-    """
-
-    MAX_CACHED = 1 << 16
-    # The cache starts this small and grows to MAX_CACHED only while it pays: a plan of
-    # distinct calls would otherwise hold 65,536 decisions it never reuses (~30 MB).
-    MIN_CACHED = 1 << 12
-
-    def __init__(self, inner: EngineDecider) -> None:
-        from toolrun.execution.depends import PlanDependencies
-
-        self.inner = inner
-        self.cache: dict[tuple[str, Path, str], tuple[CallDecision, Footprint]] = {}
-        self.limit = self.MIN_CACHED
-        self.hits = 0
-        self.reasons: dict[int, str] = {}
-        self.cwds: Mapping[int, Path] = {}  # the plan being decided: each call's own cwd
-        self.plan = PlanDependencies(inner.engine)
-        # a split plan: (reads of an unmarked allow, writes, follows a cd) by call index,
-        # for the marks that cross parts (``split_check.joined``); None: not kept
-        self.deps: dict[int, Deps] | None = None
-        self.anything = False
-        self.marks = True
-        self.first_part: bool | None = None
-
-    def begin(self, *, keep_deps: bool) -> None:
-        """A plan (or a part of one) starts: no call of it has been decided yet.
-
-        The part of a split plan that holds the first turn (seen at its first call) has no
-        call before it: it marks its own calls as one process would and keeps only their
-        writes, for the parts after it (keeping every allow's reads cost 50 MB a part on a
-        plan of 100,000 distinct calls)."""
-        self.plan.reset()
-        self.deps = {} if keep_deps else None
-        self.first_part = None
-        self.anything = False  # (a part of a split plan) a call that may write anything
-
-    def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
-        from toolrun.execution.depends import recorded
-
-        own = self.cwds.get(call.index)
-        if own is not None:
-            cwd = own
-        if hooks is not None and hooks.decision is not None:
-            decision, footprint = recorded(self.inner.decide, call, cwd, hooks)
-        else:
-            key = (call.tool, cwd, _input_key(call.input))
-            found = self.cache.get(key)
-            if found is None:
-                found = recorded(self.inner.decide, call, cwd, hooks)
-                if len(self.cache) >= self.limit:
-                    # at least one hit for every 8 decisions kept: worth a big cache
-                    useful = self.hits * 8 >= len(self.cache)
-                    self.limit = self.MAX_CACHED if useful else self.MIN_CACHED
-                    self.cache.clear()
-                    self.hits = 0
-                self.cache[key] = found
-            else:
-                self.hits += 1
-            decision, footprint = found
-        if not self.marks:
-            pass
-        elif self.deps is None:
-            decision = self.plan.after(call, cwd, decision, footprint,
-                                       cwd_recorded=own is not None)  # fmt: skip
-        elif self.first_part or (self.first_part is None and self._starts_plan(call)):
-            original = decision
-            decision = self.plan.after(call, cwd, decision, footprint,
-                                       cwd_recorded=own is not None)  # fmt: skip
-            if not self.anything and original.decision != "deny":
-                writes = footprint.writes(self.plan.engine, call, str(cwd), original)
-                if writes:
-                    self.deps[call.index] = (None, writes, False)
-                    self.anything = writes.anything
-        else:  # a later part of a split plan: marked once the parts are joined, in order
-            self._keep(self.deps, call, cwd, decision, footprint, own is not None)
-        self.reasons[call.index] = decision.reason
-        return decision
-
-    def _starts_plan(self, call: Call) -> bool:
-        self.first_part = call.turn == 0
-        return self.first_part
-
-    def _keep(
-        self, deps: dict[int, Deps], call: Call, cwd: Path, decision: CallDecision,
-        footprint: Footprint, cwd_recorded: bool,
-    ) -> None:  # fmt: skip
-        """What the marks of a split plan need of this call: its reads if it is an allow,
-        its writes if it may write."""
-        from toolrun.execution.depends import SOME_READS
-
-        engine, here = self.plan.engine, str(cwd)
-        reads: Reads | None = None
-        writes: Writes | None = None
-        if self.anything:
-            # after a call of this part that may write anything, only whether a call read
-            # something counts (the marks name the first such call of the plan)
-            if decision.decision == "allow" and footprint.reads_anything(call, here, decision):
-                reads = SOME_READS
-        else:
-            if decision.decision == "allow":
-                reads = footprint.reads(engine, call, here, decision)
-                if reads.empty:
-                    reads = None
-            writes = footprint.writes(engine, call, here, decision) or None
-            self.anything = writes is not None and writes.anything
-        if reads is not None or writes is not None:
-            deps[call.index] = (reads, writes, call.tool == "Bash" and not cwd_recorded)
-
-
-def _input_key(value: Mapping[str, Any]) -> str:
-    # inputs come from JSON or YAML, whose values' reprs differ whenever the values do
-    # (a key order that differs only costs a second decision)
-    return repr(value)
-
-
-def check_input(options: _Options, shown: str, path: str | None) -> dict[str, Any]:
+def check_input(options: CheckOptions, shown: str, path: str | None) -> dict[str, Any]:
     """Load and decide one input; plain data back (the worker-process entry point)."""
     return _check(options, shown, None if path is None else Path(path)).to_json()
 
@@ -348,7 +105,7 @@ def _batch_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _check(options: _Options, shown: str, path: Path | None) -> PlanCheck:
+def _check(options: CheckOptions, shown: str, path: Path | None) -> PlanCheck:
     with _batch_gc():
         try:
             return _check_input(options, shown, path)
@@ -362,57 +119,44 @@ def _unchecked(shown: str, exc: BaseException) -> PlanCheck:
     return PlanCheck(shown, problems=(Problem(None, "", message),))
 
 
-def _check_input(options: _Options, shown: str, path: Path | None) -> PlanCheck:
+def _check_input(options: CheckOptions, shown: str, path: Path | None) -> PlanCheck:
     started = time.perf_counter()
     if path is None:
-        message = f"{shown}: no file matches this pattern"
-        return PlanCheck(shown, problems=(Problem(None, "", message),))
-    state = _state(options)
+        what = (
+            "this folder holds no plan or session toolrun reads"
+            if os.path.isdir(os.path.expanduser(shown))
+            else "no file matches this pattern"
+        )
+        return PlanCheck(shown, problems=(Problem(None, "", f"{shown}: {what}"),))
+    state = state_of(options)
     children: list[tuple[int, int]] = []  # the part processes: (pid, read end)
     try:
-        part = _fork_early(options, state, shown, path, children)
+        part = fork_early(options, state, shown, path, children)
         return _check_loaded(options, state, shown, path, started, part, children)
     finally:
-        _end_parts(children)
-
-
-def _load(
-    options: _Options, state: _State, shown: str, path: Path, select: _Part | None = None
-) -> Imported:
-    from toolrun.plan.importers import load_input
-
-    return load_input(
-        path,
-        state.registry,
-        display=shown,
-        source_format=options.source_format,
-        max_calls_per_turn=state.config.toolrun.max_calls_per_turn,
-        strict=options.strict,
-        select=select,
-        allow_empty=options.allow_empty,
-    )
+        end_parts(children)
 
 
 def _check_loaded(
-    options: _Options,
-    state: _State,
+    options: CheckOptions,
+    state: CheckState,
     shown: str,
     path: Path,
     started: float,
-    part: _Part | None,
+    part: Part | None,
     children: list[tuple[int, int]],
 ) -> PlanCheck:
     try:
-        imported = _load(options, state, shown, path, part)
+        imported = load_plan(options, state, shown, path, part)
     except PlanError as exc:
         problems = exc.problems
         if part is not None and not part.validate:  # its own part's: the whole plan's now
-            problems = _plan_problems(options, state, shown, path, children)
+            problems = plan_problems(options, state, shown, path, children)
             if not problems:  # a YAML part unlike its outline (REGION_UNSURE): one process
                 return _check_loaded(options, state, shown, path, started, None, children)
         return PlanCheck(shown, problems=problems, wall_ms=(time.perf_counter() - started) * 1000)
     if part is not None and part.spans is None:
-        _end_parts(children)  # not a toolrun plan: its parts were never chosen
+        end_parts(children)  # not a toolrun plan: its parts were never chosen
         part = None
     from toolrun.plan.recorded import rebase_plan
 
@@ -426,15 +170,15 @@ def _check_loaded(
     del imported, rebased
     try:
         # (--jobs N splits what was loaded whole; automatic splits only before loading)
-        parts = _parts(options.split, turns) if state.hooks is None and options.split else 1
+        parts = plan_parts(options.split, turns) if state.hooks is None and options.split else 1
         if part is not None:
-            decide = partial(_decide, state, options.run_id, file, rebased=changes, marks=marks)
+            decide = partial(decide_plan, state, options.run_id, file, rebased=changes, marks=marks)
             try:
-                runs, calls = _decided_parts(
+                runs, calls = decided_parts(
                     options, state, shown, path, part, children, decide, turns
                 )
-            except _PartInvalid:
-                problems = _plan_problems(options, state, shown, path, children)
+            except PartInvalid:
+                problems = plan_problems(options, state, shown, path, children)
                 if not problems:  # a YAML part unlike its outline (REGION_UNSURE): one process
                     return _check_loaded(options, state, shown, path, started, None, children)
                 return PlanCheck(
@@ -444,12 +188,12 @@ def _check_loaded(
             from toolrun.commands.split_check import decide_in_parts
 
             runs, calls = decide_in_parts(
-                partial(_decide, state, options.run_id, file, rebased=changes, marks=marks),
+                partial(decide_plan, state, options.run_id, file, rebased=changes, marks=marks),
                 turns,
                 parts,
             )
         else:
-            runs, calls = _decide(state, options.run_id, file, turns, changes, marks)
+            runs, calls = decide_plan(state, options.run_id, file, turns, changes, marks)
     finally:
         state.decider.cwds = {}
     return PlanCheck(
@@ -464,388 +208,6 @@ def _check_loaded(
     )
 
 
-async def _released(turns: list[Turn | None]) -> AsyncIterator[tuple[Turn, Sequence[Result]]]:
-    """Each turn in order, dropped from ``turns`` as it is handed out."""
-    for i, turn in enumerate(turns):
-        turns[i] = None
-        if turn is not None:
-            yield turn, ()
-
-
-#: an input of this many calls is split between processes when --jobs is automatic
-SPLIT_MIN_CALLS = 20_000
-#: a file this big may hold that many calls: its part processes are forked before it is
-#: loaded (fewer bytes than this a call are rare; a plan that has them is split once loaded)
-EARLY_MIN_BYTES = 1 << 20
-
-
-def _parts(split: int, turns: Sequence[Turn | None]) -> int:
-    """How many processes decide the input: ``split`` (0: automatic), at most one per turn."""
-    return _size_parts(split, [len(t.calls) if t is not None else 0 for t in turns])
-
-
-def _size_parts(split: int, sizes: Sequence[int]) -> int:
-    """``_parts`` of turns of ``sizes`` calls each."""
-    if split == 0:
-        split = 2 if sum(sizes) >= SPLIT_MIN_CALLS and _cores() >= 2 else 1
-    return max(1, min(split, len(sizes)))
-
-
-class _Part:
-    """The turns one process builds and decides when a plan is split before it is loaded:
-    part ``index`` of the parts its calls make (``select`` for the plan loader). Every
-    process loads the file and works the same parts out, from each turn's number of calls.
-    """
-
-    def __init__(self, index: int, split: int, *, validate: bool) -> None:
-        self.index = index
-        self.split = split
-        self.validate = validate  # the process that reports the plan's problems
-        self.spans: list[tuple[int, int]] | None = None  # None: never asked (not a plan)
-        self.starts: list[int] = []
-
-    def __call__(self, sizes: Sequence[int]) -> tuple[range, bool]:
-        from toolrun.commands.split_check import size_ranges
-
-        self.spans = size_ranges(sizes, _size_parts(self.split, sizes))
-        self.starts = _starts_of(sizes)
-        mine = self.spans[self.index] if self.index < len(self.spans) else (0, 0)
-        return range(*mine), self.validate
-
-
-def _fork_early(
-    options: _Options, state: _State, shown: str, path: Path, children: list[tuple[int, int]]
-) -> _Part | None:
-    """The processes deciding parts 1, 2, ... of a big plan (into ``children``), forked
-    before it is loaded so that each holds only its own part (forked after, each held the
-    whole plan: twice the memory); this process's part, or None when it is not split so."""
-    parts = options.split
-    if parts == 0:
-        # automatic: only a JSON plan, which each process decodes turn by turn, or a YAML
-        # one, of which each parses only its own turns (``plan_from_region``); a
-        # transcript is decoded whole by every process: not worth the memory
-        try:
-            suffix = path.suffix.lower()
-            big = path.stat().st_size >= EARLY_MIN_BYTES and suffix in (".json", ".yaml", ".yml")
-        except OSError:
-            return None
-        parts = 2 if big and _cores() >= 2 else 1
-    if parts <= 1 or state.hooks is not None or options.source_format not in (None, "toolrun"):
-        return None
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        return None  # a call stream or session log: split once loaded, if at all
-    from toolrun.commands.split_check import fork_part
-
-    _import_for_parts()
-    for index in range(1, parts):
-        work = partial(_decide_part, options, state, shown, path, index)
-        fork_part(work, lambda pid, fd: children.append((pid, fd)))
-    # each process validates only the turns it builds: a problem found in any part (or an
-    # id used in two parts) has this process validate the whole plan (``_plan_problems``)
-    return _Part(0, options.split, validate=False)
-
-
-class _PartInvalid(Exception):
-    """A part of a split plan has a problem (or shares an id with another part): the
-    whole plan is validated for the report of all its problems."""
-
-
-def _plan_problems(
-    options: _Options, state: _State, shown: str, path: Path, children: list[tuple[int, int]]
-) -> tuple[Problem, ...]:
-    """Every problem of the whole plan, in order, as one process validating it reports
-    them (none: it is valid); its part processes, which decide nothing now, are ended."""
-    _end_parts(children)
-    try:
-        _load(options, state, shown, path, _Part(0, options.split, validate=True))
-    except PlanError as exc:
-        return tuple(exc.problems)
-    return ()
-
-
-def _import_for_parts() -> None:
-    """What loading and deciding import, imported once before the parts are forked rather
-    than by each of them. (It also keeps Ctrl-C out of imports, which create dataclasses
-    with exec: one interrupted there ends Python by SIGINT even once it is handled.)"""
-    import anyio._backends._asyncio  # noqa: F401 - what anyio.run imports
-
-    import toolrun.execution.executor
-    import toolrun.plan.importers
-    import toolrun.plan.recorded  # noqa: F401
-    from toolrun.permissions import bash, programs
-
-    bash.analyse("true")  # the parser
-    programs.program("true")  # every program's module
-
-
-def _decide_part(
-    options: _Options,
-    state: _State,
-    shown: str,
-    path: Path,
-    index: int,
-    sink: Sink | None = None,
-) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]] | None:
-    """Load the plan, building only the turns of part ``index``, and decide them (in a
-    forked process, whose records go to ``sink`` as they are made, or here when that
-    process failed); None when there is no such plan."""
-    from toolrun.plan.recorded import rebase_plan
-
-    part = _Part(index, options.split, validate=False)
-    try:
-        imported = _load(options, state, shown, path, part)
-    except PlanError:
-        return None  # this process reports the plan's problems
-    if part.spans is None:
-        return None
-    rebased = rebase_plan(imported, str(state.config.workspace), options.transcript_cwd)
-    turns: list[Turn | None] = list(rebased.plan.turns)
-    file, changes, marks = rebased.plan.file, rebased.changes, imported.marks
-    state.decider.cwds = rebased.cwds
-    del imported, rebased
-    try:
-        return _decide(
-            state, options.run_id, file, turns, changes, marks, turn_starts=part.starts, sink=sink
-        )
-    finally:
-        state.decider.cwds = {}
-
-
-def _decided_parts(
-    options: _Options,
-    state: _State,
-    shown: str,
-    path: Path,
-    part: _Part,
-    children: list[tuple[int, int]],
-    decide: Callable[..., tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]],
-    turns: list[Turn | None],
-) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
-    """This process's part decided here, the others as their processes send them (a part
-    whose process failed is loaded and decided here); every record in plan order."""
-    from toolrun.commands.split_check import collect_part, joined, runs_in, shifted
-
-    decided = [decide(turns, turn_starts=part.starts)]
-    spans = part.spans or []
-    for index, (pid, fd) in enumerate(list(children), start=1):
-        got = collect_part(pid, fd, runs_in(decided))
-        children.remove((pid, fd))  # reaped
-        if got is None and index < len(spans):
-            # the process failed, or its part is invalid (which deciding it here shows)
-            got = _decide_part(options, state, shown, path, index)
-            if got is None:
-                raise _PartInvalid
-            got = shifted(got, runs_in(decided))
-        if got is not None:
-            decided.append(got)
-    runs, calls = joined(decided)
-    # ids are unique within each part (its process checked): across parts, checked here
-    if len({c.id for c in calls}) != len(calls):
-        raise _PartInvalid
-    return runs, calls
-
-
-def _end_parts(children: list[tuple[int, int]]) -> None:
-    from toolrun.commands.split_check import end_part
-
-    while children:
-        end_part(*children.pop())
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def _turn_starts(turns: Sequence[Turn | None]) -> list[int]:
-    """Each turn's first call index (an empty turn: the index its first call would have),
-    for the 1-based turn of a call by bisection: kept in order, as bisection needs (-1
-    for an empty turn put calls before it in the turns after it)."""
-    return _starts_of([len(t.calls) if t is not None else 0 for t in turns])
-
-
-def _starts_of(sizes: Sequence[int]) -> list[int]:
-    """``_turn_starts`` of turns of ``sizes`` calls each."""
-    starts: list[int] = []
-    first = 0
-    for size in sizes:
-        starts.append(first)
-        first += size
-    return starts
-
-
-def _decide(
-    state: _State,
-    run_id: str,
-    file: str,
-    turns: list[Turn | None],
-    rebased: Mapping[int, tuple[tuple[str, str, str], ...]],
-    marks: Mapping[int, str],
-    turn_starts: Sequence[int] | None = None,
-    sink: Sink | None = None,
-) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
-    """Every call of the plan ``file`` through the executor in dry-run mode (as ``exec
-    --dry-run`` decides a plan, turn after turn), recorded compactly; ``turns`` is
-    emptied as they are decided. ``turns`` may hold only a part of the plan (None in
-    place of the others) when ``turn_starts`` is the whole plan's. ``sink``: where the
-    records go as they are made, a batch at a time (those left over are returned)."""
-    import anyio
-
-    from toolrun.execution.executor import ExecSettings
-    from toolrun.permissions.paths import frozen_tree
-
-    config = state.config
-    reasons = state.decider.reasons
-    batch = 0
-    if sink is not None:
-        from toolrun.commands.split_check import BATCH as batch
-    runs: list[tuple[int, str, int]] = []
-    run_of: dict[int, tuple[int, str]] = {}
-    calls: list[CallCheck] = []
-    # a part of a split plan keeps what the marks across parts need (``joined``)
-    decider = state.decider
-    decider.begin(keep_deps=turn_starts is not None)
-    deps = decider.deps
-    if turn_starts is None:
-        turn_starts = _turn_starts(turns)
-
-    def on_run(_plan: Plan, run: Run[Call]) -> None:
-        runs.append((run.calls[0].turn + 1, run.kind, len(run.calls)))
-        for call in run.calls:
-            run_of[call.index] = (len(runs), run.kind)
-
-    # one string for each tool name and status, not one a record (the names come from
-    # the input, each its own copy; str() of a status makes a new one)
-    shared: dict[str, str] = {}
-
-    def on_result(r: Result) -> None:
-        run, run_kind = run_of.pop(r.index, (0, ""))
-        loc = r.location
-        by = r.decided_by
-        tool, status = r.tool, r.status
-        calls.append(
-            CallCheck(
-                r.index,
-                r.id,
-                shared.setdefault(tool, tool),
-                r.input,
-                r.decision,
-                by.kind,
-                by.rule,
-                by.source,
-                reasons.pop(r.index, "") or r.error or "",
-                shared.get(status) or shared.setdefault(status, str(status)),
-                r.error,
-                loc.line if loc else 0,
-                loc.column if loc else 0,
-                bisect.bisect_right(turn_starts, r.index),
-                run,
-                run_kind,
-                r.execution_id,
-                r.hooks,
-                rebased.get(r.index, ()),
-                marks.get(r.index, ""),
-                loc.file if loc and loc.file != file else "",
-                deps.pop(r.index, None) if deps else None,
-                r.runs_in,
-                r.runs_in_why,
-            )
-        )
-        if sink is not None and len(calls) >= batch:
-            sink(calls[:])
-            calls.clear()
-
-    executor = _recording_executor()(
-        workspace=config.workspace,
-        registry=state.registry,
-        decider=state.decider,
-        settings=ExecSettings(
-            max_concurrency=config.toolrun.max_concurrency,
-            kind_limits=dict(config.toolrun.kind_limits),
-            max_calls_per_turn=config.toolrun.max_calls_per_turn,
-            dry_run=True,
-        ),
-        run_id=run_id,
-        on_result=on_result,
-        additional_directories=config.additional_directories,
-        hooks=state.hooks,
-        on_run=on_run,
-        # (nothing runs: the user's sandbox is where a call would run, and its bubblewrap
-        # the one a jail would be made with)
-        sandbox=state.decider.inner.engine.sandbox,
-    )
-    reasons.clear()
-    first = next((t.calls[0].index for t in turns if t is not None and t.calls), 0)
-    # nothing runs during a check (without hooks): a path found missing stays missing
-    frozen = frozen_tree() if state.hooks is None else contextlib.nullcontext()
-    with _ctrl_c_raises(), frozen:
-        anyio.run(executor.run_stream, file, _released(turns), first)
-    return tuple(runs), tuple(calls)
-
-
-@contextlib.contextmanager
-def _ctrl_c_raises() -> Iterator[None]:
-    """Ctrl-C raises KeyboardInterrupt where the check is, as in plain Python code.
-
-    Left to itself the event loop's runner only cancels its task on Ctrl-C, and a dry run
-    hardly ever waits, so it never saw the cancellation: the check went on to the end and
-    exited as if nothing had happened. (A forked part process ignores Ctrl-C: kept so.)
-    """
-    import signal
-    import threading
-
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield
-        return
-    signal.signal(signal.SIGINT, _interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _recording_executor() -> type[Executor]:
-    from toolrun.execution.executor import Executor
-
-    safe: dict[tuple[str, Path], bool] = {}
-
-    class _Recording(Executor):
-        """The executor, less its list of every Result: check records each result compactly
-        as it comes (``on_result``) and never reads that list, which for 100,000 calls
-        held about 60 MB until the end. Nor does it wait for exec's per-tick delivery
-        (``run_stream(keep=False)``): a dry run hardly ever yields to the event loop, so
-        results would pile up in the tick's list instead."""
-
-        def _deliver(self, result: Result, acc: list[Result] | None) -> None:
-            if self.on_result is not None:
-                self.on_result(result)
-
-        def _is_safe(self, call: Call, ctx: ToolContext) -> bool:
-            """Whether a Bash command is read-only (concurrency-safe), worked out once per
-            command and directory: nothing runs during a check, so even the answers that
-            look at files (globs, git), which exec works out afresh, cannot change."""
-            if call.tool != "Bash":
-                return super()._is_safe(call, ctx)
-            key = (str(call.input.get("command")), ctx.cwd)
-            found = safe.get(key)
-            if found is None:
-                found = safe[key] = super()._is_safe(call, ctx)
-                if len(safe) > 1 << 14:
-                    safe.clear()
-            return found
-
-    return _Recording
-
-
 def check(
     request: CheckRequest, *, on_plan: Callable[[PlanCheck], None] | None = None
 ) -> CheckReport:
@@ -856,7 +218,7 @@ def check(
     if request.fail_on not in FAIL_ON:
         raise ValueError(f"fail_on must be one of {FAIL_ON}, not {request.fail_on!r}")
     started = time.perf_counter()
-    options = _Options(
+    options = CheckOptions(
         workspace=str(request.workspace),
         config_file=str(request.config_file) if request.config_file else None,
         settings_files=tuple(str(f) for f in request.settings_files),
@@ -872,7 +234,7 @@ def check(
         marks=request.marks,
         allow_empty=request.allow_empty,
     )
-    state = _state(options)  # an invalid config stops everything here
+    state = state_of(options)  # an invalid config stops everything here
     _check_examples(state)
     warnings = state.config.warnings
     inputs = expand_inputs(request.inputs)
@@ -947,7 +309,7 @@ def compare(
     )
 
 
-def _check_examples(state: _State) -> None:
+def _check_examples(state: CheckState) -> None:
     """The config's rule self-tests: a failing one is an invalid config (exit 3)."""
     from toolrun.errors import ConfigError
     from toolrun.policy.examples import check_examples
@@ -958,7 +320,7 @@ def _check_examples(state: _State) -> None:
 
 
 def _check_in_processes(
-    options: _Options,
+    options: CheckOptions,
     inputs: Sequence[tuple[str, Path | None]],
     jobs: int,
     deliver: Callable[[PlanCheck], None],

@@ -65,9 +65,7 @@ def size_ranges(sizes: Sequence[int], parts: int) -> list[tuple[int, int]]:
 
 def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Decided:
     """The records of every call of ``turns``, decided in ``parts`` processes."""
-    from toolrun.commands.check import _turn_starts
-
-    starts = _turn_starts(turns)
+    starts = starts_of_turns(turns)
     spans = ranges(turns, parts)
     children: list[tuple[int, int, tuple[int, int]]] = []  # (pid, read end, span)
     pending: dict[int, int] = {}  # forked and not reaped yet: pid -> read end
@@ -304,3 +302,21 @@ def _across(call: CallCheck, writers: Writers) -> CallCheck:
 def runs_in(decided: Sequence[Decided]) -> int:
     """How many runs the parts decided so far hold: what the next part's numbers move by."""
     return sum(len(part[0]) for part in decided)
+
+
+def starts_of_turns(turns: Sequence[Turn | None]) -> list[int]:
+    """Each turn's first call index (an empty turn: the index its first call would have),
+    for the 1-based turn of a call by bisection: kept in order, as bisection needs (-1
+    for an empty turn put calls before it in the turns after it)."""
+    return starts_of([len(t.calls) if t is not None else 0 for t in turns])
+
+
+def starts_of(sizes: Sequence[int]) -> list[int]:
+    """``starts_of_turns`` of turns of ``sizes`` calls each."""
+    starts: list[int] = []
+    first = 0
+    for size in sizes:
+        starts.append(first)
+        first += size
+    return starts
+

@@ -86,7 +86,20 @@ def validate_plans(
     except ConfigError as exc:
         problems.extend(exc.problems)
         invalid += len({p.location.file if p.location else p.path for p in exc.problems})
-    for path in plans:
+    from toolrun.plan.discover import files_in
+
+    # a folder: the plans and sessions in it (as `check DIR`); a file named outright is read
+    named: list[Path] = []
+    for given in plans:
+        found = list(files_in(given)) if given.is_dir() else [given]
+        if not found:
+            problems.append(
+                Problem(None, "", f"{display_path(given)}: this folder holds no plan or session "
+                        "toolrun reads")
+            )  # fmt: skip
+            invalid += 1
+        named.extend(found)
+    for path in named:
         shown = display_path(path)
         try:
             # loaded as exec and check load it (a session too: --from, --allow-empty)

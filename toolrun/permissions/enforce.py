@@ -43,7 +43,9 @@ SHELL_BUILTINS = frozenset(
 )
 
 _JAIL_PLACE: dict[str, Place] = {
-    "read-only": "read-only jail", "workspace": "workspace jail", "masks": "masks-only jail",
+    "read-only": "read-only jail",
+    "workspace": "workspace jail",
+    "masks": "masks-only jail",
 }
 
 
@@ -133,14 +135,24 @@ def runs_in(
     if jail is not None:
         kind = "the read-only set" if jail == "read-only" else "acceptEdits' workspace commands"
         if unavailable is not None:
-            return RunsIn(configured, f"allowed on toolrun's judgement ({kind}), but no jail "
-                          f"can be made here: {unavailable}", configured)
+            return RunsIn(
+                configured,
+                f"allowed on toolrun's judgement ({kind}), but no jail "
+                f"can be made here: {unavailable}",
+                configured,
+            )
         return RunsIn(_JAIL_PLACE[jail], f"allowed on toolrun's judgement ({kind})", configured)
     if judgement.jail is not None and enforce == "off":
-        return RunsIn(configured, "allowed on toolrun's judgement; toolrun.enforce: off", configured)
+        return RunsIn(
+            configured, "allowed on toolrun's judgement; toolrun.enforce: off", configured
+        )
     if judgement.mixed:
-        return RunsIn(configured, f"{judgement.ruled} is allowed by a rule, so the call runs "
-                      "as configured; its other parts are not enforced", configured)
+        return RunsIn(
+            configured,
+            f"{judgement.ruled} is allowed by a rule, so the call runs "
+            "as configured; its other parts are not enforced",
+            configured,
+        )
     return RunsIn(configured, f"allowed by {decided}: runs as configured", configured)
 
 
@@ -152,11 +164,16 @@ def bypass_runs_in(
     approved a part of it (as configured, like any rule's allow) or enforce is off."""
     configured = configured_place(sandboxed)
     if sandboxed or enforce == "off" or judgement.ruled is not None:
-        return None, RunsIn(configured, "allowed by bypassPermissions: runs as configured",
-                            configured)
-    return "masks", RunsIn("masks-only jail", "allowed by bypassPermissions: runs as "
-                           "configured, with the rules' masks (Read-denied paths hidden, "
-                           "Edit-denied and protected paths read-only)", configured)
+        return None, RunsIn(
+            configured, "allowed by bypassPermissions: runs as configured", configured
+        )
+    return "masks", RunsIn(
+        "masks-only jail",
+        "allowed by bypassPermissions: runs as "
+        "configured, with the rules' masks (Read-denied paths hidden, "
+        "Edit-denied and protected paths read-only)",
+        configured,
+    )
 
 
 def lazy_probe(probe: Callable[[], Any]) -> Callable[[], str | None]:
@@ -170,3 +187,24 @@ def lazy_probe(probe: Callable[[], Any]) -> Callable[[], str | None]:
         return found[0]
 
     return reason
+
+
+def as_placed_here(decision: Any, unavailable: Callable[[], str | None]) -> Any:
+    """The decision with ``runs_in`` as this machine would place it: a jailed call where no
+    jail can be made (no bubblewrap, no user namespaces) runs as configured, and says why.
+
+    The engine probes only under ``enforce: required`` (a probe costs a check tens of ms);
+    one call's explanation (explain-permission) can afford it, and must not claim a jail
+    the executor could not make.
+    """
+    import dataclasses
+
+    where = decision.runs_in
+    if where is None or where.place not in (*_JAIL_PLACE.values(), "masks-only jail"):
+        return decision
+    reason = unavailable()
+    if reason is None:
+        return decision
+    moved = RunsIn(where.configured, f"{where.why}, but no jail can be made here: {reason}",
+                   where.configured)  # fmt: skip
+    return dataclasses.replace(decision, runs_in=moved)

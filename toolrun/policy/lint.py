@@ -45,6 +45,8 @@ _PATH_FAMILIES = frozenset({"Read", "Edit"})
 _PRECEDENCE = {"deny": 0, "ask": 1, "allow": 2}
 # a Bash rule's first word: what "the command" is, for the command-level suggestion
 _FIRST_WORD = re.compile(r"[A-Za-z0-9_./+-]+")
+#: A word that can be a sub-command (``push``, ``run``, ``test:*``): no option, path or URL.
+_SUB_COMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_-]*(?::\*|\*)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,13 +172,27 @@ def _never(rule: PermissionRule, parsed: ParsedRule) -> str:
 
 
 def _command_level(content: str) -> str | None:
-    """``rm`` for ``rm -rf *``: the rule on the command alone, when the content has more."""
+    """The rule on the command (and its sub-commands) alone, when the content says more.
+
+    ``rm *`` for ``rm -rf *`` and ``git push *`` for ``git push --force *``: the leading plain
+    words name the command and its sub-command, and are kept, since dropping them would
+    widen the rule over commands it never meant (``git *`` would make ``git diff`` ask).
+    Only an option or an operand beyond them (``-rf``, a path, a URL) is what other spellings
+    evade; a rule of plain words alone (``git push *``, ``npm run test:*``) is already
+    command-level.
+    """
     words = content.split()
     if len(words) < 2 or not _FIRST_WORD.fullmatch(words[0]):
         return None
-    if len(words) == 2 and words[1] in ("*", ":*"):
-        return None  # already the command-level rule
-    return f"{words[0]} *"
+    kept = [words[0]]
+    for word in words[1:]:
+        if not _SUB_COMMAND.fullmatch(word):
+            break
+        kept.append(word)
+    rest = words[len(kept) :]
+    if not rest or rest in (["*"], [":*"]):
+        return None  # the command, its sub-commands and any arguments: already command-level
+    return " ".join([*kept, "*"])
 
 
 def _outside(content: str) -> str:

@@ -116,7 +116,9 @@ class PlanCheck:
             name=data["name"],
             turns=data["turns"],
             runs=tuple((r[0], r[1], r[2]) for r in data["runs"]),
-            calls=tuple(c if isinstance(c, CallCheck) else _call_from_json(c) for c in data["calls"]),
+            calls=tuple(
+                c if isinstance(c, CallCheck) else _call_from_json(c) for c in data["calls"]
+            ),
             problems=tuple(_problem_from_json(p) for p in data["problems"]),
             wall_ms=data["wall_ms"],
             warnings=tuple(_problem_from_json(p) for p in data["warnings"]),

@@ -99,7 +99,7 @@ def result_lines(run_id: str, plan: PlanCheck) -> Callable[[CallCheck], str]:
             location = "null"
         return (
             f'{{"index": {c.position}, "id": {text(c.id)}, "execution_id": '
-            f"{text(c.execution_id)}{head}{text(c.tool)}, \"input\": "
+            f'{text(c.execution_id)}{head}{text(c.tool)}, "input": '
             f"{encode_input(c.input if type(c.input) is dict else dict(c.input))}, "
             f'"decision": {text(c.decision)}, "decided_by": {{"kind": {text(c.kind)}, '
             f'"rule": {"null" if rule is None else text(rule)}, '
@@ -107,7 +107,7 @@ def result_lines(run_id: str, plan: PlanCheck) -> Callable[[CallCheck], str]:
             f'"runs_in": {"null" if place is None else text(place)}, '
             f'"runs_in_why": {"null" if why is None else text(why)}, '
             f'"status": {text(c.status)}'
-            f'{fixed % ("null" if error is None else text(error))}{location}, '
+            f"{fixed % ('null' if error is None else text(error))}{location}, "
             f'"reason": {text(c.reason)}, "turn": {c.turn}, "run": {c.run}, '
             f'"run_kind": {text(c.run_kind)}}}'
         )

@@ -1,0 +1,285 @@
+"""What ``toolrun check`` prints: each input as it is checked, then the recap or the report.
+
+Text and table lines (a table sized to the terminal), GitHub annotations, the problems
+on stderr; at the end the recap or the whole report (JSON, JSONL, JUnit, SARIF) on stdout,
+the ``-o`` reports and, in a GitHub job, the step summary. The words and records themselves
+are :mod:`toolrun.report`'s; this module only prints them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from toolrun.cli.style import status_painter, terminal_width
+from toolrun.report.recap import plan_header, recap
+from toolrun.report.records import batches, json_report, report_lines
+
+if TYPE_CHECKING:
+    from toolrun.cli.outputs import Output
+    from toolrun.errors import Problem
+    from toolrun.render.github import AnnotationPaths
+    from toolrun.report.models import CallCheck, CheckReport, PlanCheck
+
+
+def finish(report: CheckReport, fmt: str, reports: tuple[Output, ...]) -> int:
+    """After every input was shown: the summary (or the whole report) and the -o reports."""
+    from toolrun.cli.outputs import write
+
+    if report.shard is None:
+        _step_summary(report)
+    if fmt in ("table", "text", "github"):
+        from toolrun.cli.options import sources_line
+
+        click.echo(sources_line(report.config_files), err=True)
+        click.echo(recap(report))
+    else:
+        for chunk in _report(fmt, report):
+            click.echo(chunk, nl=False)
+    failed = [(out, error) for out in reports if (error := write(out, _report(out.kind, report)))]
+    for out, error in failed[:-1]:
+        click.echo(f"toolrun: cannot write {out.path}: {error}", err=True)
+    if failed:  # every report that could be was written; the check's code gives way to 1
+        out, error = failed[-1]
+        raise click.FileError(str(out.path), hint=error)
+    return int(report.exit_code)
+
+
+def streamer(
+    fmt: str, *, quiet: bool, verbose: bool, problems: bool = False
+) -> Callable[[PlanCheck], None]:
+    """What to print for each input as soon as it (and every earlier one) is checked;
+    with --quiet only its problems (on stderr), the recap comes at the end; with
+    --problems only the calls that would be denied or ask, and no header for an input
+    that has none."""
+    if quiet and fmt in ("text", "table"):
+        return print_problems
+    if fmt == "text":
+        return lambda plan: _text_plan(plan, verbose=verbose, problems=problems)
+    if fmt == "table":
+        return lambda plan: _table_plan(plan, verbose=verbose, problems=problems)
+    if fmt == "github":
+        return _github_plan
+    return print_problems  # the report comes at the end; its problems on stderr as they come
+
+
+def _report(fmt: str, report: CheckReport) -> Iterator[str]:
+    """A whole report, in chunks (JSON and JSONL record by record, never as one string)."""
+    if fmt == "junit":
+        from toolrun.render.junit import junit_chunks
+
+        for batch in batches(junit_chunks(report)):
+            yield "".join(batch)
+    elif fmt == "json":
+        yield from json_report(report)
+    elif fmt == "jsonl":
+        for batch in batches(report_lines(report)):
+            yield "\n".join(batch) + "\n"
+    elif fmt == "sarif":
+        from toolrun.render.sarif import check_sarif, sarif_text
+
+        yield sarif_text(check_sarif(report, annotation_paths(), report.config_notes))
+    elif fmt == "summary":
+        from toolrun.render.github import step_summary
+
+        yield step_summary(report, recap(report), annotation_paths())
+    else:
+        from toolrun.render.github import annotation_lines
+
+        for line in annotation_lines(report, annotation_paths()):
+            yield line + "\n"
+        yield recap(report) + "\n"
+
+
+# -- text and table -------------------------------------------------------------------------
+
+
+def print_problems(plan: PlanCheck) -> None:
+    from toolrun.cli.logs import annotating, annotation
+
+    if annotating() is not None:  # in a GitHub job: on the file and line
+        for level, found in (("error", plan.problems), ("warning", plan.warnings)):
+            for problem in found:
+                click.echo(annotation(level, _located(problem, plan.file)), err=True)
+        return
+    for problem in plan.problems:
+        click.echo(str(problem), err=True)
+    for warning in plan.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def _located(problem: Problem, file: str) -> Problem:
+    """A problem of an input without a place of its own: on the input's file."""
+    if problem.location is not None:
+        return problem
+    from dataclasses import replace
+
+    from toolrun.errors import Location
+
+    return replace(problem, location=Location(file, 1, 1))
+
+
+def _shown(plan: PlanCheck, problems: bool) -> tuple[CallCheck, ...]:
+    """The calls a text or table view lists: all, or (--problems) those denied or asking."""
+    if not problems:
+        return plan.calls
+    return tuple(c for c in plan.calls if c.decision != "allow" or c.status == "error")
+
+
+def _text_plan(plan: PlanCheck, *, verbose: bool = False, problems: bool = False) -> None:
+    from toolrun.builtin_fields import target_of
+    from toolrun.render.terminal import one_line as escaped
+
+    def one_line(text: str) -> str:
+        # printable text is its own one line (a C check, where the escaping is a regex)
+        return text if text.isprintable() else escaped(text)
+
+    print_problems(plan)
+    calls = _shown(plan, problems)
+    if problems and not calls:
+        return
+    paint = status_painter(sys.stdout.isatty())
+    lines = [plan_header(plan)]
+    for c in calls:
+        where = f"{c.file or plan.file}:{c.line}:{c.column}" if c.line else plan.file
+        run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
+        if c.origin:
+            run += f" · {c.origin}"
+        if c.runs_in:
+            run += f" · {c.runs_in}"
+        decision = f"{c.decision:<5}"
+        lines.append(
+            f"{where}: {paint(decision, c.decision) if paint else decision} {one_line(c.id)} "
+            f"{c.tool}({one_line(target_of(c.tool, c.input, 60))}) · turn {c.turn} · {run} — "
+            f"{one_line(c.why())}"
+        )
+        if c.rebased:
+            lines.extend(_rebased_lines(c))
+        if verbose:
+            lines += _verbose_lines(c)
+        if len(lines) >= 1000:  # a few big writes rather than one per call
+            click.echo("\n".join(lines))
+            lines.clear()
+    if lines:
+        click.echo("\n".join(lines))
+
+
+def _rebased_lines(call: CallCheck) -> list[str]:
+    """Where a transcript's recorded paths were decided (``--transcript-cwd``)."""
+    return [
+        f"    {field} recorded {recorded} → decided as {new}"
+        for field, recorded, new in call.rebased
+        if recorded != new
+    ]
+
+
+def _verbose_lines(call: CallCheck) -> list[str]:
+    """--verbose: who decided, and every hook that ran, indented under the call."""
+    from toolrun.render.results import hooks_lines
+    from toolrun.render.terminal import one_line
+
+    by = f"{call.kind} {call.rule}" if call.rule else call.kind
+    by += f" ({call.source})" if call.source else ""
+    lines = [f"decided: {call.decision} by {by}"]
+    if call.runs_in:
+        lines.append(f"runs in: {call.runs_in} — {call.runs_in_why}")
+    lines += [f"hook: {line}" for line in hooks_lines(call.hooks)]
+    return ["    " + one_line(line) for line in lines]
+
+
+def _table_plan(plan: PlanCheck, *, verbose: bool = False, problems: bool = False) -> None:
+    print_problems(plan)
+    calls = _shown(plan, problems)
+    if problems and not calls:
+        return
+    click.echo(plan_header(plan))
+    if not calls:
+        return
+    rows = [
+        {
+            "turn": str(c.turn),
+            "run": f"{c.run} {c.run_kind}" if c.run else "-",
+            "#": str(c.position + 1),
+            "id": c.id,
+            "tool": c.tool,
+            "target": c.target,
+            "decision": f"{c.decision} ({c.kind})",
+            "runs in": c.runs_in or "",
+            "reason": c.why(),
+        }
+        for c in calls
+    ]
+    if sys.stdout.isatty():
+        click.echo(_terminal_table(calls, rows))
+    else:
+        from toolrun.render.table import render_table
+        from toolrun.render.terminal import fit, one_line
+
+        widths = {"target": 40, "reason": 70}
+        headers = list(rows[0])
+        cells = [[fit(one_line(r[h]), widths.get(h, 4096)) for h in headers] for r in rows]
+        click.echo(render_table(headers, cells))
+    if verbose:
+        for c in calls:
+            click.echo(f"{c.id}:\n" + "\n".join(_verbose_lines(c)))
+    click.echo()
+
+
+def _terminal_table(calls: tuple[CallCheck, ...], rows: list[dict[str, str]]) -> str:
+    """The table sized to the terminal (turn, run and # go first when it is narrow; the
+    target and the reason shrink, cut with …), decisions coloured."""
+    from toolrun.render.terminal import Column, layout
+
+    def widest(name: str) -> int:
+        return max(len(r[name]) for r in rows)
+
+    columns = [
+        Column("turn", widest("turn"), drop=3),
+        Column("run", widest("run"), drop=2),
+        Column("#", widest("#"), drop=4),
+        Column("id", widest("id")),
+        Column("tool", widest("tool")),
+        Column("target", widest("target"), flex=True, minimum=12),
+        Column("decision", widest("decision")),
+        Column("runs in", widest("runs in"), drop=1),
+        Column("reason", 4096, flex=True, minimum=12),
+    ]
+    table = layout(columns, terminal_width())
+    paint = status_painter(True)
+    lines = [table.header()]
+    for row, call in zip(rows, calls, strict=True):
+        lines.append(table.line(table.cells(row), paint, call.decision, painted="decision"))
+    return "\n".join(lines)
+
+
+def _github_plan(plan: PlanCheck) -> None:
+    from toolrun.render.github import plan_annotations
+
+    for line in plan_annotations(plan, annotation_paths()):
+        click.echo(line)
+
+
+def annotation_paths() -> AnnotationPaths:
+    from toolrun.render.github import AnnotationPaths
+
+    return AnnotationPaths.from_env(os.environ, Path.cwd())
+
+
+def _step_summary(report: CheckReport) -> None:
+    """In a GitHub job, append the Markdown summary to the file GITHUB_STEP_SUMMARY names."""
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not summary_file:
+        return
+    from toolrun.render.github import step_summary
+
+    text = step_summary(report, recap(report), annotation_paths())
+    try:
+        with open(summary_file, "a", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(text)
+    except OSError as exc:  # the check itself is done: say so, keep its exit code
+        click.echo(f"toolrun: cannot write the step summary {summary_file}: {exc}", err=True)
