@@ -190,3 +190,18 @@ def test_format_sarif_on_stdout_for_exec(runner: CliRunner, repo: Path) -> None:
     assert result.exit_code == 0
     log = valid(json.loads(result.stdout))
     assert log["runs"][0]["results"] == []  # a valid log of no findings
+
+
+def test_a_warning_of_no_place_is_on_the_config_file(runner: CliRunner, repo: Path) -> None:
+    """Code scanning shows a result only on a file: "ignored: statusLine" has no line of
+    its own, and lands on the first config file read."""
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text('{"statusLine": {"type": "command"}}\n')
+    _, log = check_sarif(runner, "plans/a plan #1.yaml")
+    results = log["runs"][0]["results"]
+    assert all(r.get("locations") for r in results)
+    ignored = [r for r in results if "ignored: statusLine" in r["message"]["text"]]
+    assert len(ignored) == 1
+    where = ignored[0]["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"] in ("toolrun.yaml", ".claude/settings.json")
+    assert "region" not in where  # no line: the file itself

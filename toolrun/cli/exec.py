@@ -256,8 +256,9 @@ def _exec_report(kind: str, report: ExecReport, workspace: Path) -> Iterator[str
     elif kind == "sarif":
         from toolrun.render.sarif import exec_sarif, sarif_text
 
-        log = exec_sarif(results, _annotation_paths(), int(report.exit_code), report.config_notes)
-        yield sarif_text(log)
+        first = report.sources[0] if report.sources else None
+        code = int(report.exit_code)
+        yield sarif_text(exec_sarif(results, _annotation_paths(), code, report.config_notes, first))
     elif kind == "summary":
         from toolrun.render.github import exec_summary
 

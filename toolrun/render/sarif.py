@@ -285,8 +285,11 @@ def check_findings(
 ) -> Iterator[Finding]:
     """Config warnings first, then each input's problems, skipped records and the calls
     that would be denied or ask, in input order."""
+    # code scanning shows a result only on a file: a warning of no place of its own is
+    # on the first config file read
+    config = paths(report.config_files[0]) if report.config_files else None
     for note in config_notes:
-        yield problem_finding(note, "toolrun/config-warning", "warning", paths, None)
+        yield problem_finding(note, "toolrun/config-warning", "warning", paths, config)
     for plan in report.plans:
         file = paths(plan.file)
         for problem in plan.problems:
@@ -316,11 +319,15 @@ _EXEC_FAILED = ("error", "timeout", "cancelled", "interrupted")
 
 
 def exec_findings(
-    results: Iterable[Result], paths: AnnotationPaths, config_notes: Iterable[Problem] = ()
+    results: Iterable[Result],
+    paths: AnnotationPaths,
+    config_notes: Iterable[Problem] = (),
+    config_file: str | None = None,
 ) -> Iterator[Finding]:
     """Each call that was denied, needed an approval nobody gave, or failed."""
+    config = paths(config_file) if config_file else None
     for note in config_notes:
-        yield problem_finding(note, "toolrun/config-warning", "warning", paths, None)
+        yield problem_finding(note, "toolrun/config-warning", "warning", paths, config)
     for r in results:
         status = str(r.status)
         by = r.decided_by
@@ -350,7 +357,7 @@ def exec_sarif(
     paths: AnnotationPaths,
     exit_code: int,
     config_notes: Iterable[Problem] = (),
+    config_file: str | None = None,
 ) -> dict[str, Any]:
-    return sarif_log(
-        exec_findings(results, paths, config_notes), paths, exit_code=exit_code, command="exec"
-    )
+    findings = exec_findings(results, paths, config_notes, config_file)
+    return sarif_log(findings, paths, exit_code=exit_code, command="exec")
