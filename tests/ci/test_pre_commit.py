@@ -1,7 +1,8 @@
 """The pre-commit hooks (.pre-commit-hooks.yaml), run by the real `pre-commit try-repo` on a
 git repository in tmp_path: pre-commit installs toolrun from this checkout into its own
 environment (from the package index: skipped, saying so, when it cannot be reached) and
-runs each hook on the files its `files:` pattern picks."""
+runs each hook on the files its `files:` pattern picks. try-repo builds that environment
+anew each time (in a store of its own), so each test runs all three hooks at once."""
 
 from __future__ import annotations
 
@@ -95,12 +96,14 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
-def try_repo(repo: Path, home: tuple[Path, Path], hook: str, *files: str) -> tuple[int, str]:
+def try_repo(repo: Path, home: tuple[Path, Path], *files: str) -> tuple[int, dict[str, str]]:
+    """Every hook of the repository on ``files`` (or all files): the exit code, and each
+    hook's line and output by its id."""
     source, cache = home
     env = {**os.environ, "PIP_CACHE_DIR": str(cache), "PRE_COMMIT_COLOR": "never"}
     which = ["--files", *files] if files else ["--all-files"]
     done = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(source), hook, *which],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(source), *which],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -113,8 +116,19 @@ def try_repo(repo: Path, home: tuple[Path, Path], hook: str, *files: str) -> tup
         if any(w in out for w in ("Could not find a version", "connection", "Network")):
             pytest.skip(f"pre-commit cannot install toolrun without the package index: {out[-300:]}")
         raise AssertionError(out)
-    # the hooks' own output, after pre-commit's banner
-    return done.returncode, out.split("=" * 79)[-1]
+    # after the banner: one "name....Passed/Failed/Skipped" line per hook, then its output
+    hooks = {}
+    names = {"toolrun check": "toolrun-check", "toolrun validate": "toolrun-validate",
+             "toolrun lint": "toolrun-lint"}  # fmt: skip
+    current = None
+    for line in out.split("=" * 79)[-1].splitlines():
+        for name, hook in names.items():
+            if line.startswith(name + " ("):
+                current = hook
+                hooks[hook] = ""
+        if current is not None:
+            hooks[current] += line + "\n"
+    return done.returncode, hooks
 
 
 def test_the_hooks_are_the_three_documented() -> None:
@@ -124,37 +138,34 @@ def test_the_hooks_are_the_three_documented() -> None:
     assert hooks[2]["pass_filenames"] is False  # lint reads the repository's settings
 
 
-def test_check_passes_a_plan_of_allowed_calls_silently(repo: Path, home: tuple[Path, Path]) -> None:
-    code, out = try_repo(repo, home, "toolrun-check", "agent-plans/good.yaml")
-    assert code == 0, out
-    assert "toolrun check (agent plans)" in out and "Passed" in out
-    assert "look" not in out  # pre-commit shows a passing hook's output to nobody
-
-
-def test_check_fails_on_a_denied_call_and_shows_only_the_problems(
+def test_the_hooks_pass_allowed_plans_and_say_nothing(
     repo: Path, home: tuple[Path, Path]
 ) -> None:
-    code, out = try_repo(repo, home, "toolrun-check")  # every file: the pattern chooses
-    assert code == 1, out
-    assert "Failed" in out and "exit code: 4" in out
-    assert "agent-plans/bad.yaml:5:9: deny  fetch Bash(curl -s https://example.com)" in out
-    assert "agent-plans/bad.yaml:4:9: ask   push" in out
-    assert " look " not in out  # the allowed calls are not listed
-    assert "notes.yaml" not in out  # not a plan by the hook's pattern
-    assert "2 inputs, 4 calls: 2 allow · 1 ask · 1 deny" in out
+    code, hooks = try_repo(repo, home, "agent-plans/good.yaml")
+    assert code == 0, hooks
+    assert "Passed" in hooks["toolrun-check"] and "Passed" in hooks["toolrun-validate"]
+    # a plan changed, not the settings: lint has nothing to do
+    assert "(no files to check)Skipped" in hooks["toolrun-lint"]
+    assert "look" not in "".join(hooks.values())  # nothing printed of an allowed call
 
 
-def test_validate_fails_on_an_invalid_plan_at_its_line(repo: Path, home: tuple[Path, Path]) -> None:
+def test_the_hooks_fail_on_a_denied_call_a_bad_plan_and_a_duplicate_rule(
+    repo: Path, home: tuple[Path, Path]
+) -> None:
     (repo / "agent-plans" / "broken.yaml").write_text("calls:\n  - {tool: Nope}\n")
-    git(repo, "add", "-A")
-    code, out = try_repo(repo, home, "toolrun-validate", "agent-plans/broken.yaml")
-    assert code == 1, out
-    assert "agent-plans/broken.yaml:2:6: calls[0].tool: unknown tool 'Nope'" in out
-
-
-def test_lint_runs_when_the_settings_change(repo: Path, home: tuple[Path, Path]) -> None:
     (repo / "toolrun.yaml").write_text(RULES + '  allow: ["Read", "Read"]\n')
     git(repo, "add", "-A")
-    code, out = try_repo(repo, home, "toolrun-lint", "toolrun.yaml")
-    assert code == 1, out
-    assert "toolrun.yaml:4: duplicate" in out
+    code, hooks = try_repo(repo, home)  # every file: the patterns choose
+    assert code == 1, hooks
+    check = hooks["toolrun-check"]
+    assert "Failed" in check and "exit code: 3" in check  # the broken plan: invalid first
+    assert "agent-plans/bad.yaml:5:9: deny  fetch Bash(curl -s https://example.com)" in check
+    assert "agent-plans/bad.yaml:4:9: ask   push" in check
+    assert " look " not in check  # the allowed calls are not listed
+    assert "notes.yaml" not in check  # not a plan by the hook's pattern
+    assert "3 inputs, 4 calls: 2 allow · 1 ask · 1 deny · 1 invalid input" in check
+    validate = hooks["toolrun-validate"]
+    assert "Failed" in validate
+    assert "agent-plans/broken.yaml:2:6: calls[0].tool: unknown tool 'Nope'" in validate
+    lint = hooks["toolrun-lint"]
+    assert "Failed" in lint and "toolrun.yaml:4: duplicate: allow Read" in lint

@@ -81,9 +81,9 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
         for batch in batches(report_lines(report)):
             yield "\n".join(batch) + "\n"
     elif fmt == "sarif":
-        from toolrun.render.sarif import check_sarif, sarif_text
+        from toolrun.render.sarif import check_sarif
 
-        yield sarif_text(check_sarif(report, annotation_paths(), report.config_notes))
+        yield from check_sarif(report, annotation_paths(), report.config_notes)
     elif fmt == "summary":
         from toolrun.render.github import step_summary
 

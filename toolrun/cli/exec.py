@@ -254,11 +254,11 @@ def _exec_report(kind: str, report: ExecReport, workspace: Path) -> Iterator[str
 
         yield exec_junit_xml(report.plans, results, report.wall_ms)
     elif kind == "sarif":
-        from toolrun.render.sarif import exec_sarif, sarif_text
+        from toolrun.render.sarif import exec_sarif
 
         first = report.sources[0] if report.sources else None
         code = int(report.exit_code)
-        yield sarif_text(exec_sarif(results, _annotation_paths(), code, report.config_notes, first))
+        yield from exec_sarif(results, _annotation_paths(), code, report.config_notes, first)
     elif kind == "summary":
         from toolrun.render.github import exec_summary
 
