@@ -182,7 +182,12 @@ def check(
     Sharding: --shard K/N checks the inputs whose path (relative to the current directory)
     hashes to shard K; each shard's JSON report (--format json or -o FILE.json) holds what
     a merge needs, and `toolrun check --merge-reports shard-*.json` prints the one report
-    and exits with the one code the unsharded check would give.
+    and exits with the one code the unsharded check would give. A shard leaves GitHub
+    annotations and the step summary to the merge, which writes each once.
+
+    In a GitHub job (GITHUB_ACTIONS) or with --format github, the config's warnings and
+    the problems of the config and of the inputs are ::warning/::error annotations on
+    their file and line.
     """
     from toolrun.cli import logs
     from toolrun.commands.check import CheckRequest
