@@ -6,7 +6,7 @@ modules, at module level and inside functions (a function-level import is a depe
 too, only a later one), and the names a package exports lazily (``toolrun.lazy.exports``:
 a string naming the module, loaded on first use). Imports under ``if TYPE_CHECKING:``
 count for the layers (a type is a dependency of the design) but not for cycles (they
-never run). docs/architecture.md draws the same layers.
+never run). The table below is the one docs/architecture.md draws.
 """
 
 from __future__ import annotations

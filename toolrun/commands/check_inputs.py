@@ -1,7 +1,8 @@
 """What ``toolrun check`` reads: its arguments expanded to files, and each one loaded.
 
-Files and glob patterns (``**`` included) become (shown name, path) pairs in order, each
-file once; a Claude Code session's subagent logs go with the session. Each input is
+Files, folders and glob patterns (``**`` and a leading ``~`` included) become (shown
+name, path) pairs in order, each file once; a Claude Code session's subagent logs go with
+the session. Each input is
 loaded by the importer registry (:func:`toolrun.plan.importers.load_input`), whole or
 (a part of a split plan) only the turns of one part.
 """

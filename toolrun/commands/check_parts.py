@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 
 #: an input of this many calls is split between processes when --jobs is automatic
 SPLIT_MIN_CALLS = 20_000
-
-
 #: a file this big may hold that many calls: its part processes are forked before it is
 #: loaded (fewer bytes than this a call are rare; a plan that has them is split once loaded)
 EARLY_MIN_BYTES = 1 << 20
