@@ -214,8 +214,9 @@ def test_a_report_name_without_a_known_suffix_needs_report_format(
     code, _, err = check(runner, "plan.yaml", "-o", "report.txt")
     assert code == 2
     assert (
-        "Invalid value for '-o': cannot tell the report format from the name 'report.txt'; "
-        "use --report-format junit|json|jsonl|github"
+        "Invalid value for '-o': cannot tell the report format from the name 'report.txt': "
+        "name the file .json, .jsonl, .xml (JUnit), .sarif (SARIF), .md (summary); "
+        "or use --report-format junit|json|jsonl|github|sarif|summary"
     ) in err
     assert not (ws / "report.txt").exists()
 
@@ -228,10 +229,10 @@ def test_json_report(runner: CliRunner, ws: Path, rules: Path) -> None:
     assert err == "bad.yaml:2:6: calls[0].tool: unknown tool 'Nope'\n"  # also in the report
     report = json.loads(out)
     assert set(report) == {
-        "run_id", "plans", "inputs", "sources", "config_warnings", "problems", "warnings",
-        "summary", "results",
+        "run_id", "plans", "inputs", "sources", "config_warnings", "config_notes", "problems",
+        "warnings", "summary", "results",
     }
-    assert report["config_warnings"] == []
+    assert report["config_warnings"] == report["config_notes"] == []
     assert report["plans"] == ["plan.yaml", "bad.yaml"]
     assert report["inputs"][0] == {
         "file": "plan.yaml",

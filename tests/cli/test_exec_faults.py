@@ -181,11 +181,13 @@ def test_a_report_file_that_cannot_be_written_is_reported_not_a_traceback(
     tmp_path: Path,
 ) -> None:
     plan(tmp_path, "echo one")
-    done = toolrun(tmp_path, "exec", "plan.yaml", "--format", "jsonl", "-o", "/dev/full")
+    # -o takes its report from the name's suffix: a report name that leads to /dev/full
+    (tmp_path / "full.json").symlink_to("/dev/full")
+    done = toolrun(tmp_path, "exec", "plan.yaml", "--format", "jsonl", "-o", "full.json")
     stderr = done.stderr.decode()
     assert done.returncode == 1
     assert "Traceback" not in stderr
-    assert "cannot write /dev/full: No space left on device" in stderr
+    assert "cannot write full.json: No space left on device" in stderr
     assert json.loads(done.stdout)["status"] == "ok"
 
 

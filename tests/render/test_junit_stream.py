@@ -17,6 +17,8 @@ def whole_tree(report: CheckReport) -> str:
     root = ET.Element("testsuites", name="toolrun check")
     for plan in report.plans:
         failing = [c for c in plan.calls if c.fails(report.fail_on)]
+        # an ask the check lets through is skipped, with its reason
+        passed_asks = [c for c in plan.calls if c.decision == "ask" and c not in failing]
         suite = ET.SubElement(
             root,
             "testsuite",
@@ -24,7 +26,7 @@ def whole_tree(report: CheckReport) -> str:
             tests=str(len(plan.calls) + (1 if plan.problems else 0)),
             failures=str(len(failing)),
             errors="1" if plan.problems else "0",
-            skipped="0",
+            skipped=str(len(passed_asks)),
             time=f"{plan.wall_ms / 1000:.3f}",
             timestamp="T",
         )
@@ -35,6 +37,8 @@ def whole_tree(report: CheckReport) -> str:
                 name="load and validate",
                 classname=xml_text(plan.file),
                 time="0.000",
+                file=xml_text(plan.file),
+                line=str(plan.problems[0].location.line) if plan.problems[0].location else "0",
             )
             n = len(plan.problems)
             error = ET.SubElement(
@@ -51,7 +55,11 @@ def whole_tree(report: CheckReport) -> str:
                 name=xml_text(f"{call.id} {call.tool}({call.target})"),
                 classname=xml_text(plan.file),
                 time="0.000",
+                file=xml_text(plan.file),
+                line=str(call.line),
             )
+            if call in passed_asks:
+                ET.SubElement(case, "skipped", message=xml_text(call.why()))
             if call in failing:
                 failure = ET.SubElement(
                     case, "failure", message=xml_text(call.why()), type=call.decision

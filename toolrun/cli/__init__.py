@@ -118,8 +118,13 @@ class LazyGroup(click.Group):
         try:
             rv = super().invoke(ctx)
         except ToolrunError as exc:
-            message = str(exc)
-            if message:
+            from toolrun.cli.logs import annotating, annotation
+
+            problems = getattr(exc, "problems", ())
+            if problems and annotating() is not None:  # in CI: on the file and line
+                for problem in problems:
+                    click.echo(annotation("error", problem), err=True)
+            elif message := str(exc):
                 click.echo(message, err=True)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolrun.cli.check_output import View, finish, print_problems, streamer
+from toolrun.cli.check_output import View, annotation_paths, finish, print_problems, streamer
 from toolrun.cli.options import (
     JobsType,
     config_options,
@@ -21,16 +22,19 @@ from toolrun.cli.options import (
     problems_option,
     width_option,
 )
+from toolrun.cli.outputs import Output, output_option, resolve
 from toolrun.cli.style import Progress, verbosity_options
 
 if TYPE_CHECKING:
     from toolrun.commands.check import CheckRequest
+    from toolrun.errors import Problem
     from toolrun.report.models import CheckReport, PlanCheck
     from toolrun.report.shards import Shard
 
-FORMATS = ("table", "text", "json", "jsonl", "junit", "github")
-REPORT_FORMATS = ("junit", "json", "jsonl", "github")
-REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
+FORMATS = ("table", "text", "json", "jsonl", "junit", "github", "sarif")
+REPORT_FORMATS = ("junit", "json", "jsonl", "github", "sarif", "summary")
+#: the -o reports a policy diff can write
+DIFF_FORMATS = ("junit", "json", "jsonl", "github")
 
 
 @click.command()
@@ -46,18 +50,12 @@ REPORT_SUFFIXES = {".xml": "junit", ".json": "json", ".jsonl": "jsonl"}
     "--compare-config/--compare-settings: loosen (exit 4 when a decision loosens) or never.",
 )
 @format_option(FORMATS)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write a report here (format from --report-format or the suffix: .xml junit, "
-    ".json json, .jsonl jsonl).",
-)
+@output_option("a report")
 @click.option(
     "--report-format",
     type=click.Choice(REPORT_FORMATS),
     default=None,
-    help="Format of the -o report.",
+    help="Format of every -o report, whatever its name (summary: the Markdown step summary).",
 )
 @click.option(
     "--jobs",
@@ -117,7 +115,7 @@ def check(
     allow_empty: bool,
     fail_on: str,
     fmt: str | None,
-    output: Path | None,
+    outputs: tuple[Path, ...],
     report_format: str | None,
     jobs: int | None,
     no_hooks: bool,
@@ -186,20 +184,33 @@ def check(
     Sharding: --shard K/N checks the inputs whose path (relative to the current directory)
     hashes to shard K; each shard's JSON report (--format json or -o FILE.json) holds what
     a merge needs, and `toolrun check --merge-reports shard-*.json` prints the one report
-    and exits with the one code the unsharded check would give.
+    and exits with the one code the unsharded check would give. A shard leaves GitHub
+    annotations and the step summary to the merge, which writes each once.
+
+    In a GitHub job (GITHUB_ACTIONS) or with --format github, the config's warnings and
+    the problems of the config and of the inputs are ::warning/::error annotations on
+    their file and line.
     """
+    from toolrun.cli import logs
     from toolrun.commands.check import CheckRequest
     from toolrun.commands.check import check as run_check
 
     fmt = fmt or ("table" if sys.stdout.isatty() else "text")
-    if output is not None and report_format is None:
-        report_format = REPORT_SUFFIXES.get(output.suffix.lower())
-        if report_format is None:
-            raise click.BadParameter(
-                f"cannot tell the report format from the name {str(output)!r}; use "
-                "--report-format junit|json|jsonl|github",
-                param_hint="'-o'",
-            )
+    reports = resolve(
+        outputs, report_format, "; or use --report-format " + "|".join(REPORT_FORMATS)
+    )
+    # In CI the config's warnings and problems are annotations on their file and line, but
+    # a shard leaves annotations and the step summary to the merge: said once, not N times.
+    in_job = os.environ.get("GITHUB_ACTIONS") == "true"
+    if shard is None and (fmt == "github" or in_job):
+        logs.annotate(annotation_paths())
+    elif shard is not None and (fmt == "github" or os.environ.get("GITHUB_STEP_SUMMARY")):
+        click.echo(
+            "toolrun: a shard writes its report only: annotations and the step summary come "
+            "from check --merge-reports",
+            err=True,
+        )
+        fmt = "text" if fmt == "github" else fmt
     if merge_reports:
         if shard is not None or compare_config is not None or compare_settings:
             raise click.BadParameter(
@@ -212,10 +223,15 @@ def check(
             )
         explicit = ctx.get_parameter_source("fail_on") is not click.core.ParameterSource.DEFAULT
         report = _merged(inputs, fail_on if explicit else None)
+        if logs.annotating() is not None:  # the shards' config said its warnings to none
+            from toolrun.render.github import config_annotations
+
+            for line in config_annotations(report.config_notes, annotation_paths()):
+                click.echo(line, err=True)
         stream = streamer(fmt, quiet=quiet, verbose=verbose, view=View(problems, width, workspace))
         for plan in report.plans:
             stream(plan)
-        return finish(report, fmt, output, report_format, width)
+        return finish(report, fmt, reports, width)
     request = CheckRequest(
         inputs=inputs,
         workspace=workspace,
@@ -235,7 +251,7 @@ def check(
     )
     if compare_config is not None or compare_settings:
         compare = (compare_config, compare_settings)
-        return _policy_diff(ctx, request, compare, fmt, (output, report_format))
+        return _policy_diff(ctx, request, compare, fmt, reports)
     if fail_on == "loosen":
         raise click.BadParameter(
             "loosen needs --compare-config or --compare-settings", param_hint="'--fail-on'"
@@ -255,7 +271,7 @@ def check(
 
     report = run_check(request, on_plan=show)
     progress.clear()
-    return finish(report, fmt, output, report_format, width)
+    return finish(report, fmt, reports, width)
 
 
 def _shard(value: str | None) -> Shard | None:
@@ -295,10 +311,25 @@ def _policy_diff(
     request: CheckRequest,
     compare: tuple[Path | None, tuple[Path, ...]],
     fmt: str,
-    report: tuple[Path | None, str | None],
+    reports: tuple[Output, ...],
 ) -> int:
     """``check --compare-config``: only the calls whose decision changes, in ``fmt``."""
     from dataclasses import replace
+
+    from toolrun.cli.outputs import write
+
+    for out in reports:
+        if out.kind not in DIFF_FORMATS:
+            raise click.BadParameter(
+                f"a policy diff writes {', '.join(DIFF_FORMATS)} reports, not {out.kind} "
+                f"({out.path})",
+                param_hint="'-o'",
+            )
+    if fmt == "sarif":
+        raise click.BadParameter(
+            "a policy diff has no SARIF form (table, text, json, jsonl, junit, github)",
+            param_hint="'--format'",
+        )
 
     from toolrun.commands.check import compare as run_compare
     from toolrun.policy import diff as render
@@ -328,11 +359,8 @@ def _policy_diff(
 
     for chunk in chunks(fmt):
         click.echo(chunk, nl=False)
-    output, report_format = report
-    if output is not None and report_format is not None:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text("".join(chunks(report_format)), encoding="utf-8")
-        except OSError as exc:
-            raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
+    for out in reports:
+        error = write(out, chunks(out.kind))
+        if error is not None:
+            raise click.FileError(str(out.path), hint=error)
     return int(diff.exit_code)

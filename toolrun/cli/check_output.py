@@ -1,8 +1,8 @@
 """What ``toolrun check`` prints: each input as it is checked, then the recap or the report.
 
 Text and table lines (a table sized to the terminal), GitHub annotations, the problems
-on stderr; at the end the recap or the whole report (JSON, JSONL, JUnit) on stdout, the
-``-o`` report and, in a GitHub job, the step summary. The words and records themselves
+on stderr; at the end the recap or the whole report (JSON, JSONL, JUnit, SARIF) on stdout,
+the ``-o`` reports and, in a GitHub job, the step summary. The words and records themselves
 are :mod:`toolrun.report`'s; this module only prints them.
 """
 
@@ -22,19 +22,20 @@ from toolrun.report.recap import plan_header, recap
 from toolrun.report.records import batches, json_report, report_lines
 
 if TYPE_CHECKING:
+    from toolrun.cli.outputs import Output
+    from toolrun.errors import Problem
     from toolrun.render.github import AnnotationPaths
     from toolrun.report.models import CallCheck, CheckReport, PlanCheck
 
 
 def finish(
-    report: CheckReport,
-    fmt: str,
-    output: Path | None,
-    report_format: str | None,
-    width: int | None = None,
+    report: CheckReport, fmt: str, reports: tuple[Output, ...], width: int | None = None
 ) -> int:
-    """After every input was shown: the summary (or the whole report) and the -o report."""
-    _step_summary(report)
+    """After every input was shown: the summary (or the whole report) and the -o reports."""
+    from toolrun.cli.outputs import write
+
+    if report.shard is None:
+        _step_summary(report)
     if fmt in ("table", "text", "github"):
         from toolrun.cli.options import sources_line
 
@@ -43,14 +44,12 @@ def finish(
     else:
         for chunk in _report(fmt, report):
             click.echo(chunk, nl=False)
-    if output is not None and report_format is not None:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            with output.open("w", encoding="utf-8") as fh:
-                for chunk in _report(report_format, report):
-                    fh.write(chunk)
-        except OSError as exc:
-            raise click.FileError(str(output), hint=exc.strerror or str(exc)) from None
+    failed = [(out, error) for out in reports if (error := write(out, _report(out.kind, report)))]
+    for out, error in failed[:-1]:
+        click.echo(f"toolrun: cannot write {out.path}: {error}", err=True)
+    if failed:  # every report that could be was written; the check's code gives way to 1
+        out, error = failed[-1]
+        raise click.FileError(str(out.path), hint=error)
     return int(report.exit_code)
 
 
@@ -76,7 +75,9 @@ def streamer(
     fmt: str, *, quiet: bool, verbose: bool, view: View = _PLAIN
 ) -> Callable[[PlanCheck], None]:
     """What to print for each input as soon as it (and every earlier one) is checked;
-    with --quiet only its problems (on stderr), the recap comes at the end."""
+    with --quiet only its problems (on stderr), the recap comes at the end; with
+    --problems only the calls that would be denied or ask, and no header for an input
+    that has none."""
     if quiet and fmt in ("text", "table"):
         return print_problems
     if fmt == "text":
@@ -100,19 +101,48 @@ def _report(fmt: str, report: CheckReport) -> Iterator[str]:
     elif fmt == "jsonl":
         for batch in batches(report_lines(report)):
             yield "\n".join(batch) + "\n"
+    elif fmt == "sarif":
+        from toolrun.render.sarif import check_sarif
+
+        yield from check_sarif(report, annotation_paths(), report.config_notes)
+    elif fmt == "summary":
+        from toolrun.render.github import step_summary
+
+        yield step_summary(report, recap(report), annotation_paths())
     else:
         from toolrun.render.github import annotation_lines
 
-        for line in annotation_lines(report, _annotation_paths()):
+        for line in annotation_lines(report, annotation_paths()):
             yield line + "\n"
         yield recap(report) + "\n"
 
 
+# -- text and table -------------------------------------------------------------------------
+
+
 def print_problems(plan: PlanCheck) -> None:
+    from toolrun.cli.logs import annotating, annotation
+
+    if annotating() is not None:  # in a GitHub job: on the file and line
+        for level, found in (("error", plan.problems), ("warning", plan.warnings)):
+            for problem in found:
+                click.echo(annotation(level, _located(problem, plan.file)), err=True)
+        return
     for problem in plan.problems:
         click.echo(str(problem), err=True)
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+def _located(problem: Problem, file: str) -> Problem:
+    """A problem of an input without a place of its own: on the input's file."""
+    if problem.location is not None:
+        return problem
+    from dataclasses import replace
+
+    from toolrun.errors import Location
+
+    return replace(problem, location=Location(file, 1, 1))
 
 
 def _text_plan(plan: PlanCheck, *, verbose: bool = False, view: View = _PLAIN) -> None:
@@ -234,11 +264,11 @@ def _fitted(line: str, width: int | None = None) -> str:
 def _github_plan(plan: PlanCheck) -> None:
     from toolrun.render.github import plan_annotations
 
-    for line in plan_annotations(plan, _annotation_paths()):
+    for line in plan_annotations(plan, annotation_paths()):
         click.echo(line)
 
 
-def _annotation_paths() -> AnnotationPaths:
+def annotation_paths() -> AnnotationPaths:
     from toolrun.render.github import AnnotationPaths
 
     return AnnotationPaths.from_env(os.environ, Path.cwd())
@@ -251,7 +281,7 @@ def _step_summary(report: CheckReport) -> None:
         return
     from toolrun.render.github import step_summary
 
-    text = step_summary(report, recap(report), _annotation_paths())
+    text = step_summary(report, recap(report), annotation_paths())
     try:
         with open(summary_file, "a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)

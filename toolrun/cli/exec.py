@@ -22,19 +22,21 @@ from toolrun.cli.options import (
     sources_line,
     width_option,
 )
+from toolrun.cli.outputs import output_option, resolve
 from toolrun.cli.style import Progress, status_painter, terminal_width, verbosity_options
 from toolrun.errors import ExitCode
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from toolrun.execution.executor import AskAnswer
     from toolrun.execution.results import CallDecision, Result
     from toolrun.plan.models import Call, Plan
     from toolrun.render import results as render
+    from toolrun.render.github import AnnotationPaths
     from toolrun.report.exec import ExecReport
 
-FORMATS = ("text", "table", "json", "jsonl", "junit", "github")
+FORMATS = ("text", "table", "json", "jsonl", "junit", "github", "sarif")
 
 
 @click.command(name="exec")
@@ -50,12 +52,7 @@ FORMATS = ("text", "table", "json", "jsonl", "junit", "github")
     "would make, applied in order to an in-memory copy; nothing is written).",
 )
 @format_option(FORMATS)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the JSON report here (JSONL when the name ends in .jsonl).",
-)
+@output_option("a report of the run")
 @jobs_option("Plans run side by side, each with a fair share of the capacity.")
 @click.option(
     "--max-concurrency",
@@ -89,7 +86,7 @@ def exec_(
     dry_run: bool,
     show_diff: bool,
     fmt: str | None,
-    output: Path | None,
+    outputs: tuple[Path, ...],
     jobs: int,
     max_concurrency: int | None,
     ask_mode: str | None,
@@ -127,9 +124,13 @@ def exec_(
     for names (a JSON escape that reads back to the same name).
     """
     from toolrun.builtin_fields import workspace_dirs
+    from toolrun.cli import logs
     from toolrun.commands.exec import ExecRequest, execute
     from toolrun.render import results as render
 
+    reports = resolve(outputs)  # a bad name is a usage error before anything runs
+    if fmt == "github" or os.environ.get("GITHUB_ACTIONS") == "true":
+        logs.annotate(_annotation_paths())  # config warnings and errors on their lines
     out_tty = sys.stdout.isatty()
     err_tty = sys.stderr.isatty()
     fmt = fmt or ("table" if out_tty else "text")
@@ -140,7 +141,7 @@ def exec_(
     # At a terminal the table streams row by row; redirected, it is printed whole at the end.
     streaming_table: list[render.StreamingTable] = []
     # a progress line on stderr when it is a terminal and stdout is not showing each result
-    progress = Progress(enabled=err_tty and (fmt == "json" or not out_tty))
+    progress = Progress(enabled=err_tty and (fmt in ("json", "sarif") or not out_tty))
 
     several_plans: list[bool] = [False]
     paint = status_painter(out_tty)
@@ -194,7 +195,7 @@ def exec_(
             hooks=not no_hooks,
             # a stream shown line by line needs no results at the end: memory stays flat
             keep_results=not (
-                from_stdin and fmt in ("jsonl", "text") and output is None and not show_diff
+                from_stdin and fmt in ("jsonl", "text") and not reports and not show_diff
             ),
             source_format=source_format,
             transcript_cwd=transcript_cwd,
@@ -233,27 +234,13 @@ def exec_(
             _print_diffs(report, workspace, dry_run=dry_run)
         except OSError:
             _silence_stdout()
-    if output is not None:
-        results = report.all_results
-        if output.suffix == ".jsonl":
-            text = "".join(render.jsonl_line(r) + "\n" for r in results)
-        else:
-            text = (
-                render.json_report(
-                    report.run_id,
-                    report.plans,
-                    results,
-                    report.wall_ms,
-                    enforcement=(report.enforced, report.enforced_reason),
-                )
-                + "\n"
-            )
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, errors="backslashreplace")
-        except OSError as exc:  # the run is over and journalled: say so, and fail
-            _say(f"toolrun: cannot write {output}: {exc.strerror or exc}")
-            code = ExitCode.combine((report.exit_code, ExitCode.FAILED))
+    from toolrun.cli.outputs import write
+
+    for out in reports:
+        error = write(out, _exec_report(out.kind, report, workspace))
+        if error is not None:  # the run is over and journalled: say so, and fail
+            _say(f"toolrun: cannot write {out.path}: {error}")
+            code = ExitCode.combine((code, ExitCode.FAILED))
     if report.journal_error is not None:
         _say(f"toolrun: {report.journal_error}")
     elif report.journal_path is not None and fmt in ("table", "text"):
@@ -261,6 +248,66 @@ def exec_(
     if fmt in ("table", "text", "github"):
         _say(sources_line(report.sources))
     return int(code)
+
+
+def _annotation_paths() -> AnnotationPaths:
+    from toolrun.render.github import AnnotationPaths
+
+    return AnnotationPaths.from_env(os.environ, Path.cwd())
+
+
+def _exec_report(kind: str, report: ExecReport, workspace: Path) -> Iterator[str]:
+    """The whole report of a run in one of the -o (and --format) kinds."""
+    from toolrun.render import results as render
+
+    results = report.all_results
+    if kind == "jsonl":
+        for r in results:
+            yield render.jsonl_line(r) + "\n"
+    elif kind == "json":
+        yield (
+            render.json_report(
+                report.run_id,
+                report.plans,
+                results,
+                report.wall_ms,
+                _json_extra(report),
+                enforcement=(report.enforced, report.enforced_reason),
+            )
+            + "\n"
+        )
+    elif kind == "junit":
+        from toolrun.render.junit import exec_junit_xml
+
+        yield exec_junit_xml(report.plans, results, report.wall_ms)
+    elif kind == "sarif":
+        from toolrun.render.sarif import exec_sarif
+
+        first = report.sources[0] if report.sources else None
+        code = int(report.exit_code)
+        yield from exec_sarif(results, _annotation_paths(), code, report.config_notes, first)
+    elif kind == "summary":
+        from toolrun.render.github import exec_summary
+
+        recap = render.recap(report.tally.counts, report.wall_ms, unread=report.unread_lines)
+        yield exec_summary(results, recap, _annotation_paths())
+    else:  # github
+        from toolrun.render.github import exec_annotations
+
+        # autoVerify names files relative to the workspace (resolved, as the config is)
+        resolved = workspace.expanduser().resolve()
+        for line in exec_annotations(results, resolved, _annotation_paths()):
+            yield line + "\n"
+
+
+def _json_extra(report: ExecReport) -> dict[str, object]:
+    extra: dict[str, object] = {
+        "sources": list(report.sources),
+        "config_warnings": list(report.config_warnings),
+    }
+    if report.plans == ("-",):
+        extra["unread_lines"] = report.unread_lines
+    return extra
 
 
 def _print_report(
@@ -288,36 +335,14 @@ def _print_report(
         click.echo(recap)
         if streaming_table and streaming_table[0].cut:
             click.echo(render.cut_note(report.run_id if report.journal_path else None))
-    elif fmt == "json":
-        extra: dict[str, object] = {
-            "sources": list(report.sources),
-            "config_warnings": list(report.config_warnings),
-        }
-        if report.plans == ("-",):
-            extra["unread_lines"] = report.unread_lines
-        click.echo(
-            render.json_report(
-                report.run_id,
-                report.plans,
-                results,
-                report.wall_ms,
-                extra,
-                enforcement=(report.enforced, report.enforced_reason),
-            )
-        )
+    elif fmt in ("json", "junit", "sarif"):
+        for chunk in _exec_report(fmt, report, workspace):
+            click.echo(chunk, nl=False)
     elif fmt == "text":
         click.echo(recap)
-    elif fmt == "junit":
-        from toolrun.render.junit import exec_junit_xml
-
-        click.echo(exec_junit_xml(report.plans, results, report.wall_ms), nl=False)
     elif fmt == "github":
-        from toolrun.render.github import AnnotationPaths, exec_annotations
-
-        paths = AnnotationPaths.from_env(os.environ, Path.cwd())
-        # autoVerify names files relative to the workspace (resolved, as the config is)
-        for line in exec_annotations(results, workspace.expanduser().resolve(), paths):
-            click.echo(line)
+        for chunk in _exec_report("github", report, workspace):
+            click.echo(chunk, nl=False)
         click.echo(recap)
     elif report.unread_lines:  # jsonl: stdout holds results only
         click.echo(recap, err=True)

@@ -263,6 +263,7 @@ def check(
         plans=tuple(done),
         wall_ms=(time.perf_counter() - started) * 1000,
         config_warnings=warnings,
+        config_notes=state.config.notes,
         config_files=tuple(display_path(f) for f in state.config.files),
         config_digest=_config_digest(state.config.files) if shard is not None else "",
         shard=shard,

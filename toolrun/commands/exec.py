@@ -123,6 +123,7 @@ def execute(
         journal_error=session.journal_error,
         sources=config.sources(),
         config_warnings=config.warnings,
+        config_notes=config.notes,
         tally=session.tally,
         enforced=session.enforced,
         enforced_reason=session.enforced_reason,

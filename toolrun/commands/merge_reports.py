@@ -94,8 +94,25 @@ def merge_reports(files: Sequence[tuple[str, Path]], *, fail_on: str | None) -> 
         plans=tuple(plan for _, plan in placed),
         wall_ms=sum(float(r.data["summary"]["wall_ms"]) for r in reports),
         config_warnings=tuple(str(w) for w in first.data["config_warnings"]),
+        config_notes=_notes(first),
         config_files=tuple(str(f) for f in first.shard["config_files"]),
     )
+
+
+def _notes(report: _Report) -> tuple[Problem, ...]:
+    """The config warnings, located, of a report that has them (older ones: unlocated)."""
+    found = report.data.get("config_notes")
+    if not isinstance(found, list):
+        return tuple(Problem(None, "", str(w)) for w in report.data["config_warnings"])
+    notes = []
+    for note in found:
+        line = note.get("line")
+        file = note.get("file")
+        located = isinstance(file, str) and isinstance(line, int) and not isinstance(line, bool)
+        column = note.get("column")
+        loc = Location(file, line, column if isinstance(column, int) else 1) if located else None
+        notes.append(Problem(loc, str(note.get("path") or ""), str(note.get("message", ""))))
+    return tuple(notes)
 
 
 # -- reading one report -----------------------------------------------------------------------
@@ -171,6 +188,10 @@ def _validate(data: Any) -> None:
         ("shard", dict),
     ):
         _field(data, (), key, kind)
+    if "config_notes" in data:  # reports of older versions have only config_warnings
+        notes = _field(data, (), "config_notes", list)
+        for i, note in enumerate(notes):
+            _object(note, ("config_notes", i))
     summary = data["summary"]
     fail_on = _field(summary, ("summary",), "fail_on", str)
     if fail_on not in FAIL_ON:

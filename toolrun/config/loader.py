@@ -174,22 +174,25 @@ def load_config(
     if enforce is not None and not _managed_enforce(loaded):
         config = replace(config, toolrun=replace(config.toolrun, enforce=enforce))
     _check_bypass(config, loaded, examples)
-    warnings = [
-        str(w if w.message.startswith("warning: ") else replace(w, message=f"warning: {w.message}"))
+    notes = [
+        w if w.message.startswith("warning: ") else replace(w, message=f"warning: {w.message}")
         for w in warned
     ]
-    warnings.extend(_unloaded_warning(p, home_dir) for p in unloaded)
+    unlocated = [_unloaded_warning(p, home_dir) for p in unloaded]
     ignored = tuple(dict.fromkeys(k for item in loaded for k in item.keys.ignored))
     if ignored:
-        warnings.append(
+        unlocated.append(
             f"ignored: {', '.join(ignored)} (Claude Code settings toolrun does not enforce)"
         )
-    warnings.extend(config.policy_notes)  # so that explain-permission and check say so
-    for warning in warnings:  # the CLI shows these on stderr (toolrun.cli installs a handler)
-        _log.warning("%s", warning)
+    unlocated.extend(config.policy_notes)  # so that explain-permission and check say so
+    notes.extend(Problem(None, "", text) for text in unlocated)
+    warnings = [str(note) for note in notes]
+    for note in notes:  # the CLI shows these on stderr (toolrun.cli installs a handler)
+        _log.warning("%s", note, extra={"problem": note})
     return replace(
         config,
         warnings=tuple(warnings),
+        notes=tuple(notes),
         ignored=ignored,
         examples=examples,
         unloaded=tuple(unloaded),

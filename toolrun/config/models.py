@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from toolrun.config.sandbox import SandboxSettings
-from toolrun.errors import Location
+from toolrun.errors import Location, Problem
 
 #: toolrun.maxStoredOutput's default
 DEFAULT_MAX_STORED_OUTPUT = 64 * 1024 * 1024
@@ -192,6 +192,9 @@ class Config:
     unloaded: tuple[Path, ...] = ()
     #: rules that load but are skipped or read in a way worth saying (``file:line: ...``)
     warnings: tuple[str, ...] = ()
+    #: the same warnings as problems, located where a file says so (CI annotations need
+    #: the file and line apart from the text)
+    notes: tuple[Problem, ...] = ()
     #: Claude Code keys toolrun knows but does not enforce (``statusLine``, ``hooks.Stop``)
     ignored: tuple[str, ...] = ()
     #: rule self-tests from every source (toolrun.examples, examplesFile)

@@ -85,18 +85,35 @@ def command(
     return f"{head}::{escape_data(message)}"
 
 
-def problem_annotation(problem: Problem, paths: AnnotationPaths | None = None) -> str:
+def problem_command(
+    level: str, problem: Problem, paths: AnnotationPaths | None = None, title: str | None = None
+) -> str:
+    """A located problem (or config warning) as ``::error``/``::warning`` on its file and
+    line; one without a place is an annotation of the job."""
     loc = problem.location
-    message = f"{problem.path}: {problem.message}" if problem.path else problem.message
+    text = problem.message.removeprefix("warning: ") if level == "warning" else problem.message
+    message = f"{problem.path}: {text}" if problem.path else text
     file = loc.file if loc else None
+    if title is None:
+        title = "toolrun: config warning" if level == "warning" else "toolrun: invalid input"
     return command(
-        "error",
+        level,
         message,
         file=paths(file) if paths and file else file,
         line=loc.line if loc else None,
         col=loc.column if loc else None,
-        title="toolrun check: invalid input",
+        title=title,
     )
+
+
+def problem_annotation(problem: Problem, paths: AnnotationPaths | None = None) -> str:
+    return problem_command("error", problem, paths, "toolrun check: invalid input")
+
+
+def config_annotations(notes: Iterable[Problem], paths: AnnotationPaths) -> Iterator[str]:
+    """The config's warnings, each once, as ``::warning`` on the file and line."""
+    for note in dict.fromkeys(notes):
+        yield problem_command("warning", note, paths)
 
 
 def call_annotation(file: str, call: CallCheck) -> str:
@@ -186,6 +203,11 @@ def step_summary(report: CheckReport, recap: str, paths: AnnotationPaths) -> str
     that would be denied or ask and of the invalid inputs, each with where it is."""
     lines = ["### toolrun check", "", _md(recap), ""]
     rows = []
+    for note in dict.fromkeys(report.config_notes):
+        loc = note.location
+        where = f"{paths(loc.file)}:{loc.line}" if loc and loc.file else ""
+        text = note.message.removeprefix("warning: ")
+        rows.append(("config warning", where, "", "", f"{note.path}: {text}" if note.path else text))
     for plan in report.plans:
         for problem in plan.problems:
             loc = problem.location
@@ -202,6 +224,29 @@ def step_summary(report: CheckReport, recap: str, paths: AnnotationPaths) -> str
                 (call.decision, where, f"{call.id} {call.tool}({call.target})", by or call.kind,
                  call.reason)
             )
+    if rows:
+        lines += ["| | where | call | decided by | why |", "| --- | --- | --- | --- | --- |"]
+        lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in rows]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def exec_summary(
+    results: Iterable[Result], recap: str, paths: AnnotationPaths, title: str = "toolrun exec"
+) -> str:
+    """``exec -o FILE.md``: the recap, then a table of each call that did not succeed."""
+    lines = [f"### {title}", "", _md(recap), ""]
+    rows = []
+    for r in results:
+        status = str(r.status)
+        if status not in _FAILED:
+            continue
+        loc = r.location
+        file = paths(loc.file) if loc and loc.file else paths(r.plan)
+        where = f"{file}:{loc.line}" if loc and loc.line else file
+        by = r.decided_by
+        decider = f"{by.rule} ({by.source})" if by.rule and by.source else by.rule or by.kind
+        rows.append((status, where, f"{r.id} {r.tool}", decider, r.error or status))
     if rows:
         lines += ["| | where | call | decided by | why |", "| --- | --- | --- | --- | --- |"]
         lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in rows]

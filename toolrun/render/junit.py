@@ -2,9 +2,12 @@
 
 The shape is the common JUnit schema that CI systems read (Jenkins, GitLab, GitHub test
 report actions): ``testsuites`` and ``testsuite`` carry ``name tests failures errors
-skipped time``; ``testcase`` carries ``name classname time``; a failing call has one
-``<failure message=... type=...>`` whose message names the rule and its source. An input
-that could not be checked is a suite with one ``<error>`` test case listing its problems.
+skipped time``; ``testcase`` carries ``name classname time`` and the call's ``file`` and
+``line`` (the attributes test report actions turn into annotations); a failing call has one
+``<failure message=... type=...>`` whose message names the rule and its source; a call that
+would ask and does not fail the check (``--fail-on deny``) is ``<skipped message=reason>``,
+so that CI test views show it apart from the calls that pass. An input that could not be
+checked is a suite with one ``<error>`` test case listing its problems.
 """
 
 from __future__ import annotations
@@ -41,8 +44,13 @@ def _case(plan: PlanCheck, call: CallCheck, fail_on: str) -> ET.Element:
         name=xml_text(f"{call.id} {call.tool}({call.target})"),
         classname=xml_text(plan.file),
         time="0.000",
+        file=xml_text(call.file or plan.file),
     )
-    if call.fails(fail_on):
+    if call.line:
+        case.set("line", str(call.line))
+    if _skipped(call, fail_on):
+        ET.SubElement(case, "skipped", message=xml_text(call.why()))
+    elif call.fails(fail_on):
         failure = ET.SubElement(case, "failure", message=xml_text(call.why()), type=call.decision)
         where = f"{plan.file}:{call.line}:{call.column}" if call.line else plan.file
         run = f", {call.run_kind} run {call.run}" if call.run else ""
@@ -56,11 +64,23 @@ def _case(plan: PlanCheck, call: CallCheck, fail_on: str) -> ET.Element:
     return case
 
 
+def _skipped(call: CallCheck, fail_on: str) -> bool:
+    """An ask the check lets through: neither a pass nor a failure."""
+    return call.decision == "ask" and not call.fails(fail_on)
+
+
 def _problems_case(plan: PlanCheck) -> ET.Element:
     n = len(plan.problems)
     case = ET.Element(
-        "testcase", name="load and validate", classname=xml_text(plan.file), time="0.000"
+        "testcase",
+        name="load and validate",
+        classname=xml_text(plan.file),
+        time="0.000",
+        file=xml_text(plan.file),
     )
+    first = next((p.location for p in plan.problems if p.location is not None), None)
+    if first is not None:
+        case.set("line", str(first.line))
     error = ET.SubElement(
         case,
         "error",
@@ -71,11 +91,12 @@ def _problems_case(plan: PlanCheck) -> ET.Element:
     return case
 
 
-def _suite_counts(plan: PlanCheck, fail_on: str) -> tuple[int, int, int]:
-    """(tests, failures, errors) of one input's suite."""
+def _suite_counts(plan: PlanCheck, fail_on: str) -> tuple[int, int, int, int]:
+    """(tests, failures, errors, skipped) of one input's suite."""
     failures = sum(1 for c in plan.calls if c.fails(fail_on))
+    skipped = sum(1 for c in plan.calls if _skipped(c, fail_on))
     errors = 1 if plan.problems else 0
-    return len(plan.calls) + errors, failures, errors
+    return len(plan.calls) + errors, failures, errors, skipped
 
 
 def _tags(element: ET.Element) -> tuple[str, str]:
@@ -92,14 +113,14 @@ def _xml(element: ET.Element, level: int) -> str:
 
 
 def _suite(plan: PlanCheck, fail_on: str, timestamp: str) -> Iterator[str]:
-    tests, failures, errors = _suite_counts(plan, fail_on)
+    tests, failures, errors, skipped = _suite_counts(plan, fail_on)
     suite = ET.Element(
         "testsuite",
         name=xml_text(plan.file),
         tests=str(tests),
         failures=str(failures),
         errors=str(errors),
-        skipped="0",
+        skipped=str(skipped),
         time=_seconds(plan.wall_ms),
         timestamp=timestamp,
     )
@@ -121,11 +142,11 @@ def junit_chunks(report: CheckReport) -> Iterator[str]:
     elements). The text is what ElementTree writes for the whole tree, indented."""
     timestamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
     root = ET.Element("testsuites", name="toolrun check")
-    totals = [0, 0, 0]
+    totals = [0, 0, 0, 0]
     for plan in report.plans:
         for i, n in enumerate(_suite_counts(plan, report.fail_on)):
             totals[i] += n
-    for key, n in zip(("tests", "failures", "errors", "skipped"), (*totals, 0), strict=True):
+    for key, n in zip(("tests", "failures", "errors", "skipped"), totals, strict=True):
         root.set(key, str(n))
     root.set("time", _seconds(report.wall_ms))
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -167,7 +188,10 @@ def exec_junit_xml(plans: Sequence[str], results: Sequence[Result], wall_ms: flo
                 name=xml_text(f"{result.id} {result.tool}"),
                 classname=xml_text(plan),
                 time=_seconds(result.duration_ms),
+                file=xml_text(loc.file if (loc := result.location) and loc.file else plan),
             )
+            if loc is not None and loc.line:
+                case.set("line", str(loc.line))
             status = str(result.status)
             if status in _EXEC_FAILED:
                 failure = ET.SubElement(

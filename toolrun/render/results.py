@@ -235,7 +235,7 @@ def _cells(r: Result) -> dict[str, str]:
 def table(results: Sequence[Result], *, show_plan: bool = False) -> str:
     """The whole table at once (tabulate), for output that is not a terminal: targets and
     notes are cut (with …) at set widths."""
-    from toolrun.render.table import render_table
+    from tabulate import tabulate  # (as render.table's render_table, which imports this module)
 
     headers = ["plan", *HEADERS] if show_plan else list(HEADERS)
     widths = {"target": TARGET_WIDTH, "note": NOTE_WIDTH}
@@ -243,7 +243,7 @@ def table(results: Sequence[Result], *, show_plan: bool = False) -> str:
         [fit(one_line(cells[h]), widths.get(h, 4096)) for h in headers]
         for cells in map(_cells, results)
     ]
-    return render_table(headers, rows)
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
 
 
 #: the statuses --problems shows (with any call that would ask or is denied)

@@ -72,6 +72,7 @@ class ExecReport:
     config_warnings: tuple[str, ...] = ()
     #: a hook stopped the run (``continue: false``): which, and why (exit 6)
     stopped: Mapping[str, Any] | None = None
+    config_notes: tuple[Problem, ...] = ()  # the same, located (for CI annotations)
 
     @property
     def exit_code(self) -> ExitCode:

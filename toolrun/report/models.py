@@ -156,6 +156,7 @@ class CheckReport:
     wall_ms: float
     #: the config's warnings (unknown keys, ignored Claude Code keys, managed-only locks)
     config_warnings: tuple[str, ...] = ()
+    config_notes: tuple[Problem, ...] = ()  # the same, located (for CI annotations)
     config_files: tuple[str, ...] = ()  # the config files that were read
     config_digest: str = ""  # their names and contents (shards merge only under one config)
     shard: Shard | None = None  # --shard: which one, and where its inputs were in the whole

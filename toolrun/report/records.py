@@ -204,6 +204,7 @@ def json_report(report: CheckReport) -> Iterator[str]:
         ],
         "sources": list(report.config_files),
         "config_warnings": list(report.config_warnings),
+        "config_notes": [problem_json(p) for p in report.config_notes],
         "problems": [problem_json(p) for p in report.problems],
         "warnings": [
             {
