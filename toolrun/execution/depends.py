@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from toolrun.execution.decide import EngineDecider
     from toolrun.hooks import PreToolUseResult
     from toolrun.permissions import PermissionEngine
+    from toolrun.permissions.readonly import BashVerdicts
     from toolrun.plan.models import Call
 
 #: Tools that never write a file (Read covers Glob, Grep, LS: their family is "read").
@@ -171,23 +172,38 @@ def writes_of(
         return NO_WRITES  # TodoWrite, Task...: toolrun runs nothing for them (a subagent's
         # own calls are calls of the plan, decided on their own)
     if tool == "Bash":
-        return bash_writes(engine, str(input.get("command", "")), cwd)
+        return bash_writes(engine, str(input.get("command", "")), cwd, decision.analysis)
     if (field is not None or tool == "ApplyPatch") and decision.paths:
         return Writes(frozenset(p for pair in decision.paths for p in pair), contents=True)
     return ANYTHING  # a tool of its own (MCP, plugin): it may write anything
 
 
-def bash_writes(engine: PermissionEngine, command: str, cwd: str) -> Writes:
+def _verdicts(
+    engine: PermissionEngine, command: str, cwd: str, analysis: BashVerdicts | None
+) -> BashVerdicts:
+    """The decision's own analysis of ``command`` when it is the one of that directory
+    (it is, unless a hook changed the call), else the command's verdicts there."""
+    if analysis is not None and analysis.answers(command, cwd, engine.home,
+                                                 engine.boundary.roots):  # fmt: skip
+        return analysis
+    from toolrun.permissions.readonly import bash_verdicts
+
+    return bash_verdicts(command, cwd, engine.home, engine.boundary)
+
+
+def bash_writes(
+    engine: PermissionEngine, command: str, cwd: str, analysis: BashVerdicts | None = None
+) -> Writes:
     """The files a Bash command may write: redirection targets and the operands of the
     file commands (``cp mv ln mkdir touch rm ...``); anything when a part is neither
-    read-only nor such a command, or a word is only known at run time."""
+    read-only nor such a command, or a word is only known at run time. ``analysis``:
+    what the decision was made on."""
     from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, resolve
-    from toolrun.permissions.readonly import bash_verdicts
     from toolrun.permissions.shellpaths import WRITE_FILE_COMMANDS
     from toolrun.permissions.wordpaths import glob_directory, word_path
 
     home = engine.home
-    verdicts = bash_verdicts(command, cwd, home, engine.boundary)
+    verdicts = _verdicts(engine, command, cwd, analysis)
     if not verdicts.analysable:
         return ANYTHING
     paths: set[str] = set()
@@ -318,14 +334,14 @@ def git_directory(tool: str, input: Mapping[str, Any], cwd: str) -> str | None:
     return cwd if isinstance(command, str) and "git" in command else None
 
 
-def _anchors(engine: PermissionEngine, call: Call, cwd: str) -> list[str]:
+def _anchors(
+    engine: PermissionEngine, call: Call, cwd: str, analysis: BashVerdicts | None = None
+) -> list[str]:
     """The workspace, the call's directory and those its ``cd``s move to."""
     anchors = [engine.workspace, cwd]
     command = call.input.get("command") if call.tool == "Bash" else None
     if isinstance(command, str) and "cd" in command:
-        from toolrun.permissions.readonly import bash_verdicts
-
-        verdicts = bash_verdicts(command, cwd, engine.home, engine.boundary)
+        verdicts = _verdicts(engine, command, cwd, analysis)
         anchors.extend(d for d in set(verdicts.cwds) if d is not None and d != cwd)
     return anchors
 
@@ -346,7 +362,7 @@ class Footprint:
         if self._reads is None:
             extra = [p for pair in decision.paths for p in pair]
             repo = git_directory(call.tool, call.input, cwd)
-            anchors = _anchors(engine, call, cwd)
+            anchors = _anchors(engine, call, cwd, decision.analysis)
             self._reads = reads_of(self.log, anchors, extra, repo)
         return self._reads
 

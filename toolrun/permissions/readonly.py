@@ -246,21 +246,29 @@ def check_command(
 
 
 class BashVerdicts:
-    """The read-only check of one Bash command in one directory, worked out once for both
-    the step that groups calls into runs and the decision (the same inputs, so the same
-    verdicts: they were computed twice per new command).
+    """The analysis of one Bash command in one directory and the read-only check of each
+    part: what the decision is made on (:attr:`Decision.bash`), and what the step that
+    groups calls into runs and the marks of a check read from the decision.
 
     ``verdicts``: one per simple command, with write redirections left to the caller (the
     decision checks them as file writes). ``read_only``: the whole call is in the set,
     its redirections included (what makes a call concurrency-safe).
     """
 
-    __slots__ = ("analysable", "commands", "cwds", "read_only", "settled", "verdicts", "with_cd")
+    __slots__ = ("analysable", "command", "commands", "cwd", "cwds", "home", "problems",
+                 "read_only", "roots", "settled", "verdicts", "with_cd")
 
     def __init__(self, command: str, cwd: str, home: str, boundary: Boundary) -> None:
         analysis = analyse(command)
         commands = analysis.commands
+        # what they were worked out for: whoever is handed them (the partition, the
+        # marks of a check) sees whether they answer its own question
+        self.command = command
+        self.cwd = cwd
+        self.home = home
+        self.roots = boundary.roots
         self.analysable = analysis.analysable
+        self.problems = analysis.problems
         self.commands = commands
         places = track_places(commands, cwd, home)
         self.cwds = tuple(p.pwd for p in places)
@@ -279,6 +287,12 @@ class BashVerdicts:
                 for c, v in zip(commands, self.verdicts, strict=True)
             )
         )
+
+    def answers(self, command: str, cwd: str, home: str, roots: tuple[str, ...]) -> bool:
+        """Whether these are the verdicts of ``command`` in ``cwd`` (with that home and
+        workspace boundary): the same inputs, so what working them out again would give."""
+        return (command == self.command and cwd == self.cwd and home == self.home
+                and roots == self.roots)  # fmt: skip
 
 
 def _writes_file(command: SimpleCommand) -> bool:
@@ -346,3 +360,17 @@ def is_read_only_in(
 ) -> bool:
     """Like :func:`is_read_only_command` with ``additionalDirectories`` inside the boundary."""
     return _is_read_only(command, str(cwd), tuple(str(r) for r in roots), _home())
+
+
+def read_only_answer(
+    analysis: BashVerdicts | None, command: str, cwd: Path, workspace: Path
+) -> bool | None:
+    """What :func:`is_read_only_command` says of ``command``, read from ``analysis`` (a
+    decision's, :attr:`Decision.bash`) when it was made for the same question: the same
+    command, directory, home and boundary (no ``additionalDirectories``); None when not."""
+    if analysis is None:
+        return None
+    roots = _boundary((str(workspace),)).roots
+    if not analysis.answers(command, str(cwd), _home(), roots):
+        return None
+    return analysis.read_only
