@@ -143,6 +143,34 @@ def reads_of(
     return Reads(tuple(lines), tuple(trees), tuple(repos), tuple(searches))
 
 
+def searches_of(log: Sequence[Observation]) -> tuple[str, ...]:
+    """``reads_of(log, ...).searches`` alone, in the same order (all that writes of file
+    contents only can meet: see :meth:`Writers.contents_only`)."""
+    searches: set[str] = set()
+    for fn, args, result in log:
+        name = getattr(fn, "__name__", "")
+        if name == "_repository":
+            continue
+        if name == "_glob" and args and isinstance(args[0], str):
+            searches.add(args[0].rstrip("/") or "/")
+        elif name in _NO_PATH_READS:
+            continue
+        else:
+            found = False
+            for value in (*args, result):
+                for p in _paths_in(value):
+                    found = True
+                    if name == "_guarded_below":
+                        searches.add(p)
+                    else:
+                        break  # (only whether it named a path counts here)
+                if found and name != "_guarded_below":
+                    break
+            if not found:
+                searches.add("/")
+    return tuple(searches)
+
+
 def _paths_in(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         if value.startswith("/"):
@@ -290,24 +318,38 @@ class Writers:
         if follows_cd and self.cwd is not None:
             return self.cwd
         exact = self.exact
-        for group in (reads.lines, reads.trees, reads.repos):
-            for path in group:
-                for parent in _above(path):
-                    if parent in exact:
-                        return exact[parent]
+        if exact:  # (most plans write only files' contents: nothing to walk up for)
+            for group in (reads.lines, reads.trees, reads.repos):
+                for path in group:
+                    for parent in _above(path):
+                        if parent in exact:
+                            return exact[parent]
         for path in reads.trees:
             if path in self.parents:
                 return self.parents[path]
-        # (a path only written to, by Write or Edit, resolves as before: it matters only to
-        # a real search above it, where its name may be new: a glob, a guarded tree)
-        for path in reads.searches:
-            if path in self.content_parents:
-                return self.content_parents[path]
+        found = self.on_searches(reads.searches)
+        if found is not None or not self.git:
+            return found
         for path in reads.repos:
             for parent in _above(path):
                 if parent in self.git:
                     return self.git[parent]
         return None
+
+    def on_searches(self, searches: Sequence[str]) -> str | None:
+        """The earlier call that wrote a file's content below one of ``searches``."""
+        # (a path only written to, by Write or Edit, resolves as before: it matters only to
+        # a real search above it, where its name may be new: a glob, a guarded tree)
+        for path in searches:
+            if path in self.content_parents:
+                return self.content_parents[path]
+        return None
+
+    def contents_only(self) -> bool:
+        """Only files' contents are written so far (no path, cd, repository or anything):
+        then only a decision's searches can meet them (``on`` is ``on_searches``)."""
+        return (self.anything is None and self.cwd is None and not self.exact
+                and not self.parents and not self.git)  # fmt: skip
 
 
 def marked(decision: CallDecision, writer: str) -> CallDecision:
@@ -366,6 +408,12 @@ class Footprint:
             self._reads = reads_of(self.log, anchors, extra, repo)
         return self._reads
 
+    def searches(self) -> tuple[str, ...]:
+        """What :meth:`reads` would give as ``searches``, alone."""
+        if self._reads is not None:
+            return self._reads.searches
+        return searches_of(self.log)
+
     def reads_anything(self, call: Call, cwd: str, decision: CallDecision) -> bool:
         """Whether :meth:`reads` is not empty, without working it out."""
         if self._reads is not None:
@@ -412,9 +460,12 @@ class PlanDependencies:
                 out = marked(decision, anything)
             return out
         if decision.decision == "allow" and writers:
-            reads = footprint.reads(engine, call, here, decision)
-            follows = call.tool == "Bash" and not cwd_recorded
-            writer = writers.on(reads, follows_cd=follows)
+            if writers.contents_only():
+                writer = writers.on_searches(footprint.searches())
+            else:
+                reads = footprint.reads(engine, call, here, decision)
+                follows = call.tool == "Bash" and not cwd_recorded
+                writer = writers.on(reads, follows_cd=follows)
             if writer is not None:
                 out = marked(decision, writer)
         if decision.decision != "deny":
