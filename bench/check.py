@@ -261,7 +261,7 @@ def run_check(
 
     The peak is the sum over every process check runs of its peak RSS: the check's own
     (ru_maxrss, from wait4) plus that of each process it forks (VmHWM, sampled every few
-    ms while they live), so a split plan is charged for all its processes; pages they
+    ms while they live, the last sample of each), so a split plan is charged for all its processes; pages they
     share are counted once per process, as an RSS limit would."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
@@ -279,7 +279,11 @@ def run_check(
             if done:
                 break
             for child in _children_of(proc.pid):
-                children[child] = max(children.get(child, 0), _peak_kb(child))
+                # the last peak seen, not the highest: a child spawned to run a program
+                # (the jail's bubblewrap probe) shares the check's memory until its exec,
+                # and read then it counted the whole check twice (VmHWM starts afresh
+                # at exec; a part process's only grows)
+                children[child] = _peak_kb(child) or children.get(child, 0)
             time.sleep(0.005)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
