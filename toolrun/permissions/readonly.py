@@ -275,8 +275,7 @@ class BashVerdicts:
         self.with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
         self.settled = files_settled(commands)
         self.verdicts = tuple(
-            check_command(c, p.pwd, home, boundary, with_cd=self.with_cd,
-                          redirects_checked=True, expand_globs=self.settled, physical=p.physical)
+            _part_verdict(c, p.pwd, home, boundary, self.with_cd, self.settled, p.physical)
             for c, p in zip(commands, places, strict=True)
         )
         self.read_only = bool(
@@ -293,6 +292,44 @@ class BashVerdicts:
         workspace boundary): the same inputs, so what working them out again would give."""
         return (command == self.command and cwd == self.cwd and home == self.home
                 and roots == self.roots)  # fmt: skip
+
+
+#: The verdict of one part (a SimpleCommand a plain part's reading shares: ``git log -n 5``
+#: of many compound commands) in one place, with what it read; by the part's identity.
+_PartKey = tuple[int, str | None, str, tuple[str, ...], bool, bool, bool | None]
+_part_verdicts: dict[_PartKey, tuple[SimpleCommand, tuple[Observation, ...], ReadOnly]] = {}
+
+
+def _part_verdict(
+    command: SimpleCommand,
+    cwd: str | None,
+    home: str,
+    boundary: Boundary,
+    with_cd: bool,
+    settled: bool,
+    physical: bool | None,
+) -> ReadOnly:
+    """``check_command`` of one part of a Bash call (write redirections left to the
+    caller), remembered as :func:`bash_verdicts` remembers a whole call's: by every
+    input, and only while what it read reads the same."""
+    key = (id(command), cwd, home, boundary.roots, with_cd, settled, physical)
+    hit = _part_verdicts.get(key)
+    if hit is not None and hit[0] is command and unchanged(hit[1]):
+        note(hit[1])
+        return hit[2]
+    recording, outer = start()
+    try:
+        value = check_command(command, cwd, home, boundary, with_cd=with_cd,
+                              redirects_checked=True, expand_globs=settled, physical=physical)
+    finally:
+        stop(outer)
+    log = tuple(recording.log)
+    note(log, opaque=recording.opaque)
+    if not recording.opaque:
+        if len(_part_verdicts) >= VERDICT_CACHE:
+            _part_verdicts.clear()
+        _part_verdicts[key] = (command, log, value)
+    return value
 
 
 def _writes_file(command: SimpleCommand) -> bool:
