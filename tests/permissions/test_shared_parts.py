@@ -90,3 +90,28 @@ def test_a_shared_part_through_a_retargeted_symlink_is_checked_again(
     link.symlink_to(tmp_path / "outside.txt")
     assert not is_read_only_command(f"{part} && ls b", ws, ws)
     assert not is_read_only_command(f"ls c; {part}", ws, ws)
+
+
+def test_a_check_looks_up_each_directory_s_git_repository_once(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrun.permissions.paths import frozen_tree
+    from toolrun.permissions.programs import git
+
+    walks: list[str] = []
+    real = git._walk_up
+
+    def counting(directory: str) -> str | None:
+        walks.append(directory)
+        return real(directory)
+
+    monkeypatch.setattr(git, "_walk_up", counting)
+    src = str(ws / "src")
+    with frozen_tree():  # a check: nothing runs, the tree cannot change
+        assert [git.repository(src) for _ in range(3)] == [None] * 3
+        assert git.repository(str(ws)) is None
+    assert walks == [src, str(ws)]
+    # outside a check (exec: calls run in between) every lookup walks: a new .git is seen
+    (ws / ".git").mkdir()
+    assert git.repository(src) == str(ws)
+    assert walks == [src, str(ws), src]
