@@ -44,6 +44,8 @@ from pathlib import Path
 from _bytecode import compile_package
 
 TOOLRUN = [sys.executable, "-m", "toolrun"]
+#: (label, command, environment) of one checkout timed
+Side = tuple[str, list[str], "dict[str, str] | None"]
 CALLS_PER_TURN = 10
 
 # 50 rules: what a project's toolrun.yaml or .claude/settings.json might hold
@@ -251,14 +253,15 @@ def _peak_kb(pid: int) -> int:
 
 
 def run_check(
-    ws: Path, plan: Path, fmt: str, *extra: str, toolrun: Sequence[str] = ()
+    ws: Path, plan: Path, fmt: str, *extra: str, toolrun: Sequence[str] = (),
+    env: dict[str, str] | None = None,
 ) -> tuple[float, float, int, float]:
     """Wall seconds, peak MB, exit code and CPU seconds (user + system, of every process:
     steadier than the wall time on a shared machine) of one check.
 
     The peak is the sum over every process check runs of its peak RSS: the check's own
     (ru_maxrss, from wait4) plus that of each process it forks (VmHWM, sampled every few
-    ms while they live), so a split plan is charged for all its processes; pages they
+    ms while they live, the last sample of each), so a split plan is charged for all its processes; pages they
     share are counted once per process, as an RSS limit would."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
@@ -268,6 +271,7 @@ def run_check(
             cwd=ws,
             stdout=subprocess.DEVNULL,
             stderr=err,
+            env=env,
         )
         children: dict[int, int] = {}
         while True:
@@ -275,7 +279,11 @@ def run_check(
             if done:
                 break
             for child in _children_of(proc.pid):
-                children[child] = max(children.get(child, 0), _peak_kb(child))
+                # the last peak seen, not the highest: a child spawned to run a program
+                # (the jail's bubblewrap probe) shares the check's memory until its exec,
+                # and read then it counted the whole check twice (VmHWM starts afresh
+                # at exec; a part process's only grows)
+                children[child] = _peak_kb(child) or children.get(child, 0)
             time.sleep(0.005)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -310,10 +318,14 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="another checkout, timed interleaved (A/B)")
     args = parser.parse_args()
     compile_package(args.against)  # time toolrun as installed: from bytecode
-    sides = [("", TOOLRUN)]
+    sides: list[Side] = [("", TOOLRUN, None)]
     if args.against is not None:
+        # its own virtualenv, or this interpreter with the checkout first on the path (a
+        # worktree has no virtualenv; PYTHONPATH would otherwise time this one twice)
         other = args.against / ".venv" / "bin" / "python"
-        sides.append((f"{args.against}: ", [str(other), "-m", "toolrun"]))
+        python = str(other) if other.exists() else sys.executable
+        env = {**os.environ, "PYTHONPATH": str(args.against)}
+        sides.append((f"{args.against}: ", [python, "-m", "toolrun"], env))
     mix = "distinct" if args.distinct else args.mix
     extra = ["-o", "report.xml"] if args.junit else []
     if args.jobs:
@@ -340,16 +352,16 @@ def _measure(
     syntax: str,
     mix: str,
     extra: list[str],
-    sides: list[tuple[str, list[str]]],
+    sides: list[Side],
 ) -> Iterator[tuple[str, str]]:
     """The lines of one syntax, for every side; each run of a side right after the others'."""
     # the fixed cost (interpreter, imports, config) from a 10-call plan
     small = write_plan(ws / f"plan-10.{syntax}", 10, syntax=syntax, mix="bench")
-    smalls = [[run_check(ws, small, args.format, *extra, toolrun=t) for _, t in sides]
+    smalls = [[run_check(ws, small, args.format, *extra, toolrun=t, env=e) for _, t, e in sides]
               for _ in range(3)]
     fixed = [statistics.median(r[i][0] for r in smalls) for i in range(len(sides))]
     fixed_cpu = [statistics.median(r[i][3] for r in smalls) for i in range(len(sides))]
-    for i, (label, _) in enumerate(sides):
+    for i, (label, _, _) in enumerate(sides):
         yield label, f"start-up and config ({syntax}, 10 calls): {fixed[i]:.2f} s, cpu " + (
             f"{fixed_cpu[i]:.2f} s"
         )
@@ -357,9 +369,9 @@ def _measure(
     per_call_cpu: list[list[float]] = [[] for _ in sides]
     for n in args.sizes:
         plan = write_plan(ws / f"plan-{n}.{syntax}", n, syntax=syntax, mix=mix)
-        runs = [[run_check(ws, plan, args.format, *extra, toolrun=t) for _, t in sides]
+        runs = [[run_check(ws, plan, args.format, *extra, toolrun=t, env=e) for _, t, e in sides]
                 for _ in range(args.repeat)]
-        for i, (label, toolrun) in enumerate(sides):
+        for i, (label, toolrun, env) in enumerate(sides):
             mine = [r[i] for r in runs]
             wall = statistics.median(r[0] for r in mine)
             cpu = statistics.median(r[3] for r in mine)
@@ -377,7 +389,7 @@ def _measure(
             if args.compare:
                 both = [
                     run_check(ws, plan, args.format, "--compare-config", "new.yaml",
-                              toolrun=toolrun)[:2]
+                              toolrun=toolrun, env=env)[:2]
                     for _ in range(args.repeat)
                 ]
                 diff_wall = statistics.median(w for w, _ in both)
@@ -387,7 +399,7 @@ def _measure(
                     f"{diff_wall / wall:.2f} x the single check (budget 2 x)"
                 )
         os.unlink(plan)
-    for i, (label, _) in enumerate(sides):
+    for i, (label, _, _) in enumerate(sides):
         if len(per_call[i]) > 1:
             yield label, (
                 "  per-call cost, largest / smallest plan: "

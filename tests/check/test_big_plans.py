@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -50,12 +51,19 @@ def test_a_bash_command_s_safety_is_worked_out_once_per_check(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[str] = []
+    asked: list[str] = []
     real = readonly.is_read_only_command
 
+    class Counting(readonly.BashVerdicts):
+        def __init__(self, command: str, *args: Any) -> None:
+            seen.append(command)
+            super().__init__(command, *args)
+
     def counting(command: str, cwd: Path, workspace: Path) -> bool:
-        seen.append(command)
+        asked.append(command)
         return real(command, cwd, workspace)
 
+    monkeypatch.setattr(readonly, "BashVerdicts", Counting)
     monkeypatch.setattr(readonly, "is_read_only_command", counting)
     # globs and git are worked out afresh by exec (files change as calls run); a check
     # runs nothing, so once is enough
@@ -64,6 +72,7 @@ def test_a_bash_command_s_safety_is_worked_out_once_per_check(
     report = check(CheckRequest(inputs=["plan.json"], workspace=ws))
     assert report.counts()["calls"] == 120
     assert sorted(seen) == ["cat a.txt", "git status", "ls *.py"]
+    assert asked == []  # the grouping reads each call's verdict from its decision
 
 
 def test_reports_of_a_plan_of_many_turns_keep_every_call_in_order(

@@ -136,6 +136,8 @@ class CheckDecider:
         self.anything = False
         self.marks = True
         self.first_part: bool | None = None
+        # decisions made as the calls were grouped into runs, by call index, until decided
+        self.ahead: dict[int, tuple[Call, Path, tuple[CallDecision, Footprint]]] = {}
 
     def begin(self, *, keep_deps: bool) -> None:
         """A plan (or a part of one) starts: no call of it has been decided yet.
@@ -148,6 +150,7 @@ class CheckDecider:
         self.deps = {} if keep_deps else None
         self.first_part = None
         self.anything = False  # (a part of a split plan) a call that may write anything
+        self.ahead.clear()
 
     def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
         from toolrun.execution.depends import recorded
@@ -158,20 +161,11 @@ class CheckDecider:
         if hooks is not None and hooks.decision is not None:
             decision, footprint = recorded(self.inner.decide, call, cwd, hooks)
         else:
-            key = (call.tool, cwd, _input_key(call.input))
-            found = self.cache.get(key)
-            if found is None:
-                found = recorded(self.inner.decide, call, cwd, hooks)
-                if len(self.cache) >= self.limit:
-                    # at least one hit for every 8 decisions kept: worth a big cache
-                    useful = self.hits * 8 >= len(self.cache)
-                    self.limit = self.MAX_CACHED if useful else self.MIN_CACHED
-                    self.cache.clear()
-                    self.hits = 0
-                self.cache[key] = found
+            ahead = self.ahead.pop(call.index, None)
+            if ahead is not None and ahead[0] is call and ahead[1] == cwd:
+                decision, footprint = ahead[2]  # made when the call was grouped into a run
             else:
-                self.hits += 1
-            decision, footprint = found
+                decision, footprint = self._decided(call, cwd)
         if not self.marks:
             pass
         elif self.deps is None:
@@ -190,6 +184,37 @@ class CheckDecider:
             self._keep(self.deps, call, cwd, decision, footprint, own is not None)
         self.reasons[call.index] = decision.reason
         return decision
+
+    def _decided(self, call: Call, cwd: Path) -> tuple[CallDecision, Footprint]:
+        from toolrun.execution.depends import recorded
+
+        key = (call.tool, cwd, _input_key(call.input))
+        found = self.cache.get(key)
+        if found is None:
+            found = recorded(self.inner.decide, call, cwd, None)
+            if len(self.cache) >= self.limit:
+                # at least one hit for every 8 decisions kept: worth a big cache
+                useful = self.hits * 8 >= len(self.cache)
+                self.limit = self.MAX_CACHED if useful else self.MIN_CACHED
+                self.cache.clear()
+                self.hits = 0
+            self.cache[key] = found
+        else:
+            self.hits += 1
+        return found
+
+    def read_only(self, call: Call, cwd: Path, workspace: Path) -> bool | None:
+        """Whether a Bash call is read-only, for its grouping into runs: read from its
+        decision, made now and kept for :meth:`decide` (one analysis per command: the
+        decision's). None when that decision's analysis answers another question (the
+        call has a directory of its own, the boundary has additionalDirectories)."""
+        from toolrun.permissions.readonly import read_only_answer
+
+        own = self.cwds.get(call.index, cwd)
+        found = self._decided(call, own)
+        self.ahead[call.index] = (call, own, found)
+        return read_only_answer(found[0].analysis, str(call.input.get("command")), cwd,
+                                workspace)  # fmt: skip
 
     def _starts_plan(self, call: Call) -> bool:
         self.first_part = call.turn == 0
@@ -395,6 +420,12 @@ def _recording_executor() -> type[Executor]:
             look at files (globs, git), which exec works out afresh, cannot change."""
             if call.tool != "Bash":
                 return super()._is_safe(call, ctx)
+            if self.hooks is None and isinstance(self.decider, CheckDecider):
+                # (no hook runs before the decision: it can be made now, and its analysis
+                # is the only one; with hooks it comes after them, as in exec)
+                answer = self.decider.read_only(call, ctx.cwd, ctx.workspace)
+                if answer is not None:
+                    return answer
             key = (str(call.input.get("command")), ctx.cwd)
             found = safe.get(key)
             if found is None:
@@ -404,4 +435,3 @@ def _recording_executor() -> type[Executor]:
             return found
 
     return _Recording
-

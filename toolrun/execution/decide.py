@@ -54,6 +54,7 @@ class EngineDecider:
                 # a hook decided: the call runs as configured, never in a jail
                 runs_in=_configured(decision) if placed else None,
                 runs_in_why="a PreToolUse hook decided it: runs as configured" if placed else None,
+                analysis=decision.bash,
             )
         by = decision.decided_by
         where = decision.runs_in
@@ -67,6 +68,7 @@ class EngineDecider:
             runs_in=where.place if where is not None else None,
             runs_in_why=where.why if where is not None else None,
             configured=where.configured if where is not None else None,
+            analysis=decision.bash,
         )
 
     def suggest(self, call: Call, cwd: Path) -> tuple[tuple[str, ...], str]:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from toolrun.execution.decide import EngineDecider
     from toolrun.hooks import PreToolUseResult
     from toolrun.permissions import PermissionEngine
+    from toolrun.permissions.readonly import BashVerdicts
     from toolrun.plan.models import Call
 
 #: Tools that never write a file (Read covers Glob, Grep, LS: their family is "read").
@@ -142,6 +143,34 @@ def reads_of(
     return Reads(tuple(lines), tuple(trees), tuple(repos), tuple(searches))
 
 
+def searches_of(log: Sequence[Observation]) -> tuple[str, ...]:
+    """``reads_of(log, ...).searches`` alone, in the same order (all that writes of file
+    contents only can meet: see :meth:`Writers.contents_only`)."""
+    searches: set[str] = set()
+    for fn, args, result in log:
+        name = getattr(fn, "__name__", "")
+        if name == "_repository":
+            continue
+        if name == "_glob" and args and isinstance(args[0], str):
+            searches.add(args[0].rstrip("/") or "/")
+        elif name in _NO_PATH_READS:
+            continue
+        else:
+            found = False
+            for value in (*args, result):
+                for p in _paths_in(value):
+                    found = True
+                    if name == "_guarded_below":
+                        searches.add(p)
+                    else:
+                        break  # (only whether it named a path counts here)
+                if found and name != "_guarded_below":
+                    break
+            if not found:
+                searches.add("/")
+    return tuple(searches)
+
+
 def _paths_in(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         if value.startswith("/"):
@@ -171,23 +200,38 @@ def writes_of(
         return NO_WRITES  # TodoWrite, Task...: toolrun runs nothing for them (a subagent's
         # own calls are calls of the plan, decided on their own)
     if tool == "Bash":
-        return bash_writes(engine, str(input.get("command", "")), cwd)
+        return bash_writes(engine, str(input.get("command", "")), cwd, decision.analysis)
     if (field is not None or tool == "ApplyPatch") and decision.paths:
         return Writes(frozenset(p for pair in decision.paths for p in pair), contents=True)
     return ANYTHING  # a tool of its own (MCP, plugin): it may write anything
 
 
-def bash_writes(engine: PermissionEngine, command: str, cwd: str) -> Writes:
+def _verdicts(
+    engine: PermissionEngine, command: str, cwd: str, analysis: BashVerdicts | None
+) -> BashVerdicts:
+    """The decision's own analysis of ``command`` when it is the one of that directory
+    (it is, unless a hook changed the call), else the command's verdicts there."""
+    if analysis is not None and analysis.answers(command, cwd, engine.home,
+                                                 engine.boundary.roots):  # fmt: skip
+        return analysis
+    from toolrun.permissions.readonly import bash_verdicts
+
+    return bash_verdicts(command, cwd, engine.home, engine.boundary)
+
+
+def bash_writes(
+    engine: PermissionEngine, command: str, cwd: str, analysis: BashVerdicts | None = None
+) -> Writes:
     """The files a Bash command may write: redirection targets and the operands of the
     file commands (``cp mv ln mkdir touch rm ...``); anything when a part is neither
-    read-only nor such a command, or a word is only known at run time."""
+    read-only nor such a command, or a word is only known at run time. ``analysis``:
+    what the decision was made on."""
     from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, resolve
-    from toolrun.permissions.readonly import bash_verdicts
     from toolrun.permissions.shellpaths import WRITE_FILE_COMMANDS
     from toolrun.permissions.wordpaths import glob_directory, word_path
 
     home = engine.home
-    verdicts = bash_verdicts(command, cwd, home, engine.boundary)
+    verdicts = _verdicts(engine, command, cwd, analysis)
     if not verdicts.analysable:
         return ANYTHING
     paths: set[str] = set()
@@ -274,24 +318,38 @@ class Writers:
         if follows_cd and self.cwd is not None:
             return self.cwd
         exact = self.exact
-        for group in (reads.lines, reads.trees, reads.repos):
-            for path in group:
-                for parent in _above(path):
-                    if parent in exact:
-                        return exact[parent]
+        if exact:  # (most plans write only files' contents: nothing to walk up for)
+            for group in (reads.lines, reads.trees, reads.repos):
+                for path in group:
+                    for parent in _above(path):
+                        if parent in exact:
+                            return exact[parent]
         for path in reads.trees:
             if path in self.parents:
                 return self.parents[path]
-        # (a path only written to, by Write or Edit, resolves as before: it matters only to
-        # a real search above it, where its name may be new: a glob, a guarded tree)
-        for path in reads.searches:
-            if path in self.content_parents:
-                return self.content_parents[path]
+        found = self.on_searches(reads.searches)
+        if found is not None or not self.git:
+            return found
         for path in reads.repos:
             for parent in _above(path):
                 if parent in self.git:
                     return self.git[parent]
         return None
+
+    def on_searches(self, searches: Sequence[str]) -> str | None:
+        """The earlier call that wrote a file's content below one of ``searches``."""
+        # (a path only written to, by Write or Edit, resolves as before: it matters only to
+        # a real search above it, where its name may be new: a glob, a guarded tree)
+        for path in searches:
+            if path in self.content_parents:
+                return self.content_parents[path]
+        return None
+
+    def contents_only(self) -> bool:
+        """Only files' contents are written so far (no path, cd, repository or anything):
+        then only a decision's searches can meet them (``on`` is ``on_searches``)."""
+        return (self.anything is None and self.cwd is None and not self.exact
+                and not self.parents and not self.git)  # fmt: skip
 
 
 def marked(decision: CallDecision, writer: str) -> CallDecision:
@@ -318,14 +376,14 @@ def git_directory(tool: str, input: Mapping[str, Any], cwd: str) -> str | None:
     return cwd if isinstance(command, str) and "git" in command else None
 
 
-def _anchors(engine: PermissionEngine, call: Call, cwd: str) -> list[str]:
+def _anchors(
+    engine: PermissionEngine, call: Call, cwd: str, analysis: BashVerdicts | None = None
+) -> list[str]:
     """The workspace, the call's directory and those its ``cd``s move to."""
     anchors = [engine.workspace, cwd]
     command = call.input.get("command") if call.tool == "Bash" else None
     if isinstance(command, str) and "cd" in command:
-        from toolrun.permissions.readonly import bash_verdicts
-
-        verdicts = bash_verdicts(command, cwd, engine.home, engine.boundary)
+        verdicts = _verdicts(engine, command, cwd, analysis)
         anchors.extend(d for d in set(verdicts.cwds) if d is not None and d != cwd)
     return anchors
 
@@ -346,9 +404,15 @@ class Footprint:
         if self._reads is None:
             extra = [p for pair in decision.paths for p in pair]
             repo = git_directory(call.tool, call.input, cwd)
-            anchors = _anchors(engine, call, cwd)
+            anchors = _anchors(engine, call, cwd, decision.analysis)
             self._reads = reads_of(self.log, anchors, extra, repo)
         return self._reads
+
+    def searches(self) -> tuple[str, ...]:
+        """What :meth:`reads` would give as ``searches``, alone."""
+        if self._reads is not None:
+            return self._reads.searches
+        return searches_of(self.log)
 
     def reads_anything(self, call: Call, cwd: str, decision: CallDecision) -> bool:
         """Whether :meth:`reads` is not empty, without working it out."""
@@ -396,9 +460,12 @@ class PlanDependencies:
                 out = marked(decision, anything)
             return out
         if decision.decision == "allow" and writers:
-            reads = footprint.reads(engine, call, here, decision)
-            follows = call.tool == "Bash" and not cwd_recorded
-            writer = writers.on(reads, follows_cd=follows)
+            if writers.contents_only():
+                writer = writers.on_searches(footprint.searches())
+            else:
+                reads = footprint.reads(engine, call, here, decision)
+                follows = call.tool == "Bash" and not cwd_recorded
+                writer = writers.on(reads, follows_cd=follows)
             if writer is not None:
                 out = marked(decision, writer)
         if decision.decision != "deny":

@@ -9,10 +9,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import Location
 from toolrun.permissions.frozen import fast_init
+
+if TYPE_CHECKING:
+    from toolrun.permissions.readonly import BashVerdicts
 
 
 class Status(enum.StrEnum):
@@ -65,6 +68,9 @@ class CallDecision:
     #: where the call runs when no jail holds it ("sandbox" or "unsandboxed"): where a
     #: judged call runs after all when no jail can be made
     configured: str | None = None
+    #: Bash: the engine's analysis the decision was made on (``Decision.bash``), which a
+    #: check groups the call into runs by and marks its writes from
+    analysis: BashVerdicts | None = field(default=None, compare=False, repr=False)
 
 
 #: The places that make toolrun's judgement true (``toolrun.permissions.enforce.Place``).

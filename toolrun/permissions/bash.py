@@ -563,6 +563,44 @@ def _mark_unanalysable(command: SimpleCommand, context: str) -> SimpleCommand:
     )
 
 
+#: The simple commands (and problems) each plain part of a command line gives, by its
+#: text, place and nesting depth: a part is read the same wherever it stands (`git log -n
+#: 5 --oneline` in `... && ls a` and in `... && ls b`), and sharing its SimpleCommand lets
+#: what is remembered of that object (file arguments, option files) be found again.
+_PLAIN_PARTS: dict[tuple[str, bool, bool, int], tuple[tuple[SimpleCommand, ...], tuple[str, ...]]] = {}
+PLAIN_PARTS_KEPT = 8192
+
+
+def _add_plain(
+    walker: _Walker,
+    text: str,
+    top: bool,
+    assignments: tuple[Word, ...],
+    words: tuple[Word, ...],
+    piped: bool,
+) -> None:
+    """``walker.add`` of one part of a plain command line (bash_simple), remembered."""
+    key = (text, top, piped, walker.depth)
+    found = _PLAIN_PARTS.get(key)
+    if found is None:
+        # (the part's own problems, whatever the walker had already: add dedups them)
+        outer, walker.problems = walker.problems, []
+        first = len(walker.commands)
+        try:
+            walker.add(text, "command", assignments, words, (PIPED,) if piped else (),
+                       "", top, True)
+            found = (tuple(walker.commands[first:]), tuple(walker.problems))
+        finally:
+            walker.problems = outer
+            del walker.commands[first:]
+        if len(_PLAIN_PARTS) >= PLAIN_PARTS_KEPT:
+            _PLAIN_PARTS.clear()
+        _PLAIN_PARTS[key] = found
+    walker.commands.extend(found[0])
+    for problem in found[1]:
+        walker.problem(problem)
+
+
 def _analyse(command: str, depth: int) -> BashAnalysis:
     walker = _Walker(depth)
     if len(command) > MAX_COMMAND_LENGTH:
@@ -575,8 +613,7 @@ def _analyse(command: str, depth: int) -> BashAnalysis:
         simple = simple_commands(command)  # plain words and operators: no parse needed
         if simple is not None:
             for text, top, assignments, words, piped in simple:
-                walker.add(text, "command", assignments, words, (PIPED,) if piped else (),
-                           "", top, True)
+                _add_plain(walker, text, top, assignments, words, piped)
             return _finish(command, walker)
     if "\\\n" in command and depth < MAX_NESTING:
         # Bash drops backslash-newline before splitting words; deny rules see that too.

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from toolrun.permissions import programs
 from toolrun.permissions.analysis import SimpleCommand
-from toolrun.permissions.bash import analyse
 from toolrun.permissions.copies import carried, is_copier
 from toolrun.permissions.critical_ops import CriticalOps
 from toolrun.permissions.decision import SubcommandVerdict, TargetVerdict
 from toolrun.permissions.modes import Effect
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, ResolvedPath, protected_reason, resolve
-from toolrun.permissions.readonly import ReadOnly, bash_verdicts, option_words
+from toolrun.permissions.readonly import BashVerdicts, ReadOnly, bash_verdicts, option_words
 from toolrun.permissions.rules import Family, Subject
 from toolrun.permissions.shellpaths import cd_destinations, path_arguments
 from toolrun.permissions.tree_reads import TreeReads
@@ -31,6 +30,9 @@ def _fed_by_xargs(cmd: SimpleCommand) -> bool:
 class BashSubjects(TreeReads, CriticalOps):
     """Subjects of a Bash call."""
 
+    #: what the call was decided on (set by ``_bash``)
+    analysis: BashVerdicts | None = None
+
     def _bash(self) -> tuple[tuple[SubcommandVerdict, ...], tuple[str, ...], Verdict]:
         command = self.input.get("command")
         if not isinstance(command, str):
@@ -39,9 +41,11 @@ class BashSubjects(TreeReads, CriticalOps):
                 s, analysable=False, problem="command is missing or not a string"
             )
             return (), ("command is missing or not a string",), verdict
-        analysis = analyse(command)
-        # (the same verdicts the grouping of calls into runs worked out, if it did)
-        checked = bash_verdicts(command, self.cwd, self.engine.home, self.engine.boundary)
+        # the one analysis of the command: the decision is made on it, and hands it on
+        # (Decision.bash) to the grouping of calls into runs and to a check's marks
+        checked = self.analysis = bash_verdicts(
+            command, self.cwd, self.engine.home, self.engine.boundary
+        )
         settled = checked.settled
         subcommands: list[SubcommandVerdict] = []
         verdicts: list[Verdict] = []
@@ -51,11 +55,11 @@ class BashSubjects(TreeReads, CriticalOps):
             sub = self._subcommand(index, cmd, cwd, readonly, settled)
             subcommands.append(sub[0])
             verdicts.append(sub[1])
-        if analysis.problems:
+        if checked.problems:
             s = Subject("problem", "Bash", command, "execute", what="the command", params=self.input)
-            problem = self.verdict(s, analysable=False, problem="; ".join(analysis.problems))
+            problem = self.verdict(s, analysable=False, problem="; ".join(checked.problems))
             verdicts.insert(0, problem)
-        return tuple(subcommands), analysis.problems, combine(verdicts)
+        return tuple(subcommands), checked.problems, combine(verdicts)
 
     def _subcommand(
         self, index: int, cmd: SimpleCommand, cwd: str | None, checked: ReadOnly, settled: bool

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolrun.permissions.enforce import RunsIn
 from toolrun.permissions.frozen import fast_init
+
+if TYPE_CHECKING:
+    from toolrun.permissions.readonly import BashVerdicts
 
 Behavior = Literal["allow", "ask", "deny"]
 DecidedKind = Literal[
@@ -161,6 +164,9 @@ class Decision:
     trace: Callable[[], tuple[RuleTrace, ...]] = field(
         default=tuple, compare=False, repr=False
     )
+    #: Bash: the analysis the decision was made on (its read-only verdict groups the
+    #: call into runs: nothing analyses the command again)
+    bash: BashVerdicts | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def rules(self) -> tuple[RuleTrace, ...]:

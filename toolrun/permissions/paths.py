@@ -291,19 +291,27 @@ _missing: set[str] | None = None
 #: a real workspace: each new file below them read them all again).
 _present: set[str] | None = None
 MAX_MISSING = 1 << 14
+#: While set: other reads of the tree, remembered by whoever makes them (by a key of its
+#: own): where git finds the repository of a directory, which every git command asks.
+_frozen_reads: dict[tuple[str, str], object] | None = None
 
 
 @contextlib.contextmanager
 def frozen_tree() -> Iterator[None]:
     """Remember the paths found missing, and those found there that are not symlinks,
     while the files cannot change (nothing runs)."""
-    global _missing, _present
-    outer = _missing, _present
-    _missing, _present = set(), set()
+    global _missing, _present, _frozen_reads
+    outer = _missing, _present, _frozen_reads
+    _missing, _present, _frozen_reads = set(), set(), {}
     try:
         yield
     finally:
-        _missing, _present = outer
+        _missing, _present, _frozen_reads = outer
+
+
+def frozen_reads() -> dict[tuple[str, str], object] | None:
+    """Where a read of the tree may be remembered while it cannot change (None: it can)."""
+    return _frozen_reads
 
 
 def _realpath(link: str) -> str:

@@ -246,29 +246,36 @@ def check_command(
 
 
 class BashVerdicts:
-    """The read-only check of one Bash command in one directory, worked out once for both
-    the step that groups calls into runs and the decision (the same inputs, so the same
-    verdicts: they were computed twice per new command).
+    """The analysis of one Bash command in one directory and the read-only check of each
+    part: what the decision is made on (:attr:`Decision.bash`), and what the step that
+    groups calls into runs and the marks of a check read from the decision.
 
     ``verdicts``: one per simple command, with write redirections left to the caller (the
     decision checks them as file writes). ``read_only``: the whole call is in the set,
     its redirections included (what makes a call concurrency-safe).
     """
 
-    __slots__ = ("analysable", "commands", "cwds", "read_only", "settled", "verdicts", "with_cd")
+    __slots__ = ("analysable", "command", "commands", "cwd", "cwds", "home", "problems",
+                 "read_only", "roots", "settled", "verdicts", "with_cd")
 
     def __init__(self, command: str, cwd: str, home: str, boundary: Boundary) -> None:
         analysis = analyse(command)
         commands = analysis.commands
+        # what they were worked out for: whoever is handed them (the partition, the
+        # marks of a check) sees whether they answer its own question
+        self.command = command
+        self.cwd = cwd
+        self.home = home
+        self.roots = boundary.roots
         self.analysable = analysis.analysable
+        self.problems = analysis.problems
         self.commands = commands
         places = track_places(commands, cwd, home)
         self.cwds = tuple(p.pwd for p in places)
         self.with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
         self.settled = files_settled(commands)
         self.verdicts = tuple(
-            check_command(c, p.pwd, home, boundary, with_cd=self.with_cd,
-                          redirects_checked=True, expand_globs=self.settled, physical=p.physical)
+            _part_verdict(c, p.pwd, home, boundary, self.with_cd, self.settled, p.physical)
             for c, p in zip(commands, places, strict=True)
         )
         self.read_only = bool(
@@ -279,6 +286,50 @@ class BashVerdicts:
                 for c, v in zip(commands, self.verdicts, strict=True)
             )
         )
+
+    def answers(self, command: str, cwd: str, home: str, roots: tuple[str, ...]) -> bool:
+        """Whether these are the verdicts of ``command`` in ``cwd`` (with that home and
+        workspace boundary): the same inputs, so what working them out again would give."""
+        return (command == self.command and cwd == self.cwd and home == self.home
+                and roots == self.roots)  # fmt: skip
+
+
+#: The verdict of one part (a SimpleCommand a plain part's reading shares: ``git log -n 5``
+#: of many compound commands) in one place, with what it read; by the part's identity.
+_PartKey = tuple[int, str | None, str, tuple[str, ...], bool, bool, bool | None]
+_part_verdicts: dict[_PartKey, tuple[SimpleCommand, tuple[Observation, ...], ReadOnly]] = {}
+
+
+def _part_verdict(
+    command: SimpleCommand,
+    cwd: str | None,
+    home: str,
+    boundary: Boundary,
+    with_cd: bool,
+    settled: bool,
+    physical: bool | None,
+) -> ReadOnly:
+    """``check_command`` of one part of a Bash call (write redirections left to the
+    caller), remembered as :func:`bash_verdicts` remembers a whole call's: by every
+    input, and only while what it read reads the same."""
+    key = (id(command), cwd, home, boundary.roots, with_cd, settled, physical)
+    hit = _part_verdicts.get(key)
+    if hit is not None and hit[0] is command and unchanged(hit[1]):
+        note(hit[1])
+        return hit[2]
+    recording, outer = start()
+    try:
+        value = check_command(command, cwd, home, boundary, with_cd=with_cd,
+                              redirects_checked=True, expand_globs=settled, physical=physical)
+    finally:
+        stop(outer)
+    log = tuple(recording.log)
+    note(log, opaque=recording.opaque)
+    if not recording.opaque:
+        if len(_part_verdicts) >= VERDICT_CACHE:
+            _part_verdicts.clear()
+        _part_verdicts[key] = (command, log, value)
+    return value
 
 
 def _writes_file(command: SimpleCommand) -> bool:
@@ -346,3 +397,17 @@ def is_read_only_in(
 ) -> bool:
     """Like :func:`is_read_only_command` with ``additionalDirectories`` inside the boundary."""
     return _is_read_only(command, str(cwd), tuple(str(r) for r in roots), _home())
+
+
+def read_only_answer(
+    analysis: BashVerdicts | None, command: str, cwd: Path, workspace: Path
+) -> bool | None:
+    """What :func:`is_read_only_command` says of ``command``, read from ``analysis`` (a
+    decision's, :attr:`Decision.bash`) when it was made for the same question: the same
+    command, directory, home and boundary (no ``additionalDirectories``); None when not."""
+    if analysis is None:
+        return None
+    roots = _boundary((str(workspace),)).roots
+    if not analysis.answers(command, str(cwd), _home(), roots):
+        return None
+    return analysis.read_only

@@ -368,6 +368,7 @@ class _Call(BashSubjects, ToolSubjects):
             runs_in=where,
             protected=tuple(self.protected),
             trace=lambda: _trace(rules, subjects),
+            bash=self.analysis,
         )
 
     def _enforced(

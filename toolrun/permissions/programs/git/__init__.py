@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.observe import observe
-from toolrun.permissions.paths import realpath
+from toolrun.permissions.paths import frozen_reads, realpath
 from toolrun.permissions.programs import long_is, option_values
 from toolrun.permissions.programs.git import config as git_config
 from toolrun.permissions.programs.git import history
@@ -148,6 +148,17 @@ def repository(directory: str) -> str | None:
 
 
 def _repository(directory: str) -> str | None:
+    frozen = frozen_reads()  # (a check: the tree cannot change, each directory once)
+    key = ("git repository", directory)
+    if frozen is not None and key in frozen:
+        return cast("str | None", frozen[key])
+    found = _walk_up(directory)
+    if frozen is not None and len(frozen) < 1 << 14:
+        frozen[key] = found
+    return found
+
+
+def _walk_up(directory: str) -> str | None:
     current = realpath(directory)
     while True:
         if os.path.lexists(posixpath.join(current, ".git")):
