@@ -17,12 +17,18 @@ def parse_text(
     """Parse YAML, or JSON (strictly) when ``json_syntax``, into a located Document
     (``lean``: see ``parse_json``; YAML is always decoded whole).
 
-    YAML is read by the fastest builder that reads it: the event builder, else the node
-    builder (which reads every construct and words every error)."""
+    YAML is read by the fastest builder that reads it: the line builder (one key or
+    item a line), else the event builder, else the node builder (which reads every
+    construct and words every error); each answers as the next would."""
     if json_syntax:
         from toolrun.yamlfile.jsondoc import parse_json
 
         return parse_json(text, file, lean=lean)
+    from toolrun.yamlfile.block import parse_block
+
+    lines = parse_block(text, file)
+    if lines is not None:
+        return lines
     from toolrun.yamlfile.events import parse_events
 
     fast = parse_events(text, file)
