@@ -82,11 +82,13 @@ def write(folder: Path, name: str, calls: list[dict[str, object]], style: str) -
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(
-        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    done = subprocess.run(
+        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1, 3):  # 1, 3: some call failed or needs approval
+        sys.exit(f"{' '.join(cmd)}: exit {done.returncode}\n{done.stderr.decode()[-2000:]}")
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
@@ -97,8 +99,8 @@ def load_times(path: Path, pythonpath: str, runs: int) -> list[float]:
         "from toolrun.yamlfile import load_document\n"
         "load_document(Path(sys.argv[1]))\nout = []\n"
         "for _ in range(int(sys.argv[2])):\n"
-        "    t = time.perf_counter(); load_document(Path(sys.argv[1]))\n"
-        "    out.append(time.perf_counter() - t)\nprint(' '.join(map(str, out)))\n"
+        "    t = time.process_time(); load_document(Path(sys.argv[1]))\n"
+        "    out.append(time.process_time() - t)\nprint(' '.join(map(str, out)))\n"
     )
     env = {**os.environ, "PYTHONPATH": pythonpath}
     found = subprocess.run(
@@ -121,6 +123,8 @@ def main() -> None:
     styles = ["block", "flow"] if args.style == "both" else [args.style]
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
+        # turns of 500 calls (the limit is 64 unless the config raises it)
+        (ws / "toolrun.yaml").write_text("toolrun:\n  maxCallsPerTurn: 1000\n")
         (ws / "files").mkdir()
         for i in range(args.calls):
             (ws / "files" / f"f{i}.txt").write_text(f"line one of {i}\nline two\n")

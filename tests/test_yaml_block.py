@@ -77,7 +77,7 @@ def test_parse_text_takes_the_line_builder_first() -> None:
 
 def test_a_plan_of_strings_is_read_without_importing_pyyaml(tmp_path: Path) -> None:
     plan = tmp_path / "p.yaml"
-    plan.write_text(PLAN + "mode: default\nstrict: true\nnote: ~/x\n")
+    plan.write_text(PLAN + "mode: default\nstrict: true\nnote: ~/x\nmax: 64\nratio: 0.5\n")
     code = (
         "import sys\nfrom pathlib import Path\nfrom toolrun.yamlfile import load_document\n"
         "doc = load_document(Path(sys.argv[1]))\n"
@@ -118,7 +118,7 @@ def test_the_defaults_it_assumes_are_pyyaml_s() -> None:
         "# only a comment\n", "", "\n\n", "---\n",  # no content
         "a: !!int x\n", "a: =\n", "<<: {a: 1}\n", "a: 0x_\n",  # what a constructor refuses
         "a: \x07\n", "a: b\r\nc: d\r\n", "a: \u2028\n", "a: \ufeff\n",  # characters and breaks
-        "a: [1, 2]\n", "a: {b: 1}\n", "- [1]\n", "a:\n  b: {\"c\": 1}\n",  # flows with shallow places
+        "a: {b: 1}\n", "a: [x, y]\n", "a: [1, 2,]\n", 'a: {"b": 1,}\n',  # flows JSON does not read
     ],
 )
 def test_what_it_does_not_read_is_left_to_the_event_builder(text: str) -> None:
@@ -136,6 +136,21 @@ def test_what_it_does_not_read_is_left_to_the_event_builder(text: str) -> None:
         assert (got.data, got.problems) == (expected.data, expected.problems)
     else:
         assert got == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'permissions:\n  allow: ["Bash(npm test)", "Read(src/**)"]\n  deny: []\n',
+        'a: {"b": [1, {"c": ["d", 2.5]}], "e": {}}  # c\n',
+        '- ["x", ["y", {"z": null}]]\n- {"k":"v","n":[true,false]}\n',
+        'hooks:\n  PreToolUse:\n    - {"matcher": "Bash", "hooks": [{"type": "command"}]}\n',
+    ],
+)
+def test_json_flows_at_shallow_levels_keep_the_places_inside_them(text: str) -> None:
+    doc = parse_block(text, "f.yaml")
+    assert doc is not None
+    _same(doc, text)
 
 
 @pytest.mark.parametrize(
@@ -180,11 +195,36 @@ def test_a_resolver_someone_added_is_obeyed(tmp_path: Path) -> None:
             "tag:yaml.org,2002:int", re.compile(r"^seven$"), list("s"), Loader=yaml.CSafeLoader
         )
         yaml.CSafeLoader.add_constructor("tag:yaml.org,2002:int", lambda l, n: 7)
-        print(parse_text("a: seven\\nb: read\\n", "f.yaml").data)
+        print(parse_text("a: seven\\nb: read\\nc: 12\\n", "f.yaml").data)
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "{'a': 7, 'b': 'read'}"
+    assert out.stdout.strip() == "{'a': 7, 'b': 'read', 'c': 7}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.integers(-(10**30), 10**30).map(str)
+        | st.floats(allow_nan=False, allow_infinity=False).map(repr)
+        | st.sampled_from(["0", "-0", "00", "01", "1_000", "1.", ".5", "-.5", "1.5e3", "0x1f",
+                           "1:30", "2024-01-02", "+1", "-", "1.0.0", "10.2.3.4", "-x", "9" * 4400]),
+        min_size=1, max_size=5,
+    )
+)
+def test_numbers_are_typed_as_pyyaml_types_them(words: list[str]) -> None:
+    text = "".join(f"k{i}: {w}\n" for i, w in enumerate(words))
+    try:
+        expected: object = _old(text).data
+    except DocumentError as exc:
+        expected = str(exc)
+    try:
+        got: object = parse_text(text, "f.yaml").data
+    except DocumentError as exc:
+        got = str(exc)
+    assert got == expected
+    if isinstance(got, dict):
+        assert [type(v) for v in got.values()] == [type(v) for v in expected.values()]  # type: ignore[union-attr]
 
 
 # -- generated files: whatever it reads, it reads as the event builder does ---------------
@@ -229,9 +269,13 @@ def test_dumped_yaml_reads_as_the_events_read_it(
         _same(doc, text)
 
 
-def _flow_plan(calls: list[dict[str, object]]) -> str:
+def _flow_plan(calls: list[dict[str, object]], compact: bool) -> str:
     lines = ["turns:", "  - calls:"]
-    lines += [f"      - {json.dumps(call, ensure_ascii=False)}" for call in calls]
+    separators = (",", ":") if compact else (", ", ": ")
+    lines += [
+        f"      - {json.dumps(call, ensure_ascii=False, separators=separators)}" for call in calls
+    ]
+    lines.append(f"  - calls: {json.dumps(calls, separators=separators)}")  # shallow: places
     return "\n".join(lines) + "\n"
 
 
@@ -239,12 +283,13 @@ def _flow_plan(calls: list[dict[str, object]]) -> str:
 @given(
     calls=st.lists(
         st.dictionaries(_KEYS, _VALUES), max_size=4
-    )
+    ),
+    compact=st.booleans(),
 )
 def test_json_calls_on_their_lines_read_as_the_events_read_them(
-    calls: list[dict[str, object]],
+    calls: list[dict[str, object]], compact: bool
 ) -> None:
-    text = _flow_plan(calls)
+    text = _flow_plan(calls, compact)
     doc = parse_block(text, "f.yaml")
     if doc is not None:
         _same(doc, text)

@@ -15,10 +15,10 @@ given, and the event builder reads the file (and words its errors) as it always 
 this path only ever answers for a file the other reads without a problem, and answers the
 same (a differential test holds the two equal on generated files).
 
-PyYAML itself is imported only for a plain scalar that may be a number or a date:
-until then no resolver can have been registered, so the default one's first characters
-(:data:`DEFAULT_TYPED_STARTS`) and words (:data:`DEFAULT_WORDS`: ``true``, ``null``...)
-say which scalars are strings, without a regex per scalar.
+PyYAML itself is imported only for a plain scalar that may be typed otherwise than as a
+word (:data:`DEFAULT_WORDS`: ``true``, ``null``...) or a decimal (``12``, ``1.5``): until
+then no resolver can have been registered, so the default one's first characters
+(:data:`DEFAULT_TYPED_STARTS`) say which scalars are strings, without a regex per scalar.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 from toolrun.yamlfile.document import Document
 from toolrun.yamlfile.errors import MAX_DEPTH, DocumentError
-from toolrun.yamlfile.marks import MARK_DEPTH, YamlMarks
+from toolrun.yamlfile.marks import MARK_DEPTH, JsonMarks, YamlMarks
 from toolrun.yamlfile.paths import PathPart, may_hold_nul
 
 #: the first characters of plain scalars PyYAML's default resolver may type (a test holds
@@ -39,7 +39,10 @@ from toolrun.yamlfile.paths import PathPart, may_hold_nul
 DEFAULT_TYPED_STARTS = frozenset("!&*+-.0123456789<=FNOTYfnoty~")
 
 # each line: indentation, a ``- `` item, a plain ``key:`` and the blanks after it, the rest
-_LINES = re.compile(r"^( *)(-(?: +|$))?(?:([A-Za-z0-9_][\w.\-/$]*):( +|$))?(.*)", re.MULTILINE)
+# (possessive: nothing is matched again, a third faster)
+_LINES = re.compile(
+    r"^( *+)(-(?: +|$))?+(?:([A-Za-z0-9_][\w.\-/$]*+):( +|$))?+(.*)", re.MULTILINE
+)
 # what a line may hold: no tab, no other line break, no BOM, nothing PyYAML's reader refuses
 _OUTSIDE = re.compile(
     "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
@@ -84,12 +87,20 @@ DEFAULT_WORDS: dict[str, Any] = {
 WORD_STARTS = frozenset("FNOTYfnoty~")
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_NUMBER_STARTS = frozenset("0123456789-")
+#: decimals as people write them (``12``, ``-3``, ``1.5``): what PyYAML's int and float
+#: resolvers match and its constructors give as int() and float() of the text
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?")
 
 
 def _defaults_hold() -> bool:
-    """Whether PyYAML's resolver is still its default one for what this module assumes:
-    no resolver for every scalar, none by path, and the words' first characters typed as bool and null only
-    (true until PyYAML is imported: nothing could have added a resolver before)."""
+    """Whether PyYAML still types plain scalars as this module assumes: no resolver for
+    every scalar or by path, the words' first characters typed as bool and null only, the
+    digits' and "-" as numbers and dates only, and its own constructors for these (true
+    until PyYAML is imported: nothing could have changed them before)."""
     yaml = sys.modules.get("yaml")
     if yaml is None:
         return True
@@ -99,11 +110,19 @@ def _defaults_hold() -> bool:
         return False
     if frozenset(k for k in implicit if k) != DEFAULT_TYPED_STARTS:
         return False
+    for first, resolvers in implicit.items():
+        if first in WORD_STARTS:
+            allowed: tuple[str, ...] = (_BOOL_TAG, _NULL_TAG)
+        elif first in _NUMBER_STARTS:
+            allowed = (_INT_TAG, _FLOAT_TAG, _TIMESTAMP_TAG)
+        else:
+            continue
+        if any(tag not in allowed for tag, _ in resolvers):
+            return False
+    own = yaml.constructor.SafeConstructor
     return all(
-        tag in (_BOOL_TAG, _NULL_TAG)
-        for first, resolvers in implicit.items()
-        if first in WORD_STARTS
-        for tag, _ in resolvers
+        loader.yaml_constructors.get(tag) is own.yaml_constructors.get(tag)
+        for tag in (_BOOL_TAG, _NULL_TAG, _INT_TAG, _FLOAT_TAG)
     )
 
 
@@ -147,6 +166,20 @@ class _Scalars:
             self.loader.dispose()
 
 
+def _flow_marks(marks: YamlMarks, rest: str, path: tuple[PathPart, ...], place: int) -> None:
+    """Record the places inside a JSON flow collection written at ``place`` (as the event
+    builder records them: the same paths, the first character of each value and key)."""
+    if (place & 0xFFFFF) + len(rest) >= 0xFFFFF:
+        raise _Fallback  # a column past what a place holds
+    found = JsonMarks(rest, marks.file)
+    found.walk(0, path)  # (the walk's depths are the event builder's: MARK_DEPTH)
+    del found.values[path]  # the caller records where the collection itself starts
+    marks.values.update((k, place + v) for k, v in found.values.items())
+    marks.keys.update((k, place + v) for k, v in found.keys.items())
+    for k, starts in found.items.items():
+        marks.items[k] = array("q", [place + v for v in starts])
+
+
 def _tail_ok(rest: str, end: int) -> bool:
     """Only blanks, then perhaps a comment, after a value that ends at ``end``."""
     tail = rest[end:]
@@ -176,6 +209,7 @@ def _parse(text: str, file: str, scalars: _Scalars) -> Document:
     words = DEFAULT_WORDS
     starts = DEFAULT_TYPED_STARTS
     word_starts = WORD_STARTS
+    decimal = _DECIMAL.fullmatch
     no_word = words  # (a value no word has)
     names: dict[str, Any] = {}  # key as written -> its value (keys repeat)
 
@@ -186,10 +220,13 @@ def _parse(text: str, file: str, scalars: _Scalars) -> Document:
         if first in word_starts:  # a string unless it is one of the words
             word = words.get(value, no_word)
             return value if word is no_word else word
+        number = decimal(value)
+        if number is not None:  # (int() refuses over 4300 digits: the events say where)
+            return float(value) if number.group(1) else int(value)
         return typed(value)
 
-    def value_of(rest: str, depth: int, path: tuple[PathPart, ...] | None) -> Any:
-        """A one-line value at ``depth`` (the length of its path)."""
+    def value_of(rest: str, depth: int, path: tuple[PathPart, ...] | None, place: int) -> Any:
+        """A one-line value at ``depth`` (the length of its path), written at ``place``."""
         first = rest[0]
         if first == '"':
             end = rest.find('"', 1)
@@ -219,15 +256,19 @@ def _parse(text: str, file: str, scalars: _Scalars) -> Document:
                     return []
                 return {}
             if (
-                depth < MARK_DEPTH  # its items' places would be recorded
-                or "\\" in rest
+                "\\" in rest
                 or _EXPONENT.search(rest) is not None
                 or depth + rest.count("[") + rest.count("{") > MAX_DEPTH
             ):
                 raise _Fallback
-            value, end = _flow_scan(rest, 0)  # ValueError (StopIteration's): not JSON
+            try:
+                value, end = _flow_scan(rest, 0)  # (a ValueError too: not JSON)
+            except StopIteration:
+                raise _Fallback from None  # not JSON where the value starts
             if not _tail_ok(rest, end):
                 raise _Fallback
+            if depth < MARK_DEPTH:  # the places of its items and keys are recorded
+                _flow_marks(marks, rest, path, place)  # type: ignore[arg-type]
             return value
         if first in _NOT_PLAIN_START or (first in "-?:" and rest[1:2] in ("", " ")):
             raise _Fallback
@@ -303,13 +344,14 @@ def _parse(text: str, file: str, scalars: _Scalars) -> Document:
                 raise _Fallback  # an item where the mapping's keys are
             seq = top[1]
             depth = top[3] + 1
-            path = (*top[2], len(seq)) if depth <= MARK_DEPTH else None
+            # (an item's own path is needed only where its children are recorded)
+            path = (*top[2], len(seq)) if depth < MARK_DEPTH else None
             col += len(dash)
             if not key:
                 if not rest:
                     pending = (top, None, path, col - len(dash))
                     continue
-                seq.append(value_of(rest, depth, path))
+                seq.append(value_of(rest, depth, path, number << 20 | col))
                 if top[5] is not None:
                     top[5].append(number << 20 | col)
                 continue
@@ -339,14 +381,15 @@ def _parse(text: str, file: str, scalars: _Scalars) -> Document:
             pending = (top, name, path, col)
             continue
         first = rest[0]
+        place = number << 20 | (col + len(key) + 1 + len(blanks)) if depth <= MARK_DEPTH else 0
         if first in starts or first in _SPECIAL or "#" in rest or rest[-1] == " " or ": " in rest:
-            mapping[name] = value_of(rest, depth, path)
+            mapping[name] = value_of(rest, depth, path, place)
         elif rest[-1] == ":":
             raise _Fallback
         else:
             mapping[name] = rest  # a plain string (most values)
         if depth <= MARK_DEPTH:
-            values[path] = number << 20 | (col + len(key) + 1 + len(blanks))  # type: ignore[index]
+            values[path] = place  # type: ignore[index]
     if pending is not None or not isinstance(root, dict | list):
         raise _Fallback
     return Document(file, root, None, (), marks, may_hold_nul(text))
