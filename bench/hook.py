@@ -10,7 +10,10 @@ installed copy runs). Three ways, interleaved run by run so all see the same loa
 - warm: a hook server already holds the engine (every call but a session's first);
 - cold: TOOLRUN_HOOK_SERVER=off, the engine imported and the config loaded in the call
   (a session's first call pays this, plus starting the server);
-- python: `python -c pass`, the floor no hook goes under.
+- python: `python -c pass`, the floor no hook goes under;
+- warm -S / python -S: the same without `site`, as a regular (not editable) install starts:
+  an editable install's finder imports pathlib, re and more into every interpreter, hiding
+  what the hook itself imports (each -S row is compared with the -S floor).
 
 Prints the median and p90 wall time, the median CPU time (user + system of the child,
 steadier on a busy machine) and the median of what each run adds to the bare interpreter
@@ -110,6 +113,8 @@ def main() -> None:
             ("warm", hook, warm_env, True),
             ("cold", hook, cold_env, True),
             ("python -c pass", [sys.executable, "-c", "pass"], base, False),
+            ("warm -S", [sys.executable, "-S", *hook[1:]], warm_env, True),
+            ("python -S -c pass", [sys.executable, "-S", "-c", "pass"], base, False),
         ]
         if args.against:
             against = {**base, "PYTHONPATH": args.against}
@@ -134,8 +139,8 @@ def main() -> None:
                         wall, cpu = timed(cmd, data, env, ws)
                         walls[name].append(wall)
                         cpus[name].append(cpu)
-                floor = walls["python -c pass"]
                 for name, *_ in sides:
+                    floor = walls["python -S -c pass" if "-S" in name else "python -c pass"]
                     w = sorted(walls[name])
                     p90 = w[min(len(w) - 1, int(len(w) * 0.9))]
                     # run by run, what the call adds to a bare interpreter started beside it

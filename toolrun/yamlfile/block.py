@@ -152,7 +152,7 @@ class _Scalars:
         if tag == STR_TAG:
             result: Any = value
         else:
-            mark = yaml.Mark("", 0, 0, 0, None, None)
+            mark = yaml.Mark("", 0, 0, 0, None, 0)
             try:
                 result = construct(self.loader, yaml.ScalarNode(tag, value, mark, mark), "")
             except DocumentError:
