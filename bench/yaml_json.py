@@ -8,8 +8,8 @@ person write it; ``flow``: one ``- {...}`` line per call, as ``bench/check.py`` 
 then times, from bytecode, interleaved run by run so every side sees the same load:
 
 - ``exec`` of N Reads of small files (journal on, JSONL out);
-- ``exec`` of a mixed plan: Reads, Greps, Globs, Edits and Bash commands that need
-  approval (decided, not run: the decisions and the load are what is timed);
+- ``exec`` of a mixed plan: Reads, Greps and Globs (of one file each), Edits and Bash
+  commands that need approval (decided, not run: the decisions and the load are timed);
 - ``check`` of both plans;
 - ``load_document`` of each file in this process (the parse alone).
 
@@ -47,10 +47,10 @@ def mixed(n: int) -> list[dict[str, object]]:
         k = i % 10
         if k < 4:
             out.append({"tool": "Read", "input": {"file_path": f"files/f{i}.txt"}})
-        elif k < 5:
-            out.append({"tool": "Grep", "input": {"pattern": f"name{i}", "path": "files"}})
+        elif k < 5:  # (one file each: a search of all 10,000 would be the whole time)
+            out.append({"tool": "Grep", "input": {"pattern": f"two{i}", "path": f"files/f{i}.txt"}})
         elif k < 6:
-            out.append({"tool": "Glob", "input": {"pattern": f"files/f{i}*.txt"}})
+            out.append({"tool": "Glob", "input": {"pattern": f"files/f{i}.t?t"}})
         elif k < 8:
             edit = {"file_path": f"files/f{i}.txt", "old_string": f"v{i}", "new_string": f"w{i}"}
             out.append({"tool": "Edit", "input": edit})

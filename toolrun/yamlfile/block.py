@@ -193,6 +193,8 @@ def parse_block(text: str, file: str) -> Document | None:
     """The Document the event builder would give for ``text``, or None: let it read it."""
     if _OUTSIDE.search(text) is not None or not _defaults_hold():
         return None
+    if len(text) >= 0xFFFFF and max(map(len, text.split("\n"))) >= 0xFFFFF:
+        return None  # a column past what a place holds (the events clamp it)
     scalars = _Scalars()
     try:
         return _parse(text, file, scalars)
