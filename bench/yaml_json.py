@@ -87,7 +87,7 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1, 3):  # 1, 3: some call failed or needs approval
+    if done.returncode not in (0, 1, 4, 5):  # a call failed, was denied or needs approval
         sys.exit(f"{' '.join(cmd)}: exit {done.returncode}\n{done.stderr.decode()[-2000:]}")
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
