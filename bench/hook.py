@@ -20,8 +20,8 @@ steadier on a busy machine) and the median of what each run adds to the bare int
 run beside it, in ms. The server is started with its own
 runtime directory and stopped at the end.
 
---against DIR: the cold row also for the toolrun source in DIR (e.g. a checkout of main,
-which has no `hook`: there the row is explain-permission of the same call, for scale).
+--against DIR: the warm rows also for the toolrun source in DIR (e.g. the checkout of
+main you started from), with its own server, interleaved with this tree's.
 """
 
 from __future__ import annotations
@@ -118,8 +118,9 @@ def main() -> None:
         ]
         if args.against:
             against = {**base, "PYTHONPATH": args.against}
-            explain = [sys.executable, "-m", "toolrun", "explain-permission", "--call"]
-            sides.append(("cold, --against (explain)", explain, against, False))
+            sides.append(("warm, against", hook, against, True))
+            sides.append(("warm -S, against", [sys.executable, "-S", *hook[1:]], against, True))
+            timed(hook, payload(ws, "Bash", 0), against, ws)
         # the server is started by a first call, and is up before timing starts
         timed(hook, payload(ws, "Bash", 0), warm_env, ws)
         time.sleep(1.0)
@@ -131,11 +132,6 @@ def main() -> None:
                 for n in range(args.runs):
                     for name, cmd, env, stdin in sides:
                         data = payload(ws, tool, n) if stdin else b""
-                        if name.startswith("cold, --against"):
-                            call = json.loads(payload(ws, tool, n))
-                            cmd = [*cmd, json.dumps(
-                                {"tool": tool, "input": call["tool_input"]}
-                            ), "--workspace", str(ws)]
                         wall, cpu = timed(cmd, data, env, ws)
                         walls[name].append(wall)
                         cpus[name].append(cpu)
