@@ -50,7 +50,7 @@ def mixed(n: int) -> list[dict[str, object]]:
         elif k < 5:  # (one file each: a search of all 10,000 would be the whole time)
             out.append({"tool": "Grep", "input": {"pattern": f"two{i}", "path": f"files/f{i}.txt"}})
         elif k < 6:
-            out.append({"tool": "Glob", "input": {"pattern": f"files/f{i}.t?t"}})
+            out.append({"tool": "Glob", "input": {"pattern": f"files/f{i}.txt"}})
         elif k < 8:
             edit = {"file_path": f"files/f{i}.txt", "old_string": f"v{i}", "new_string": f"w{i}"}
             out.append({"tool": "Edit", "input": edit})
