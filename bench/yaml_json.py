@@ -103,9 +103,11 @@ def load_times(path: Path, pythonpath: str, runs: int) -> list[float]:
         "    out.append(time.process_time() - t)\nprint(' '.join(map(str, out)))\n"
     )
     env = {**os.environ, "PYTHONPATH": pythonpath}
+    # (not from the bench's directory: -c puts the working directory first on sys.path,
+    # where this checkout's toolrun would shadow PYTHONPATH's)
     found = subprocess.run(
         [sys.executable, "-c", code, str(path), str(runs)],
-        env=env, capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True, check=True, cwd=path.parent,
     )  # fmt: skip
     return [float(x) for x in found.stdout.split()]
 
