@@ -10,15 +10,18 @@ installed copy runs). Three ways, interleaved run by run so all see the same loa
 - warm: a hook server already holds the engine (every call but a session's first);
 - cold: TOOLRUN_HOOK_SERVER=off, the engine imported and the config loaded in the call
   (a session's first call pays this, plus starting the server);
-- python: `python -c pass`, the floor no hook goes under.
+- python: `python -c pass`, the floor no hook goes under;
+- warm -S / python -S: the same without `site`, as a regular (not editable) install starts:
+  an editable install's finder imports pathlib, re and more into every interpreter, hiding
+  what the hook itself imports (each -S row is compared with the -S floor).
 
 Prints the median and p90 wall time, the median CPU time (user + system of the child,
 steadier on a busy machine) and the median of what each run adds to the bare interpreter
 run beside it, in ms. The server is started with its own
 runtime directory and stopped at the end.
 
---against DIR: the cold row also for the toolrun source in DIR (e.g. a checkout of main,
-which has no `hook`: there the row is explain-permission of the same call, for scale).
+--against DIR: the warm rows also for the toolrun source in DIR (e.g. the checkout of
+main you started from), with its own server, interleaved with this tree's.
 """
 
 from __future__ import annotations
@@ -110,11 +113,14 @@ def main() -> None:
             ("warm", hook, warm_env, True),
             ("cold", hook, cold_env, True),
             ("python -c pass", [sys.executable, "-c", "pass"], base, False),
+            ("warm -S", [sys.executable, "-S", *hook[1:]], warm_env, True),
+            ("python -S -c pass", [sys.executable, "-S", "-c", "pass"], base, False),
         ]
         if args.against:
             against = {**base, "PYTHONPATH": args.against}
-            explain = [sys.executable, "-m", "toolrun", "explain-permission", "--call"]
-            sides.append(("cold, --against (explain)", explain, against, False))
+            sides.append(("warm, against", hook, against, True))
+            sides.append(("warm -S, against", [sys.executable, "-S", *hook[1:]], against, True))
+            timed(hook, payload(ws, "Bash", 0), against, ws)
         # the server is started by a first call, and is up before timing starts
         timed(hook, payload(ws, "Bash", 0), warm_env, ws)
         time.sleep(1.0)
@@ -126,16 +132,11 @@ def main() -> None:
                 for n in range(args.runs):
                     for name, cmd, env, stdin in sides:
                         data = payload(ws, tool, n) if stdin else b""
-                        if name.startswith("cold, --against"):
-                            call = json.loads(payload(ws, tool, n))
-                            cmd = [*cmd, json.dumps(
-                                {"tool": tool, "input": call["tool_input"]}
-                            ), "--workspace", str(ws)]
                         wall, cpu = timed(cmd, data, env, ws)
                         walls[name].append(wall)
                         cpus[name].append(cpu)
-                floor = walls["python -c pass"]
                 for name, *_ in sides:
+                    floor = walls["python -S -c pass" if "-S" in name else "python -c pass"]
                     w = sorted(walls[name])
                     p90 = w[min(len(w) - 1, int(len(w) * 0.9))]
                     # run by run, what the call adds to a bare interpreter started beside it

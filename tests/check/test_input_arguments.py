@@ -116,3 +116,10 @@ def test_a_tilde_pattern_that_matches_nothing_names_the_pattern(
     run = CliRunner().invoke(main, ["check", "~/nothing/*.jsonl"])
     assert run.exit_code == 3
     assert "~/nothing/*.jsonl: no file matches this pattern" in run.output
+
+
+def test_exec_reads_a_folder_as_check_and_validate_do(ws: Path) -> None:
+    tree(ws)
+    run = CliRunner().invoke(main, ["exec", "agent", "--dry-run", "--format", "json", "--no-hooks"])
+    report = json.loads(run.stdout)
+    assert report["plans"] == EXPECTED, run.stderr

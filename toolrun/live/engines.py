@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolrun.live.config_env import env_key
+from toolrun.live.wire import env_key
 
 if TYPE_CHECKING:
     from toolrun.config.models import Config

@@ -9,18 +9,22 @@ unknown option, a missing value, a bad choice) returns None before stdin is read
 click's command runs as for ``toolrun hook``, with its messages. A test holds the two
 option tables equal.
 
-Only the standard library (and :mod:`toolrun.live.client`) until no server answers;
-then the call is decided in this process, exactly as the click command decides it.
+Only the C parts of the standard library and ``os`` (through :mod:`toolrun.live.client`)
+until no server answers -- no pathlib, json, re or typing, each an import a regular
+install's interpreter has not done at start-up; then the call is decided in this process,
+exactly as the click command decides it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
 from toolrun.live.client import MAX_PAYLOAD_BYTES, ask_server, server_off, socket_path
+
+TYPE_CHECKING = False  # (typing's own costs an import on every call)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: option -> (the HookOptions key, its choices; None: a free value, () a flag)
 OPTIONS: dict[str, tuple[str, tuple[str, ...] | None]] = {
@@ -75,7 +79,7 @@ def main(argv: list[str]) -> int | None:
     options = parse(argv, env)
     if options is None:
         return None
-    cwd = Path.cwd()
+    cwd = os.getcwd()
     raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     reply: tuple[str, str, int] | None = None
     warm = len(raw) <= MAX_PAYLOAD_BYTES and not server_off(env)
@@ -97,7 +101,9 @@ def main(argv: list[str]) -> int | None:
     return code
 
 
-def _here(raw: bytes, options: dict[str, Any], cwd: Path) -> tuple[str, str, int]:
+def _here(raw: bytes, options: dict[str, Any], cwd: str) -> tuple[str, str, int]:
+    from pathlib import Path
+
     from toolrun.live.hook import HookOptions, answer_hook, failure
 
     hook_options = HookOptions.from_json(options)
@@ -107,5 +113,5 @@ def _here(raw: bytes, options: dict[str, Any], cwd: Path) -> tuple[str, str, int
         message = f"toolrun hook: the payload is over {MAX_PAYLOAD_BYTES} bytes"
         reply = failure(message, hook_options, protocol, event)
     else:
-        reply = answer_hook(raw, hook_options, cwd=cwd)
+        reply = answer_hook(raw, hook_options, cwd=Path(cwd))
     return reply.stdout, reply.stderr, reply.exit_code

@@ -17,14 +17,16 @@ background; the next ones send their payload to it and print its answer
 - It exits after :data:`IDLE_S` without a request, on SIGTERM, and when its socket file
   is removed or replaced (a newer server took the name).
 
-Wire format: the client sends one JSON line (options, environment, cwd, payload size),
-then the payload's bytes; the server answers one JSON line (stdout, stderr, exit code).
+Wire format (:mod:`toolrun.live.wire`): the client sends its header's length on a line,
+the header (options, environment, cwd, payload size) as a Python literal, then the
+payload's bytes; the server answers the exit code and the lengths of stdout and stderr on
+a line, then their bytes, and closes.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -32,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolrun.live.client import MODULE, private_dir, read_header
+from toolrun.live.wire import MAX_HEADER, MODULE, private_dir, reply
 
 IDLE_S = 600.0
 
@@ -48,13 +50,36 @@ def read_exactly(conn: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
+def read_request(conn: socket.socket) -> tuple[dict[str, Any], bytes]:
+    """The request's header and payload (ValueError, TypeError, SyntaxError: not one)."""
+    data = b""
+    while b"\n" not in data:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("the connection closed before a whole line")
+        data += chunk
+        if data.find(b"\n", 0, 32) < 0 and len(data) > 32:
+            raise ValueError("not a header's length")
+    line, _, data = data.partition(b"\n")
+    size = int(line)
+    if not 0 <= size <= MAX_HEADER:
+        raise ValueError("header too long")
+    if len(data) < size:
+        data += read_exactly(conn, size - len(data))
+    header = ast.literal_eval(data[:size].decode("utf-8"))  # a literal: nothing evaluated
+    if not isinstance(header, dict):
+        raise TypeError("not a header")
+    payload = int(header["size"])
+    data = data[size:]
+    if len(data) < payload:
+        data += read_exactly(conn, payload - len(data))
+    return header, data[:payload]
+
+
 def _serve_one(conn: socket.socket, engines: Any) -> None:
     from toolrun.live.hook import HookOptions, answer_hook
 
-    line, rest = read_header(conn)
-    header = json.loads(line)
-    size = int(header["size"])
-    raw = rest + read_exactly(conn, size - len(rest)) if len(rest) < size else rest[:size]
+    header, raw = read_request(conn)
     options = HookOptions.from_json(header["options"])
     env = {str(k): str(v) for k, v in header["env"].items()}
     cwd = Path(header["cwd"])
@@ -63,8 +88,8 @@ def _serve_one(conn: socket.socket, engines: Any) -> None:
         os.chdir(cwd)
     except OSError:
         os.chdir("/")
-    reply = answer_hook(raw, options, env=env, engines=engines, cwd=cwd)
-    conn.sendall(json.dumps(reply.to_json(), ensure_ascii=False).encode() + b"\n")
+    answered = answer_hook(raw, options, env=env, engines=engines, cwd=cwd)
+    conn.sendall(reply(answered.stdout, answered.stderr, answered.exit_code))
 
 
 def serve(path: Path) -> None:
@@ -101,7 +126,8 @@ def serve(path: Path) -> None:
                 conn.settimeout(30)
                 try:
                     _serve_one(conn, engines)
-                except (OSError, ValueError, KeyError, TypeError):
+                except (OSError, ValueError, KeyError, TypeError, SyntaxError, RecursionError,
+                        MemoryError):  # fmt: skip
                     pass  # that client gets no answer and decides in its own process
     finally:
         listener.close()

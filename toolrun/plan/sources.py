@@ -52,8 +52,9 @@ def load_source(
         return imported
     from toolrun.plan.recorded import rebase_plan
 
-    rebased = rebase_plan(imported, str(Path(workspace).expanduser().resolve()),
-                          options.transcript_cwd)
+    rebased = rebase_plan(
+        imported, str(Path(workspace).expanduser().resolve()), options.transcript_cwd
+    )
     return dataclasses.replace(imported, plan=rebased.plan)
 
 
@@ -66,10 +67,20 @@ def load_sources(
     options: InputOptions = InputOptions(),
     max_calls_per_turn: int = MAX_CALLS_PER_TURN,
 ) -> list[Imported]:
-    """Several inputs; the problems of all of them are reported together."""
+    """Several inputs; the problems of all of them are reported together. A folder stands
+    for the plans and sessions in it (as `check DIR` and `validate DIR` read it)."""
+    from toolrun.plan.discover import files_in
+
     loaded: list[Imported] = []
     problems: list[Problem] = []
-    for path in paths:
+    named: list[Path] = []
+    for given in paths:
+        found = list(files_in(given)) if given.is_dir() else [given]
+        if not found:
+            message = f"{display(given)}: this folder holds no plan or session toolrun reads"
+            problems.append(Problem(None, "", message))
+        named.extend(found)
+    for path in named:
         try:
             loaded.append(
                 load_source(
