@@ -210,6 +210,8 @@ class Executor:
         self._sink_error: BaseException | None = None
         # the journal whose stored-outputs folder was worked out, and the folder
         self._stored_dir: tuple[Journal | None, Path] = (None, Path())
+        self._first_decided = False  # (see _decide_first)
+        self._hooks_decide = hooks is not None and hooks.has_hooks("PreToolUse")
         engine = getattr(decider, "engine", None)
         self.jails = JailKeeper(
             self._roots, read_denied(engine), also=literal_denies(engine),
@@ -377,6 +379,7 @@ class Executor:
         if any(type(c.params) is InvalidInput for c in admitted):
             admitted = self._refused(state, admitted)
         ctx = self._context(state.cwd)
+        self._decide_first(state, admitted)
         runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
             if self.interrupted:
@@ -402,6 +405,16 @@ class Executor:
                     aborted_before_launch=True,
                 )
             )
+
+    def _decide_first(self, state: _PlanState, calls: Sequence[Call]) -> None:
+        """The run's first turn that starts with a Bash call: decide that call now (once
+        more), so that a jail it is judged into starts while the turn is grouped and
+        decided, not after (:meth:`_decide`). Not where hooks may decide it instead."""
+        if self._first_decided or not calls or calls[0].tool != "Bash":
+            return
+        self._first_decided = True
+        if not self.settings.dry_run and not self._hooks_decide:
+            self._decide(calls[0], state.cwd)
 
     def _refused(self, state: _PlanState, calls: Sequence[Call]) -> tuple[Call, ...]:
         """The calls whose recorded input their tool refused get its error (they never run,
