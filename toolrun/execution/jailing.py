@@ -26,7 +26,6 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +45,8 @@ WARNING = "toolrun: warning: "
 #: How a call's error begins when the side process ended before it started the command
 #: (toolrun.reaper.link).
 NEVER_STARTED = "the reaper side process ended before "
+#: What a write the jail refused prints (toolrun.sandbox.violations reads the path from it).
+EROFS = "Read-only file system"
 
 #: ``path -> whether a Read of it is denied``.
 Denied = Callable[[str], bool]
@@ -261,19 +262,28 @@ class JailKeeper:
             self.ran_outside()  # a writable jail: the tree may have changed
         if jail is None:
             info: dict[str, Any] = {"kind": kind, "enforced": False, "reason": self.unavailable}
-            return replace(outcome, metadata={**outcome.metadata, "jail": info})
-        from toolrun.sandbox.jail import blocked_writes
+            return _with(outcome, outcome.output, {**outcome.metadata, "jail": info})
+        output = outcome.output
+        notes: list[str] = []
+        if EROFS in output:  # (most outputs name no blocked write: nothing to read back)
+            from toolrun.sandbox.jail import blocked_writes
 
-        where = str(outcome.metadata.get("cwd") or cwd)
-        notes = blocked_writes(outcome.output, where, jail.plan.place)
+            where = str(outcome.metadata.get("cwd") or cwd)
+            notes = blocked_writes(output, where, jail.plan.place)
         info = {"kind": kind, "enforced": True, "blocked": notes}
         if jail.plan.truncated:
             info["masks_truncated"] = True
-        output = outcome.output
         if notes:
             output += ("" if not output or output.endswith("\n") else "\n")
             output += "".join(f"[jail] {note}\n" for note in notes)
-        return replace(outcome, output=output, metadata={**outcome.metadata, "jail": info})
+        return _with(outcome, output, {**outcome.metadata, "jail": info})
+
+
+def _with(outcome: Outcome, output: str, metadata: dict[str, Any]) -> Outcome:
+    """``outcome`` with another output and metadata (dataclasses.replace looks every field
+    up by name: a fifth of this module's time per call)."""
+    return type(outcome)(outcome.status, output, outcome.error, outcome.attempts,
+                         outcome.started_at, outcome.finished_at, metadata)
 
 
 class _Starter:

@@ -597,8 +597,11 @@ def launch(
     else:
         null = owner.devnull()
         fds = [fd if fd is not None else null for fd in (stdin, stdout, stderr)]
-    # absolute: the side process has a working directory of its own
-    where = os.path.abspath(cwd)
+    # absolute: the side process has a working directory of its own (a resolved Path,
+    # as the Bash tool's is, already says it the one way)
+    where = os.fspath(cwd)
+    if not where.startswith("/") or "/." in where or "//" in where:
+        where = os.path.abspath(where)
     return owner.run(
         lambda side: side.run(
             list(argv), where, env, [*fds, *extra], [*extra.values()], len(fds), capture
