@@ -58,28 +58,20 @@ async def run_command(
         box = sandboxed.current.get()
         if box is None:
             return await _run(argv, cwd, env, time_limit, stdout, stderr, stdin, pass_fds, None)
-        return await _in_sandbox(box, argv, cwd, env, time_limit, stdout, stderr, stdin,
-                                 pass_fds)
-    from toolrun.sandbox.jail import jail_folders, take_cwd
+        return await _on_side(box.side, box.probes, argv, cwd, env, time_limit, stdout,
+                              stderr, stdin, pass_fds)
+    from toolrun.sandbox.jail import jail_folders
 
-    inner = dict(env)
     where = jail_folders()
     if jail.private_tmp:
-        inner["TMPDIR"] = str(where.tmp)
-    outside = inner.get("TOOLRUN_CWD_FILE")
-    inside = str(where.cwd / os.path.basename(outside)) if outside else None
-    if inside is not None:
-        inner["TOOLRUN_CWD_FILE"] = inside
-    try:
-        return await _run(argv, cwd, inner, time_limit, stdout, stderr, stdin, pass_fds,
-                          jail.side)
-    finally:
-        if inside is not None and outside is not None:
-            take_cwd(inside, outside)
+        env = {**env, "TMPDIR": str(where.tmp)}
+    return await _on_side(jail.side, str(where.cwd), argv, cwd, env, time_limit, stdout,
+                          stderr, stdin, pass_fds)
 
 
-async def _in_sandbox(
-    box: sandboxed.Inside,
+async def _on_side(
+    side: _SideProcess,
+    probes: str,
     argv: Sequence[str],
     cwd: str | os.PathLike[str],
     env: Mapping[str, str],
@@ -89,11 +81,11 @@ async def _in_sandbox(
     stdin: bytes | None,
     pass_fds: Mapping[int, int] | None,
 ) -> int | None:
-    """On the sandbox's side process; the probe is written inside, then copied out."""
-    inner, inside, outside = sandboxed.inside_probe(box.probes, env)
+    """On a jail's or a sandbox's side process: the Bash working-directory probe is written
+    in ``probes`` (a folder the command may write, the one it sees), then copied out."""
+    inner, inside, outside = sandboxed.inside_probe(probes, env)
     try:
-        return await _run(argv, cwd, inner, time_limit, stdout, stderr, stdin, pass_fds,
-                          box.side)
+        return await _run(argv, cwd, inner, time_limit, stdout, stderr, stdin, pass_fds, side)
     finally:
         if inside is not None and outside is not None:
             from toolrun.sandbox.jail import take_cwd
