@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -52,6 +53,17 @@ def environment(pythonpath: str | None) -> dict[str, str]:
 
 def run(ws: Path, plan: Path, pythonpath: str | None, *extra: str) -> tuple[float, list[dict]]:
     """Wall time of one ``toolrun exec`` and its results."""
+    wall, _, results = run_cpu(ws, plan, pythonpath, *extra)
+    return wall, results
+
+
+def run_cpu(
+    ws: Path, plan: Path, pythonpath: str | None, *extra: str
+) -> tuple[float, float, list[dict]]:
+    """Wall time, toolrun's own CPU seconds (not its side processes' nor the commands',
+    which it does not wait for: steadier than the wall time on a busy machine) and the
+    results of one ``toolrun exec``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
         [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl",
@@ -59,13 +71,15 @@ def run(ws: Path, plan: Path, pythonpath: str | None, *extra: str) -> tuple[floa
         cwd=ws, capture_output=True, text=True, check=False, env=environment(pythonpath),
     )  # fmt: skip
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     results = [json.loads(line) for line in proc.stdout.splitlines()]
     failed = [r for r in results if r["status"] != "ok"]
     if proc.returncode != 0 or failed:
         raise SystemExit(
             f"toolrun exec failed ({proc.returncode}): {proc.stderr[-2000:]}{failed[:1]}"
         )
-    return wall, results
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu, results
 
 
 def where(result: dict) -> str:
@@ -144,13 +158,19 @@ def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> 
                                           for c in commands]}))
     stdin = "\n".join(commands) + "\n"
     walls: dict[str, list[float]] = {label: [] for label, _ in sides}
+    cpus: dict[str, list[float]] = {label: [] for label, _ in sides}
+    firsts: dict[str, list[float]] = {label: [] for label, _ in sides}
     xargs: list[float] = []
+    load = os.getloadavg()[0]
     for _ in range(repeat):
         for label, path in sides:
-            wall, results = run(ws, plan, path, "--max-concurrency", "4")
+            wall, cpu, results = run_cpu(ws, plan, path, "--max-concurrency", "4")
             if {where(r) for r in results} != {"jail"}:
                 raise SystemExit(f"{label}: not every call ran in the jail")
             walls[label].append(wall)
+            cpus[label].append(cpu)
+            # how long the first calls took against the rest: a jail not ready in time
+            firsts[label].append(float(results[0]["duration_ms"]))
         start = time.perf_counter()
         subprocess.run(["xargs", "-P4", "-d", "\n", "-I{}", "bash", "-c", "{}"], input=stdin,
                        text=True, cwd=ws, check=True, stdout=subprocess.DEVNULL)
@@ -161,7 +181,9 @@ def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> 
     for label, runs in walls.items():
         wall = statistics.median(runs)
         print(f"  {label}: {wall:.2f} s, {wall / base:.2f}x xargs (budget 1.5x, aim 1.2x; "
-              f"runs {_list(runs)})")
+              f"runs {_list(runs)}); toolrun's own CPU {statistics.median(cpus[label]):.2f} s; "
+              f"first call {statistics.median(firsts[label]):.1f} ms")
+    print(f"  load average (1 min) before: {load:.2f}, after: {os.getloadavg()[0]:.2f}")
 
 
 def _list(values: list[float]) -> str:

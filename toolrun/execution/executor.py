@@ -121,6 +121,8 @@ class Executor(_Scheduling):
         self._sink_error: BaseException | None = None
         # the journal whose stored-outputs folder was worked out, and the folder
         self._stored_dir: tuple[Journal | None, Path] = (None, Path())
+        self._first_decided = False  # (see _Scheduling._decide_first)
+        self._hooks_decide = hooks is not None and hooks.has_hooks("PreToolUse")
         engine = getattr(decider, "engine", None)
         self.jails = JailKeeper(
             self._roots, read_denied(engine), also=literal_denies(engine),

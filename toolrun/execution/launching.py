@@ -188,9 +188,8 @@ class _Launching(_Asking):
             return self.jails.finish(outcome, None, ctx.cwd, kind)
         token = jail_context.set(jail)
         try:
-            outcome = await invoke(
-                tool, call.params, replace(ctx, sandbox=None), time_limit=call.timeout
-            )
+            inside = ctx if ctx.sandbox is None else replace(ctx, sandbox=None)
+            outcome = await invoke(tool, call.params, inside, time_limit=call.timeout)
         finally:
             jail_context.reset(token)
         if self.jails.never_started(outcome, jail):

@@ -36,6 +36,8 @@ class _Scheduling(_Launching):
 
     verify_tools: frozenset[str]
     _on_run: RunSink | None
+    _first_decided: bool
+    _hooks_decide: bool
 
     async def _run_plan(self, state: _PlanState) -> None:
         for turn in state.plan.turns:
@@ -54,12 +56,23 @@ class _Scheduling(_Launching):
             finally:
                 state.verifying = None
 
+    def _decide_first(self, state: _PlanState, calls: Sequence[Call]) -> None:
+        """The run's first turn that starts with a Bash call: decide that call now (once
+        more), so that a jail it is judged into starts while the turn is grouped and
+        decided, not after (:meth:`_decide`). Not where hooks may decide it instead."""
+        if self._first_decided or not calls or calls[0].tool != "Bash":
+            return
+        self._first_decided = True
+        if not self.settings.dry_run and not self._hooks_decide:
+            self._decide(calls[0], state.cwd)
+
     async def _run_turn_calls(self, state: _PlanState, turn: Turn) -> None:
         limit = self.settings.max_calls_per_turn
         admitted, excess = turn.calls[:limit], turn.calls[limit:]
         if any(type(c.params) is InvalidInput for c in admitted):
             admitted = self._refused(state, admitted)
         ctx = self._context(state.cwd)
+        self._decide_first(state, admitted)
         runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
             if self.interrupted or self.stops.request is not None:
