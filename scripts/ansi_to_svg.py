@@ -21,8 +21,14 @@ import re
 import sys
 
 COLOURS = {
-    "30": "#3b4252", "31": "#e5534b", "32": "#57ab5a", "33": "#c69026",
-    "34": "#539bf5", "35": "#b083f0", "36": "#39c5cf", "37": "#d0d7de",
+    "30": "#3b4252",
+    "31": "#e5534b",
+    "32": "#57ab5a",
+    "33": "#c69026",
+    "34": "#539bf5",
+    "35": "#b083f0",
+    "36": "#39c5cf",
+    "37": "#d0d7de",
 }
 FOREGROUND, BACKGROUND = "#d0d7de", "#22272e"
 CHAR_W, LINE_H, PAD = 8.4, 18, 14
@@ -89,11 +95,11 @@ def annotations(text: str) -> str:
             out.append(line)
             continue
         props = dict(p.split("=", 1) for p in m[2].split(","))
-        unescape = lambda v: v.replace("%3A", ":").replace("%2C", ",").replace("%0A", " ").replace("%25", "%")
-        colour, mark = ("31", "✖ Error") if m[1] == "error" else ("33", "⚠ Warning")
-        out.append(
-            f"\x1b[{colour};1m{mark}\x1b[0m  \x1b[1m{unescape(props['title'])}\x1b[0m"
+        unescape = lambda v: (
+            v.replace("%3A", ":").replace("%2C", ",").replace("%0A", " ").replace("%25", "%")
         )
+        colour, mark = ("31", "✖ Error") if m[1] == "error" else ("33", "⚠ Warning")
+        out.append(f"\x1b[{colour};1m{mark}\x1b[0m  \x1b[1m{unescape(props['title'])}\x1b[0m")
         out.append(f"   {unescape(props['file'])}#L{props['line']}")
         message = unescape(m[3])
         out.append("   " + (message if len(message) <= 110 else message[:109] + "…"))

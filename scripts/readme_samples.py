@@ -23,13 +23,16 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOWN_ROOT = "/src/toolrun"
+SHOWN_COPY = "/home/me/project"  # as long as a copy's path, /tmp/tr-XXXXXXXX
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,9 @@ class Sample:
     cwd: str = "."  # relative to the repository
     columns: int = 100
     stderr: bool = False  # show stderr too (validate prints its problems there)
+    #: run in a copy of ``cwd`` at a path as long as :data:`SHOWN_COPY`, which it prints as:
+    #: a table wraps absolute paths, so the path must have the same length everywhere
+    copy: bool = False
 
 
 SAMPLES: tuple[Sample, ...] = (
@@ -46,7 +52,12 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("explain-push", "toolrun explain-permission Bash 'git push origin main && rm -rf /'"),
     Sample("validate-broken", "toolrun validate docs/demo/broken.yaml", stderr=True),
     Sample("validate-typos", "toolrun validate plan.yaml", cwd="docs/demo/typos", stderr=True),
-    Sample("check-ci", "toolrun check 'agent-plans/**/*.yaml' --format text", cwd="plans/ci"),
+    Sample(
+        "check-ci",
+        "toolrun check 'agent-plans/**/*.yaml' --problems --format table --width 100",
+        cwd="plans/ci",
+        copy=True,
+    ),
     Sample(
         "policy-diff",
         "toolrun check 'agent-plans/**/*.yaml' --compare-config proposed/toolrun.yaml"
@@ -83,23 +94,39 @@ def run(sample: Sample) -> str:
     }
     env.pop("GITHUB_ACTIONS", None)
     env.pop("GITHUB_STEP_SUMMARY", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "toolrun", *argv[1:]],
-        cwd=ROOT / sample.cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT if sample.stderr else subprocess.DEVNULL,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return done.stdout.replace(str(ROOT), SHOWN_ROOT)
+    cwd = ROOT / sample.cwd
+    if sample.copy:
+        scratch = tempfile.mkdtemp(prefix="tr-", dir="/tmp")  # /tmp/tr- and 8 characters
+        assert len(scratch) == len(SHOWN_COPY), scratch
+        os.rmdir(scratch)
+        shutil.copytree(cwd, scratch, ignore=shutil.ignore_patterns(".toolrun"))
+        cwd = Path(scratch)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolrun", *argv[1:]],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if sample.stderr else subprocess.DEVNULL,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        if sample.copy:
+            shutil.rmtree(cwd, ignore_errors=True)
+    out = done.stdout
+    if sample.copy:
+        out = out.replace(str(cwd), SHOWN_COPY)
+    return out.replace(str(ROOT), SHOWN_ROOT)
 
 
 def masked(text: str) -> str:
+    """The text with what changes between runs masked, and its white space folded: a time
+    one character longer moves where a wrapped line breaks, not what it says."""
     for pattern, stand_in in _VOLATILE:
         text = pattern.sub(stand_in, text)
-    return text
+    return " ".join(text.split())
 
 
 def block_body(sample: Sample, output: str) -> str:
