@@ -10,6 +10,10 @@ Fail closed: anything toolrun does not understand (a parse error, ``eval``,
 is recorded in :attr:`BashAnalysis.problems`; such a command can never be
 allowed by a rule. Simple commands found inside such constructs are still
 listed (``analysable=False``) so that deny and ask rules see them.
+
+Kept in one module: the walk of the tree-sitter tree is one family of mutually
+recursive functions over the node kinds; its word, form, fidelity and shell-state parts
+already live beside it (treewords.py, forms.py, fidelity.py, shellstate.py).
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ What cannot be told (an option the table does not list, a word known only at
 run time, names read from a file or stdin, a remote source) is a ``problem``:
 the sources are then unknown, and the resolver never lets a rule allow that
 while a Read deny or ask rule exists.
+
+Kept in one module: one small option grammar per copying program, all feeding the
+one operand model (sources, destination, what a tree carries) that the resolver reads.
 """
 
 from __future__ import annotations

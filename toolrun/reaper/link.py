@@ -7,6 +7,10 @@ no socket of its own. Each event loop that waits on a command reads the answers 
 come (one registration per loop, not per call) and hands each to its command. If the side
 process has died, the commands it ran are killed and the next request starts a new one.
 See :mod:`toolrun.reaper.side` for the protocol.
+
+Kept in one module: one control socket and its state (requests in flight, the
+readers per event loop, the restart after the side process died) make one protocol
+state machine, read together.
 """
 
 from __future__ import annotations

@@ -53,6 +53,10 @@ once no process holds the pipe any more. A command that exits has its pipe drain
 command's output, ``closed`` and ``exit`` reach toolrun together. While more than
 :data:`OUTBOX_HIGH` bytes wait for toolrun, no output is read (the commands block on
 their pipes as they would on toolrun's own), until it is down to :data:`OUTBOX_LOW`.
+
+Kept in one module: it runs as one standard-library script (``python -I -S
+side.py``), started before toolrun's package loads; every extra module would be a file
+to find and open on each start.
 """
 
 from __future__ import annotations

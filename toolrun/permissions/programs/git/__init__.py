@@ -11,6 +11,9 @@ no option that writes a file (``--output``) or runs a program (``--textconv``,
 Beyond read-only: :func:`runs_code` (configuration values and options git runs as
 programs), :func:`file_writes` (``--output``, ``format-patch -o``, ``git config`` sets)
 and :func:`content_reads` (file content printed out of history, :mod:`.history`).
+
+Kept in one module: the sub-command tables and the walk over git's global options
+make one decision; history.py holds the content readers (what history can print).
 """
 
 from __future__ import annotations
