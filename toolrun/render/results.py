@@ -81,7 +81,11 @@ def hooks_note(result: Mapping[str, Any]) -> str:
             was = target_of(str(result.get("tool", "")), result["original_input"], 40)
             event += f" rewrote the input (was {was})"
         parts.append(event)
-    return "hooks: " + ", ".join(parts) if parts else ""
+    from toolrun.hooks.messages import messages_note  # (#30: what hooks said, in short)
+
+    said = messages_note(result.get("hooks") or ())  # first: a table cuts the note's end
+    ran = "hooks: " + ", ".join(parts) if parts else ""
+    return "; ".join(n for n in (said, ran) if n)
 
 
 def hooks_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -100,7 +104,9 @@ def hooks_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
                 f"{run.get('event', record.get('event'))} `{run.get('command')}` "
                 f"({run.get('source')}): {what}"
             )
-    return lines
+    from toolrun.hooks.messages import messages_lines  # (#30: what hooks said, in full)
+
+    return lines + messages_lines(records)
 
 
 def _note(result: Result) -> str:
