@@ -32,9 +32,9 @@ BAD = [
      "toolrun hook: cwd must be a string, not list"),
     (b'{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}}',
      ("toolrun hook: hook_event_name 'PostToolUse' is not a tool event it answers "
-     "(PreToolUse, PermissionRequest, SessionEnd); register it under those events only")),
+     "(PreToolUse, PermissionRequest, SessionStart, SessionEnd); register it under those events only")),
     (b'{"hook_event_name": "Stop"}', ("toolrun hook: hook_event_name 'Stop' is not a tool event "
-     "it answers (PreToolUse, PermissionRequest, SessionEnd); register it under those "
+     "it answers (PreToolUse, PermissionRequest, SessionStart, SessionEnd); register it under those "
      "events only")),
 ]
 

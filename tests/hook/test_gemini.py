@@ -95,7 +95,7 @@ def test_format_gemini_is_forced_and_fails_closed_in_its_shape(hook: Hook, ws: P
     wrong = hook(claude, "--format", "gemini")
     assert wrong.returncode == 1
     assert (
-        "hook_event_name 'PreToolUse' is not a tool event it answers (BeforeTool, SessionEnd)"
+        "hook_event_name 'PreToolUse' is not a tool event it answers (BeforeTool, SessionStart, SessionEnd)"
         in wrong.stderr
     )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import _socket  # the C module: socket.py would import selectors too, ms of every call
 import os
 import sys
+import time
 
 from toolrun.live.wire import (
     MAX_HEADER,
@@ -57,9 +58,45 @@ def answer(raw: bytes, options: HookOptions) -> HookReply:
     got = ask_server(path, raw, options.to_json(), cwd)
     if got is not None:
         return HookReply(*got)
+    got = started_for_session(path, raw, options.to_json(), cwd)
+    if got is not None:
+        return HookReply(*got)
     reply = _here(raw, options, cwd)
     start_server(path)
     return reply
+
+
+#: how long SessionStart waits for the server it started (50 ms a poll): 3 s
+SERVER_START_POLLS = 60
+
+
+def started_for_session(
+    path: str, raw: bytes, options: Mapping[str, object], cwd: str
+) -> tuple[str, str, int] | None:
+    """For a SessionStart with no server running: start one and have it answer (it loads
+    the config and what deciding needs, so the session's first tool call is answered
+    warm). None: not a SessionStart, or no server came up in time."""
+    if not _session_start(raw):
+        return None
+    start_server(path)
+    for _ in range(SERVER_START_POLLS):
+        time.sleep(0.05)
+        got = ask_server(path, raw, options, cwd)
+        if got is not None:
+            return got
+    return None
+
+
+def _session_start(raw: bytes) -> bool:
+    """Whether the payload is a SessionStart (read in full only when it may be one)."""
+    if b"SessionStart" not in raw:
+        return False
+    from toolrun.live.payload import SessionStarted, parse_payload
+
+    try:
+        return isinstance(parse_payload(raw), SessionStarted)
+    except Exception:  # noqa: BLE001 - a bad payload: the usual path says what is wrong
+        return False
 
 
 def read_all(conn: _socket.socket) -> bytes:

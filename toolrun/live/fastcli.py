@@ -41,8 +41,12 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...] | None]] = {
 def parse(argv: list[str], env: Any) -> dict[str, Any] | None:
     """The options as :meth:`HookOptions.to_json` gives them, or None: let click parse."""
     options: dict[str, Any] = {
-        "protocol": None, "fail": "open", "allow_read_only": False, "workspace": None,
-        "config_file": env.get("TOOLRUN_CONFIG") or None, "settings_files": [],
+        "protocol": None,
+        "fail": "open",
+        "allow_read_only": False,
+        "workspace": None,
+        "config_file": env.get("TOOLRUN_CONFIG") or None,
+        "settings_files": [],
         "journal": True,
     }
     args = list(argv)
@@ -86,6 +90,10 @@ def main(argv: list[str]) -> int | None:
     path = socket_path(env) if warm else None
     if path is not None:
         reply = ask_server(path, raw, options, cwd)
+    if reply is None and path is not None and b"SessionStart" in raw:
+        from toolrun.live.client import started_for_session
+
+        reply = started_for_session(path, raw, options, cwd)
     if reply is None:
         reply = _here(raw, options, cwd)
         if path is not None:

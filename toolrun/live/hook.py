@@ -18,6 +18,7 @@ deny is said in JSON, with its reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -31,7 +32,7 @@ from toolrun.errors import HookInputError, ToolrunError
 if TYPE_CHECKING:
     from toolrun.live.answer import Verdict
     from toolrun.live.engines import Engines
-    from toolrun.live.payload import HookCall, Protocol, SessionEnded
+    from toolrun.live.payload import HookCall, Protocol, SessionEnded, SessionStarted
 
 Fail = Literal["open", "closed"]
 #: where each agent says the session's project is
@@ -90,7 +91,10 @@ class HookReply:
 
 
 def workspace_of(
-    hook: HookCall | SessionEnded, options: HookOptions, env: Mapping[str, str], cwd: Path
+    hook: HookCall | SessionEnded | SessionStarted,
+    options: HookOptions,
+    env: Mapping[str, str],
+    cwd: Path,
 ) -> Path:
     """The workspace a hook call is decided in (see the module's docstring); relative
     paths are taken from ``cwd``, the directory the hook runs in."""
@@ -129,11 +133,13 @@ def answer_hook(
     protocol: str = options.protocol or "claude"
     event = "BeforeTool" if protocol == "gemini" else "PreToolUse"
     try:
-        from toolrun.live.payload import SessionEnded, parse_payload
+        from toolrun.live.payload import SessionEnded, SessionStarted, parse_payload
 
         hook = parse_payload(raw, options.protocol)
         if isinstance(hook, SessionEnded):
             return _end(hook, options, env, cwd)
+        if isinstance(hook, SessionStarted):
+            return _start(hook, options, env, engines, cwd)
         protocol, event = hook.protocol, hook.event
         return _answer(hook, options, env, engines, cwd)
     except ToolrunError as exc:
@@ -165,17 +171,17 @@ def _answer(
     settings = tuple(here / p for p in options.settings_files)
     config_file = here / options.config_file if options.config_file is not None else None
     if engines is not None:
-        loaded = engines.get(
-            workspace, config_file=config_file, settings_files=settings, env=env
-        )
+        loaded = engines.get(workspace, config_file=config_file, settings_files=settings, env=env)
     else:
         loaded = load(workspace, config_file=config_file, settings_files=settings, env=env)
     engine = loaded.engine
     cwd = gemini_cwd(hook.tool, hook.input, hook.cwd) if hook.protocol == "gemini" else hook.cwd
     call_cwd = here / cwd if cwd else None
     _registry_for(engine, hook.calls)
-    decisions = [engine.decide(tool, tool_input, cwd=call_cwd, mode=hook.mode)
-                 for tool, tool_input in hook.calls]
+    decisions = [
+        engine.decide(tool, tool_input, cwd=call_cwd, mode=hook.mode)
+        for tool, tool_input in hook.calls
+    ]
     chosen = verdict(
         strictest(decisions),
         allow_read_only=options.allow_read_only,
@@ -208,9 +214,32 @@ def _answer(
     return HookReply(stdout, stderr, 0, chosen)
 
 
-def _end(
-    hook: SessionEnded, options: HookOptions, env: Mapping[str, str], here: Path
+def _start(
+    hook: SessionStarted,
+    options: HookOptions,
+    env: Mapping[str, str],
+    engines: Engines | None,
+    here: Path,
 ) -> HookReply:
+    """SessionStart: nothing is printed (no context is added). In the warm server the
+    workspace's config is loaded and its engine compiled now, so the session's first tool
+    call is answered warm; the client starts the server when none runs. A config that
+    cannot be used is said at the first call, where it denies or errs as configured."""
+    if engines is None:
+        return HookReply()
+    workspace = workspace_of(hook, options, env, here)
+    settings = tuple(here / p for p in options.settings_files)
+    config_file = here / options.config_file if options.config_file is not None else None
+    with contextlib.suppress(ToolrunError, OSError):
+        loaded = engines.get(workspace, config_file=config_file, settings_files=settings, env=env)
+        # one decision of each kind loads what deciding needs (the Bash parser, the rules'
+        # matchers); nothing is journalled: no call was made
+        loaded.engine.decide("Bash", {"command": "ls"})
+        loaded.engine.decide("Read", {"file_path": str(workspace / "README.md")})
+    return HookReply()
+
+
+def _end(hook: SessionEnded, options: HookOptions, env: Mapping[str, str], here: Path) -> HookReply:
     """SessionEnd: the session's run gets its end record (``toolrun runs`` then lists it
     as finished, and ``runs prune`` may delete it); nothing is printed."""
     if not options.journal:

@@ -38,6 +38,9 @@ ENGINE_MODES: Final = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermi
 Call = tuple[str, Mapping[str, Any]]
 #: the event that ends a session: its run gets its end record (both agents name it so)
 SESSION_END: Final = "SessionEnd"
+#: the event that starts one: the warm server is started and the config loaded, so that
+#: the session's first tool call is answered warm (both agents name it so)
+SESSION_START: Final = "SessionStart"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,15 @@ class SessionEnded:
     reason: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class SessionStarted:
+    """A ``SessionStart`` payload: nothing to decide; the engine gets ready."""
+
+    protocol: Protocol
+    session_id: str
+    cwd: str | None
+
+
 def _str_field(data: Mapping[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is None:
@@ -96,7 +108,9 @@ def _mode(raw: str | None) -> tuple[str | None, str | None]:
     return "default", f"unknown permission_mode {raw!r} decided as default"
 
 
-def parse_payload(raw: bytes, protocol: Protocol | None = None) -> HookCall | SessionEnded:
+def parse_payload(
+    raw: bytes, protocol: Protocol | None = None
+) -> HookCall | SessionEnded | SessionStarted:
     """The call of one hook payload; HookInputError says what is wrong with it.
 
     ``protocol`` None: Gemini CLI when ``hook_event_name`` is ``BeforeTool``, else
@@ -126,11 +140,19 @@ def parse_payload(raw: bytes, protocol: Protocol | None = None) -> HookCall | Se
         event = "BeforeTool" if protocol == "gemini" else "PreToolUse"
     if event == SESSION_END:
         return SessionEnded(
-            protocol, _str_field(data, "session_id") or "", _str_field(data, "cwd"),
+            protocol,
+            _str_field(data, "session_id") or "",
+            _str_field(data, "cwd"),
             _str_field(data, "reason"),
         )
+    if event == SESSION_START:
+        return SessionStarted(
+            protocol, _str_field(data, "session_id") or "", _str_field(data, "cwd")
+        )
     if EVENTS.get(event) != protocol:
-        wanted = ", ".join([*(e for e, p in EVENTS.items() if p == protocol), SESSION_END])
+        wanted = ", ".join(
+            [*(e for e, p in EVENTS.items() if p == protocol), SESSION_START, SESSION_END]
+        )
         raise HookInputError(
             f"toolrun hook: hook_event_name {event!r} is not a tool event it answers "
             f"({wanted}); register it under those events only"
