@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+from types import ModuleType
+
+from tests.scripts import load_script
 
 ROOT = Path(__file__).parents[1]
 
 
-def script():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        "architecture", ROOT / "scripts" / "architecture.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["architecture"] = module
-    spec.loader.exec_module(module)
-    return module
+def script() -> ModuleType:
+    return load_script("architecture")
 
 
 def test_the_layer_picture_is_drawn_from_the_current_code() -> None:

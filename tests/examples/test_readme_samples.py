@@ -7,35 +7,22 @@ call of the table beside it as the table says, by the rule it names.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from click.testing import CliRunner
 
+from tests.scripts import load_script
 from toolrun.cli import main
 
 ROOT = Path(__file__).parents[2]
 
 
-def samples_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "readme_samples", ROOT / "scripts" / "readme_samples.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["readme_samples"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-SCRIPT = samples_script()
+SCRIPT = load_script("readme_samples")
 SHOWN = [
     (doc, name, body) for doc in SCRIPT.documents() for name, body in SCRIPT.blocks(doc.read_text())
 ]
