@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -130,12 +131,20 @@ def pre(decision: str, reason: str) -> dict[str, Any]:
 @pytest.fixture
 def runtime(tmp_path: Path) -> Iterator[Path]:
     """A private runtime directory for hook servers; every server started there is
-    stopped at the end (by the pid it wrote)."""
+    stopped at the end: by the pid it wrote, and by its command line (a server started
+    while a test's own listener held the socket writes no pid file)."""
     folder = tmp_path / "run"
     folder.mkdir(mode=0o700)
     yield folder
+    pids = set()
     for pid_file in folder.glob("toolrun/*.pid"):
-        try:
-            os.kill(int(pid_file.read_text()), signal.SIGTERM)
-        except (OSError, ValueError):
-            pass
+        with contextlib.suppress(OSError, ValueError):
+            pids.add(int(pid_file.read_text()))
+    for proc in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"toolrun.live.server" in argv and any(str(folder).encode() in a for a in argv):
+                pids.add(int(proc.name))
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
