@@ -14,7 +14,8 @@ then times, from bytecode, interleaved run by run so every side sees the same lo
 - ``load_document`` of each file in this process (the parse alone).
 
 Prints min and median wall seconds of each, the YAML/JSON ratio of the medians (the
-budget: at most 1.10) and the median CPU of the child. ``--against DIR``: every row also
+budget: at most 1.10), the median CPU of the child and the YAML/JSON ratio of those
+(steadier than the wall's when the machine is shared). ``--against DIR``: every row also
 with the toolrun source in DIR (e.g. a checkout of the main you started from).
 """
 
@@ -163,7 +164,12 @@ def main() -> None:
                     ratio = ""
                     if label.endswith("yaml"):
                         other = walls[(tree, label[:-4] + "json")]
-                        ratio = f"  yaml/json {statistics.median(w) / statistics.median(other):.3f}"
+                        other_cpu = cpus[(tree, label[:-4] + "json")]
+                        # the CPU ratio as well: steadier than the wall's on a shared machine
+                        ratio = (
+                            f"  yaml/json {statistics.median(w) / statistics.median(other):.3f}"
+                            f" (cpu {statistics.median(cpus[(tree, label)]) / statistics.median(other_cpu):.3f})"
+                        )
                     print(
                         f"  {tree:8} {label:18} min {min(w):.3f}  median {statistics.median(w):.3f}"
                         f"  cpu {statistics.median(cpus[(tree, label)]):.3f}{ratio}"
