@@ -552,3 +552,24 @@ def test_plain_scalars_are_typed_as_pyyaml_types_them(words: list[str]) -> None:
     except DocumentError as exc:
         got = str(exc)
     assert got == expected
+
+
+@pytest.mark.parametrize("lean", [False, True])
+def test_a_plans_calls_are_located_and_a_too_deep_one_is_refused_where_it_gets_too_deep(
+    lean: bool,
+) -> None:
+    from toolrun.yamlfile.jsondoc import parse_json
+
+    calls = ['{"tool": "Read", "input": {"file_path": "a"}}', "7", "[]", '"x"']
+    text = '{"turns": [\n {"calls": [\n  ' + ",\n  ".join(calls) + "\n ]}\n]}\n"
+    doc = parse_json(text, "t.json", lean=lean)
+    assert [doc.value_location(("turns", 0, "calls", i)) for i in range(4)] == [
+        Location("t.json", 3 + i, 3) for i in range(4)
+    ]
+    # the levels open around the call count: 4 (document, turns, turn, calls), the call's
+    # own brace is the 5th, so the 96th `{"a": ` is the 101st: column 3 + 26 + 95 * 6
+    deep = '{"tool": "Bash", "input": ' + '{"a": ' * 120 + "1" + "}" * 121
+    text = '{"turns": [\n {"calls": [\n  {"tool": "Read"},\n  ' + deep + "\n ]}\n]}\n"
+    with pytest.raises(DocumentError) as info:
+        parse_json(text, "t.json", lean=lean)
+    assert str(info.value.problem) == "t.json:4:599: nested more than 100 levels deep"

@@ -156,6 +156,8 @@ class JsonMarks:
             starts = self.items[path] = array("q")
             if text[index] == "]":
                 return index + 1
+            if len(path) + 1 >= MARK_DEPTH:
+                return self._items(index, len(path) + 1, starts)
             while True:
                 index = self.walk(index, (*path, len(starts)), starts)
                 index = _skip_ws(text, index)
@@ -182,6 +184,29 @@ class JsonMarks:
             if text[index] == "}":
                 return index + 1
             index = _skip_ws(text, index + 1)  # ","
+
+
+    def _items(self, index: int, depth: int, starts: array[int]) -> int:
+        """:meth:`walk` of the items of a list at ``index`` whose items are ``depth`` deep,
+        past what is recorded: each one's start noted, then skipped by the scanner (a
+        plan's calls: one loop, without a call and a path per item)."""
+        text = self.text
+        room = MAX_DEPTH - depth
+        scan = json_scan
+        while True:
+            index = _skip_ws(text, index)
+            starts.append(index)
+            end = scan(text, index)[1]
+            if (
+                text[index] in "[{"
+                and end - index > 2 * room
+                and text.count("[", index, end) + text.count("{", index, end) > room
+            ):
+                check_json_depth(text, self.file, index, end, depth)
+            index = _skip_ws(text, end)
+            if text[index] == "]":
+                return index + 1
+            index += 1  # ","
 
 
 class YamlMarks(JsonMarks):
