@@ -531,3 +531,11 @@ def test_each_call_is_reported_in_the_turn_it_is_written_in_empty_turns_between(
     report = json.loads(toolrun(ws, "plan.json", "--format", "json", "--jobs", jobs).stdout)
     written = [t + 1 for t, size in enumerate(sizes) for _ in range(size)]
     assert [r["turn"] for r in report["results"]] == written == [1, 1, 3, 6, 6, 6]
+
+
+def test_the_place_of_a_records_deps_is_the_one_joined_clears() -> None:
+    """``_across`` clears a record's deps by its place (not ``_replace``: issue 31)."""
+    from toolrun.commands.split_check import _DEPS
+    from toolrun.report.models import CallCheck
+
+    assert CallCheck._fields[_DEPS] == "deps"
