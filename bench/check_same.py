@@ -11,13 +11,18 @@ where it would run...) and the summary must be the same, less what differs from 
 run (ids, times). A speed change must change no decision: this says so, or shows the
 first calls that differ. DIR's toolrun runs with DIR on PYTHONPATH (a worktree without a
 virtualenv of its own is fine); this checkout's runs with this one's.
+
+The other reports (``--formats``: text, JUnit, SARIF, GitHub annotations) must be the
+same byte for byte, less the run id, execution ids and times, masked in both.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,6 +35,17 @@ HERE = Path(__file__).resolve().parents[1]
 #: fields that differ from one run to the next whatever was decided
 VOLATILE = {"execution_id", "run_id", "started_at", "finished_at", "wait_ms", "duration_ms",
             "wall_ms"}  # fmt: skip
+
+
+#: the reports compared as text, and what differs from run to run in them
+TEXT_FORMATS = ("text", "junit", "sarif", "github")
+_MASKS = [
+    (re.compile(r"exec_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "exec_ID"),
+    (re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}"), "RUN_ID"),
+    (re.compile(r'"(wall_ms|time)": [0-9.e+-]+'), r'"\1": T'),
+    (re.compile(r'(time|timestamp)="[^"]*"'), r'\1="T"'),
+    (re.compile(r"\b\d+(\.\d+)? ?(ms|s)\b"), "T"),
+]
 
 
 def _workspace(ws: Path) -> None:
@@ -56,6 +72,22 @@ def _records(checkout: Path, ws: Path, plan: Path, jobs: str) -> dict[str, Any]:
     return _stable(json.loads(proc.stdout))
 
 
+def _report(checkout: Path, ws: Path, plan: Path, jobs: str, fmt: str) -> str:
+    """A report as text, less what differs from run to run (masked), after its exit code."""
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolrun", "check", str(plan), "--workspace", str(ws),
+         "--format", fmt, "--jobs", jobs],
+        cwd=ws, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if proc.returncode not in (0, 4, 5):
+        raise SystemExit(f"{checkout}: check failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    text = proc.stdout
+    for pattern, mask in _MASKS:
+        text = pattern.sub(mask, text)
+    return f"exit {proc.returncode}\n{text}"
+
+
 def _stable(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
@@ -71,6 +103,8 @@ def main() -> None:
                                                         "compound"])  # fmt: skip
     parser.add_argument("--size", type=int, default=3000)
     parser.add_argument("--jobs", nargs="+", default=["1", "2"])
+    parser.add_argument("--formats", nargs="*", default=list(TEXT_FORMATS),
+                        choices=TEXT_FORMATS, help="also compared, byte for byte")
     args = parser.parse_args()
     differ = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,6 +128,16 @@ def main() -> None:
                 for i in bad[:3]:
                     print("   this:  ", json.dumps(calls[i])[:600])
                     print("   other: ", json.dumps(theirs["results"][i])[:600])
+                for fmt in args.formats:
+                    a = _report(HERE, ws, plan, jobs, fmt)
+                    b = _report(args.against, ws, plan, jobs, fmt)
+                    differ += a != b
+                    print(f"{'':>12} --format {fmt}: "
+                          + ("identical" if a == b else "DIFFERS"))  # fmt: skip
+                    if a != b:
+                        lines = difflib.unified_diff(b.splitlines(), a.splitlines(), "other",
+                                                     "this", lineterm="", n=1)  # fmt: skip
+                        print("\n".join(list(lines)[:40]))
     raise SystemExit(1 if differ else 0)
 
 

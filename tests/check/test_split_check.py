@@ -531,3 +531,42 @@ def test_each_call_is_reported_in_the_turn_it_is_written_in_empty_turns_between(
     report = json.loads(toolrun(ws, "plan.json", "--format", "json", "--jobs", jobs).stdout)
     written = [t + 1 for t, size in enumerate(sizes) for _ in range(size)]
     assert [r["turn"] for r in report["results"]] == written == [1, 1, 3, 6, 6, 6]
+
+
+def test_the_place_of_a_records_deps_is_the_one_joined_clears() -> None:
+    """``_across`` clears a record's deps by its place (not ``_replace``: issue 31)."""
+    from toolrun.commands.split_check import _DEPS, _RUN
+    from toolrun.report.models import CallCheck
+
+    assert CallCheck._fields[_DEPS] == "deps" and CallCheck._fields[_RUN] == "run"
+
+
+def test_a_record_s_deps_come_back_from_a_part_as_they_were_sent() -> None:
+    """A part sends its records as plain rows (issue 31): each comes back equal, its
+    reads and writes too, whatever of them it kept, its run moved on (0 stays 0)."""
+    import io
+
+    from toolrun.commands import split_check
+    from toolrun.execution.depends import ANYTHING, SOME_READS, Reads, Writes
+    from toolrun.report.models import CallCheck
+
+    record = CallCheck(0, "call-1", "Read", {"file_path": "a"}, "allow", "mode", None, None,
+                       "allowed", "skipped", None, 1, 1, 1, 3, "concurrent", "exec_1")
+    deps = [
+        (Reads(("/w/a",), ("/w/t",), ("/w",), ("/w/s",)), None, False),
+        (None, Writes(frozenset({"/w/a", "/w/b"}), contents=True), True),
+        (SOME_READS, ANYTHING, False),
+        (Reads(trees=("/",)), Writes(frozenset(), moves_cwd=True), True),
+        None,
+    ]
+    calls = tuple(record._replace(position=i, id=f"call-{i + 1}", deps=d,
+                                  run=0 if i == 1 else 3)
+                  for i, d in enumerate(deps))  # fmt: skip
+    sent = io.BytesIO()
+    split_check._send(((), calls), sent)
+    back = split_check._receive(io.BytesIO(sent.getvalue()), 4)
+    assert back is not None
+    assert [c._replace(run=0) for c in back[1]] == [c._replace(run=0) for c in calls]
+    assert [c.run for c in back[1]] == [7, 0, 7, 7, 7]
+    assert all(type(c) is CallCheck for c in back[1])
+    assert back[1][1].deps == deps[1]

@@ -159,3 +159,47 @@ def test_a_result_pickles_and_copies_with_or_without_its_line() -> None:
         again = pickle.loads(pickle.dumps(result))
         assert again == result and again.json_line() == result.json_line()
         assert copy.copy(result).json_line() == result.json_line()
+
+
+def test_a_plain_result_built_in_field_order_is_the_keyword_build(tmp_path: Path) -> None:
+    """``_result`` builds a result of only an error and where it runs (a dry run's usual
+    one) in field order; it is the same result, field for field and as JSON, as the
+    keyword build (a result with one field more takes it) makes for the same call."""
+    from dataclasses import fields, replace
+
+    from toolrun.execution.executor import ExecSettings, Executor, _Ordered, _PlanState
+    from toolrun.execution.results import CallDecision, DecidedBy, Result, Status
+    from toolrun.plan.models import Plan
+    from toolrun.tools import default_registry
+
+    from .test_executor import TableDecider
+
+    ex = Executor(
+        workspace=tmp_path, registry=default_registry(), decider=TableDecider(),
+        settings=ExecSettings(dry_run=True), run_id="run-1",
+    )
+    state = _PlanState(
+        plan=Plan("p.json", None, ()), out=_Ordered(lambda r: None), cwd=tmp_path, limiter=None
+    )
+    cases = [
+        (a_call(0, "call-1", "Read", {"file_path": "a.txt"}),
+         CallDecision("allow", "inside", DecidedBy("mode", None, "default")), Status.SKIPPED,
+         {}),
+        (a_call(1, "call-2", "Edit", {"file_path": ".env", "old_string": "a", "new_string": "b"}),
+         CallDecision("deny", "denied: rule", DecidedBy("rule", "Edit(./.env)", "t.yaml:1")),
+         Status.DENIED, {"error": "denied: rule"}),
+        (a_call(2, "call-3", "Bash", {"command": "ls"}),
+         CallDecision("allow", "read-only", DecidedBy("readonly"), runs_in="unsandboxed",
+                      runs_in_why="as configured"), Status.SKIPPED, {}),
+        (a_call(3, "call-4", "Grep", {"pattern": "x"}),
+         CallDecision("ask", "asks", DecidedBy("mode", None, "default")), Status.SKIPPED,
+         {"error": None}),
+    ]  # fmt: skip
+    for call, decision, status, extra in cases:
+        made = ex._result(state, call, decision, status, **extra)
+        # the keyword build: forced by a field the plain build does not take
+        general = ex._result(state, call, decision, status, aborted_before_launch=False, **extra)
+        assert [f.name for f in fields(Result)][-2:] == ["runs_in_why", "_line"]
+        assert made == replace(general, execution_id=made.execution_id)
+        assert made.json_line() == replace(general, execution_id=made.execution_id).json_line()
+        assert made.metadata == {} and made.output == "" and made.location == call.location

@@ -124,7 +124,7 @@ class CheckDecider:
         from toolrun.execution.depends import PlanDependencies
 
         self.inner = inner
-        self.cache: dict[tuple[str, Path, str], tuple[CallDecision, Footprint]] = {}
+        self.cache: dict[tuple[str, Path, object], tuple[CallDecision, Footprint]] = {}
         self.limit = self.MIN_CACHED
         self.hits = 0
         self.reasons: dict[int, str] = {}
@@ -247,10 +247,19 @@ class CheckDecider:
             deps[call.index] = (reads, writes, call.tool == "Bash" and not cwd_recorded)
 
 
-def _input_key(value: Mapping[str, Any]) -> str:
-    # inputs come from JSON or YAML, whose values' reprs differ whenever the values do
-    # (a key order that differs only costs a second decision)
-    return repr(value)
+def _input_key(value: Mapping[str, Any]) -> str | tuple[tuple[str, Any], ...]:
+    """The memo's key of an input: equal exactly when the inputs are (a key order that
+    differs only costs a second decision).
+
+    An input of strings only (most calls) is its items: equal items are equal strings,
+    and a tuple of them costs half a repr. Any other value takes its repr (inputs come
+    from JSON or YAML, whose values' reprs differ whenever the values do; 1, 1.0 and
+    True are equal as items but not as reprs). A repr never equals a tuple."""
+    items = tuple(value.items())
+    for k, v in items:
+        if type(v) is not str or type(k) is not str:
+            return repr(value)
+    return items
 
 
 async def _released(turns: list[Turn | None]) -> AsyncIterator[tuple[Turn, Sequence[Result]]]:
@@ -409,6 +418,8 @@ def _recording_executor() -> type[Executor]:
         held about 60 MB until the end. Nor does it wait for exec's per-tick delivery
         (``run_stream(keep=False)``): a dry run hardly ever yields to the event loop, so
         results would pile up in the tick's list instead."""
+
+        _places_runs = False  # (the records have their runs from ``on_run``)
 
         def _deliver(self, result: Result, acc: list[Result] | None) -> None:
             if self.on_result is not None:

@@ -52,6 +52,9 @@ class _Bookkeeping(_Delivery):
     _sandbox: SandboxPolicy | None
     # the journal whose stored-outputs folder was worked out, and the folder
     _stored_dir: tuple[Journal | None, Path]
+    #: a dry run's results say which run each call was part of (exec --dry-run shows it;
+    #: check records the runs itself and never reads a result's metadata for them)
+    _places_runs = True
 
     def _output_store(self, execution_id: str) -> OutputStore | None:
         """Where a call's whole output may go: beside the journal, so none without one."""
@@ -151,7 +154,7 @@ class _Bookkeeping(_Delivery):
         post: PostToolResult | None = None,
         **fields: Any,
     ) -> Result:
-        placed = self.settings.dry_run and bool(state.run_place)
+        placed = self._places_runs and self.settings.dry_run and bool(state.run_place)
         if placed:  # (made with it: a replace() after was a twentieth of a check)
             fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
         if call.tool == "Bash":
@@ -162,6 +165,15 @@ class _Bookkeeping(_Delivery):
             fields["runs_in"], fields["runs_in_why"] = where_it_runs(
                 decision, fields.get("metadata")
             )
+        if fields.keys() <= _PLAIN_FIELDS:
+            # built in field order (a dry run's usual result: no dict of keyword fields)
+            made = Result(
+                call.index, call.id, new_execution_id(), self.run_id, state.plan.file,
+                call.tool, call.input, decision.decision, decision.decided_by, status, "",
+                fields.get("error"), None, None, 0.0, 0.0, 0, False, call.location, {}, (), (),
+                None, None, (), fields.get("runs_in"), fields.get("runs_in_why"),
+            )  # fmt: skip
+            return self._completed(state, call, made, post, placed=placed)
         made = Result(
             index=call.index,
             id=call.id,
@@ -190,7 +202,7 @@ class _Bookkeeping(_Delivery):
         """``result`` with what a dry run, a PreToolUse rewrite and hooks add to it
         (``placed``: the dry run's place is in it already)."""
         extra: dict[str, Any] = {}
-        if self.settings.dry_run and state.run_place and not placed:
+        if self._places_runs and self.settings.dry_run and state.run_place and not placed:
             # a dry run shows the partition: which run each call would have been part of
             extra["metadata"] = {**result.metadata, **state.run_place}
         pre = state.pre.pop(call.index, None) if state.pre else None
@@ -205,6 +217,11 @@ class _Bookkeeping(_Delivery):
                 metadata = extra.get("metadata", result.metadata)
                 extra["metadata"] = {**metadata, "original_output": original}
         return replace(result, **extra) if extra else result
+
+
+#: the fields ``_result`` builds a result with in field order (test_bookkeeping pins it to
+#: the keyword build)
+_PLAIN_FIELDS = frozenset({"error", "runs_in", "runs_in_why"})
 
 
 def started_record(

@@ -24,6 +24,7 @@ something from the disk is marked.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -186,24 +187,37 @@ def writes_of(
     decision: CallDecision,
 ) -> Writes:
     """What a call that may run (allowed or asked) may write."""
-    from toolrun.permissions.tool_subjects import PATH_FIELDS
-
     if decision.decision == "deny":
         return NO_WRITES
-    field = PATH_FIELDS.get(tool)
-    if tool in _NETWORK_ONLY or (field is not None and field[1] == "read"):
+    kind = _writer_kind(tool)
+    if kind == "none":
         return NO_WRITES
-    from toolrun.permissions.claude_tools import claude_tool
-
-    known = claude_tool(tool)
-    if known is not None and known.need == "none":
-        return NO_WRITES  # TodoWrite, Task...: toolrun runs nothing for them (a subagent's
-        # own calls are calls of the plan, decided on their own)
-    if tool == "Bash":
+    if kind == "bash":
         return bash_writes(engine, str(input.get("command", "")), cwd, decision.analysis)
-    if (field is not None or tool == "ApplyPatch") and decision.paths:
+    if kind == "paths" and decision.paths:
         return Writes(frozenset(p for pair in decision.paths for p in pair), contents=True)
     return ANYTHING  # a tool of its own (MCP, plugin): it may write anything
+
+
+@functools.cache
+def _writer_kind(tool: str) -> str:
+    """What kind of writer a tool is, from the engine's constant tables (asked once per
+    tool name rather than for every call: most of what ``writes_of`` cost): "none" (it
+    writes no file), "bash", "paths" (it writes the files its decision resolved) or
+    "anything"."""
+    from toolrun.permissions.claude_tools import claude_tool
+    from toolrun.permissions.tool_subjects import PATH_FIELDS
+
+    field = PATH_FIELDS.get(tool)
+    if tool in _NETWORK_ONLY or (field is not None and field[1] == "read"):
+        return "none"
+    known = claude_tool(tool)
+    if known is not None and known.need == "none":
+        return "none"  # TodoWrite, Task...: toolrun runs nothing for them (a subagent's
+        # own calls are calls of the plan, decided on their own)
+    if tool == "Bash":
+        return "bash"
+    return "paths" if field is not None or tool == "ApplyPatch" else "anything"
 
 
 def _verdicts(

@@ -82,7 +82,8 @@ class _Scheduling(_Launching):
             if self._on_run is not None:
                 self._on_run(state.plan, run)
             state.runs += 1
-            state.run_place = {"turn": turn.index + 1, "run": state.runs, "run_kind": run.kind}
+            if self._places_runs and self.settings.dry_run:  # (only a dry run's results show it)
+                state.run_place = {"turn": turn.index + 1, "run": state.runs, "run_kind": run.kind}
             await self._run_one_run(state, run.kind, run.calls)
         for call in excess:
             state.out.put(
@@ -135,13 +136,20 @@ class _Scheduling(_Launching):
     ) -> None:
         # PreToolUse hooks of the run's calls run side by side; then every call is
         # decided, in plan order, before any of the run starts.
-        pre = await self._pre_tool_use(calls, state.cwd)
-        state.pre.update(pre)
+        # (without hooks there is nothing to wait for: no coroutine a run, most of a dry
+        # run's exclusive runs of one call each)
+        pre = await self._pre_tool_use(calls, state.cwd) if self.hooks is not None else {}
+        if pre:
+            state.pre.update(pre)
         if self.interrupted:
             for call in calls:
                 state.out.put(self._interrupted_before(state, call))
             return
-        stopper = next((pre[c.index] for c in calls if c.index in pre and pre[c.index].stop), None)
+        stopper = (
+            next((pre[c.index] for c in calls if c.index in pre and pre[c.index].stop), None)
+            if pre
+            else None
+        )
         self.stops.note(stopper, self.journal)
         allowed: list[tuple[Call, CallDecision]] = []
         for original in calls:
