@@ -35,6 +35,10 @@ def cwd_problem(args: list[str]) -> int | None:
 
 
 def run() -> None:
+    # first: every dataclass of the command's modules then compiles its methods once
+    from toolrun.dataclass_code import install
+
+    install()
     problem = cwd_problem(sys.argv[1:])
     if problem is not None:
         raise SystemExit(problem)
