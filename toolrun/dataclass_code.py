@@ -89,7 +89,8 @@ class CodeCache:
         temporary = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(temporary, flags, 0o644)
             with os.fdopen(fd, "wb") as f:
                 f.write(_magic() + marshal.dumps(table))
             os.replace(temporary, self.path)
