@@ -174,6 +174,20 @@ def test_nothing_is_written_when_bytecode_may_not_be(tmp_path: Path) -> None:
     assert not cache.exists()
 
 
+def _installed_after(argv: list[str], **env: str) -> bool:
+    """Whether ``toolrun ARGV`` (its entry point, in a fresh process) installed the cache."""
+    script = (
+        "import sys, dataclasses\n"
+        f"sys.argv = {['toolrun', *argv]!r}\n"
+        "import toolrun.__main__ as m\n"
+        "try:\n    m.run()\nexcept SystemExit:\n    pass\n"
+        "print('installed' if 'exec' in vars(dataclasses) else 'not installed')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **env})
+    return done.stdout.strip().splitlines()[-1] == "installed"
+
+
 def test_the_cli_installs_it_and_the_library_does_not() -> None:
     check = (
         "import dataclasses, sys\n"
@@ -183,13 +197,16 @@ def test_the_cli_installs_it_and_the_library_does_not() -> None:
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
-    via_main = (
-        "import sys, dataclasses\n"
-        "sys.argv = ['toolrun', '--version']\n"
-        "import toolrun.__main__ as m\n"
-        "try:\n    m.run()\nexcept SystemExit:\n    pass\n"
-        "print('exec' in vars(dataclasses))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", via_main], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip().splitlines()[-1] == "True"
+    assert _installed_after(["no-such-command"])
+    assert _installed_after(["check", "--help"])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["--version"], []])
+def test_the_light_commands_do_not_read_it(argv: list[str]) -> None:
+    # a dozen dataclasses: reading the cache would cost them more than it saves
+    assert not _installed_after(argv)
+
+
+def test_a_tab_completion_does_not_read_it() -> None:
+    assert not _installed_after([], _TOOLRUN_COMPLETE="bash_complete", COMP_WORDS="toolrun ",
+                                COMP_CWORD="1")
