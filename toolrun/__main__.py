@@ -38,12 +38,13 @@ def cwd_problem(args: list[str]) -> int | None:
     return None
 
 
-#: Commands that make too few dataclasses (a dozen) to pay for reading the code cache.
-_LIGHT = frozenset({"--help", "-h", "--version"})
+#: Commands that make too few dataclasses (a dozen) to pay for reading the code cache, and
+#: ``hook``, whose warm path answers without importing :mod:`dataclasses` at all.
+_LIGHT = frozenset({"--help", "-h", "--version", "hook"})
 
 
 def light(args: list[str], environ: Mapping[str, str]) -> bool:
-    """``--help``, ``--version`` or a TAB completion (click's ``_TOOLRUN_COMPLETE``)."""
+    """``--help``, ``--version``, ``hook`` or a TAB completion (``_TOOLRUN_COMPLETE``)."""
     return not args or args[0] in _LIGHT or "_TOOLRUN_COMPLETE" in environ
 
 

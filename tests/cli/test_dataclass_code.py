@@ -201,9 +201,10 @@ def test_the_cli_installs_it_and_the_library_does_not() -> None:
     assert _installed_after(["check", "--help"])
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["--version"], []])
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["--version"], [], ["hook", "--help"]])
 def test_the_light_commands_do_not_read_it(argv: list[str]) -> None:
-    # a dozen dataclasses: reading the cache would cost them more than it saves
+    # a dozen dataclasses: reading the cache would cost them more than it saves; and the
+    # hook's warm path must not even import dataclasses for it
     assert not _installed_after(argv)
 
 
