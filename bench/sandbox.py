@@ -17,7 +17,8 @@ own run time (``duration_ms``) is clean, the runs of all rows interleaved round 
   spawn of the same command, interleaved call by call.
 
 Then 1000 read-only Bash calls at concurrency 4 with the jail on against ``xargs -P4``
-running the same commands (wall time, ratio of medians). Prints medians; the added cost
+running the same commands (wall time, ratio of medians), without the journal and with it
+(``journal on``: as a user runs it, every record written and group-fsynced). Prints medians; the added cost
 of a call is its median minus the unsandboxed median of the same source. Runs from
 bytecode (``PYTHONDONTWRITEBYTECODE`` is unset, the package compiled first).
 """
@@ -58,20 +59,23 @@ def run(ws: Path, plan: Path, pythonpath: str | None, *extra: str) -> tuple[floa
 
 
 def run_cpu(
-    ws: Path, plan: Path, pythonpath: str | None, *extra: str
+    ws: Path, plan: Path, pythonpath: str | None, *extra: str, journal: bool = False
 ) -> tuple[float, float, list[dict]]:
     """Wall time, toolrun's own CPU seconds (not its side processes' nor the commands',
     which it does not wait for: steadier than the wall time on a busy machine) and the
-    results of one ``toolrun exec``."""
+    results of one ``toolrun exec`` (with ``journal``: as a user runs it, the journal
+    written and fsynced; each run's journal removed after it)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
         [*TOOLRUN, "exec", str(plan), "--workspace", str(ws), "--format", "jsonl",
-         "--no-journal", *extra],
+         *([] if journal else ["--no-journal"]), *extra],
         cwd=ws, capture_output=True, text=True, check=False, env=environment(pythonpath),
     )  # fmt: skip
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if journal:
+        shutil.rmtree(ws / ".toolrun", ignore_errors=True)
     results = [json.loads(line) for line in proc.stdout.splitlines()]
     failed = [r for r in results if r["status"] != "ok"]
     if proc.returncode != 0 or failed:
@@ -157,20 +161,26 @@ def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> 
     plan.write_text(json.dumps({"calls": [{"tool": "Bash", "input": {"command": c}}
                                           for c in commands]}))
     stdin = "\n".join(commands) + "\n"
-    walls: dict[str, list[float]] = {label: [] for label, _ in sides}
-    cpus: dict[str, list[float]] = {label: [] for label, _ in sides}
-    firsts: dict[str, list[float]] = {label: [] for label, _ in sides}
+    # each source without the journal (--no-journal), then with it, as a user runs it
+    rows = [(label, path, journal) for journal in (False, True) for label, path in sides]
+    names = {(label, journal): label + (", journal on" if journal else "")
+             for label, _, journal in rows}
+    walls: dict[str, list[float]] = {name: [] for name in names.values()}
+    cpus: dict[str, list[float]] = {name: [] for name in names.values()}
+    firsts: dict[str, list[float]] = {name: [] for name in names.values()}
     xargs: list[float] = []
     load = os.getloadavg()[0]
     for _ in range(repeat):
-        for label, path in sides:
-            wall, cpu, results = run_cpu(ws, plan, path, "--max-concurrency", "4")
+        for label, path, journal in rows:
+            name = names[(label, journal)]
+            wall, cpu, results = run_cpu(ws, plan, path, "--max-concurrency", "4",
+                                         journal=journal)
             if {where(r) for r in results} != {"jail"}:
-                raise SystemExit(f"{label}: not every call ran in the jail")
-            walls[label].append(wall)
-            cpus[label].append(cpu)
+                raise SystemExit(f"{name}: not every call ran in the jail")
+            walls[name].append(wall)
+            cpus[name].append(cpu)
             # how long the first calls took against the rest: a jail not ready in time
-            firsts[label].append(float(results[0]["duration_ms"]))
+            firsts[name].append(float(results[0]["duration_ms"]))
         start = time.perf_counter()
         subprocess.run(["xargs", "-P4", "-d", "\n", "-I{}", "bash", "-c", "{}"], input=stdin,
                        text=True, cwd=ws, check=True, stdout=subprocess.DEVNULL)

@@ -27,8 +27,9 @@ PACKAGE = Path(toolrun.__file__).parent
 #: (config, permissions, tools, sandbox, reaper, hooks) use each other's parts both ways,
 #: module by module without a cycle.
 LAYERS: dict[str, int] = {
-    # the foundation: exceptions, paths, the YAML/JSON readers, the lazy-export helper
-    "errors": 0, "lazy": 0, "paths": 0, "builtin_fields": 0, "boundedjson": 0, "yamlfile": 0,
+    # the foundation: exceptions, paths, the YAML/JSON readers, the lazy-export helper,
+    # the cache of the code dataclasses generate
+    "errors": 0, "lazy": 0, "dataclass_code": 0, "paths": 0, "builtin_fields": 0, "boundedjson": 0, "yamlfile": 0,
     # checking documents; verifier reports (parsers, file matching)
     "validation": 1, "verify": 1,
     # the engine: config, rules and the Bash analysis, tools, jail and sandbox, hooks

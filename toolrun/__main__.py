@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # (typing's own: an import every hook call would pay)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 #: Commands that read nothing relative to the current directory.
 _CWD_FREE = frozenset({"schema", "completions", "--help", "-h", "--version"})
 
@@ -34,7 +38,22 @@ def cwd_problem(args: list[str]) -> int | None:
     return None
 
 
+#: Commands that make too few dataclasses (a dozen) to pay for reading the code cache, and
+#: ``hook``, whose warm path answers without importing :mod:`dataclasses` at all.
+_LIGHT = frozenset({"--help", "-h", "--version", "hook"})
+
+
+def light(args: list[str], environ: Mapping[str, str]) -> bool:
+    """``--help``, ``--version``, ``hook`` or a TAB completion (``_TOOLRUN_COMPLETE``)."""
+    return not args or args[0] in _LIGHT or "_TOOLRUN_COMPLETE" in environ
+
+
 def run() -> None:
+    if not light(sys.argv[1:], os.environ):
+        # first: every dataclass of the command's modules then compiles its methods once
+        from toolrun.dataclass_code import install
+
+        install()
     problem = cwd_problem(sys.argv[1:])
     if problem is not None:
         raise SystemExit(problem)
