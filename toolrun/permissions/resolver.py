@@ -167,6 +167,17 @@ class PermissionEngine:
             and (r.parsed.tool_glob or not r.parsed.tool.startswith("mcp__"))
             for r in self.rules.rules
         )
+        #: The verdicts of parts of Bash calls (bash_subjects), with what each read; None
+        #: when a Bash ``param:value`` rule exists (a part's verdict then depends on the
+        #: whole call's input, not on the part alone).
+        self.parts: dict[tuple[Any, ...], Any] | None = (
+            None
+            if any(r.parsed.kind == "param" and tool_name_matches(r.parsed, "Bash")
+                   for r in self.rules.rules)
+            else {}
+        )
+        #: The ids of parts seen once (an id reused by a new part only stores it early)
+        self.parts_seen: set[int] = set()
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
         self._vetoes_lock = threading.Lock()
         self.sandbox: SandboxPolicy | None = None
