@@ -29,7 +29,7 @@ from toolrun.permissions.wrapped import wrapped_arguments, wrapped_option_files
 PARTS_KEPT = 8192
 
 
-class _Part:
+class PartVerdict:
     """What deciding one part of a Bash call gave: its verdicts, the subjects and boundary
     checks it added to the call, and what it read from the system."""
 
@@ -143,7 +143,7 @@ class BashSubjects(TreeReads, CriticalOps):
         if not recording.opaque and not self.protected:
             if len(parts) >= PARTS_KEPT:
                 parts.clear()
-            parts[key] = _Part(cmd, log, self.input, tuple(self.subjects[subjects:]),
+            parts[key] = PartVerdict(cmd, log, self.input, tuple(self.subjects[subjects:]),
                                tuple(self.boundary[boundary:]), value)
         return value
 

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from toolrun.tools.base import Tool
     from toolrun.tools.registry import ToolRegistry
 
-from toolrun.permissions.bash_subjects import BashSubjects
+from toolrun.permissions.bash_subjects import BashSubjects, PartVerdict
 from toolrun.permissions.critical_ops import ACCEPT_EDITS_COMMANDS as ACCEPT_EDITS_COMMANDS  # noqa: PLC0414
 from toolrun.permissions.tool_subjects import ToolSubjects
 from toolrun.permissions.tree_reads import TreeGuard
@@ -170,7 +170,7 @@ class PermissionEngine:
         #: The verdicts of parts of Bash calls (bash_subjects), with what each read; None
         #: when a Bash ``param:value`` rule exists (a part's verdict then depends on the
         #: whole call's input, not on the part alone).
-        self.parts: dict[tuple[Any, ...], Any] | None = (
+        self.parts: dict[tuple[Any, ...], PartVerdict] | None = (
             None
             if any(r.parsed.kind == "param" and tool_name_matches(r.parsed, "Bash")
                    for r in self.rules.rules)
