@@ -61,6 +61,7 @@ _SPLIT = re.compile(r" *(\|\||&&|[|;]) *")
 #: The words of an unquoted part (None: not a part the fast reading takes), by its text.
 _PART_WORDS: dict[str, tuple[tuple[Word, ...], tuple[Word, ...]] | None] = {}
 PART_WORDS_KEPT = 8192
+_UNREAD: tuple[tuple[Word, ...], tuple[Word, ...]] = ((), ())  # (a marker: not read yet)
 
 
 def _unquoted(command: str) -> list[Simple] | None:
@@ -78,9 +79,8 @@ def _unquoted(command: str) -> list[Simple] | None:
             text = text.strip(" ")
         if not text:
             return None  # no command: an operator first, two in a row, or at the end
-        if text in _PART_WORDS:
-            read = _PART_WORDS[text]
-        else:
+        read = _PART_WORDS.get(text, _UNREAD)
+        if read is _UNREAD:
             read = _read_part(text)
             if len(_PART_WORDS) >= PART_WORDS_KEPT:
                 _PART_WORDS.clear()
