@@ -21,7 +21,7 @@ from toolrun.permissions.rules import Family, Subject
 from toolrun.permissions.shellpaths import cd_destinations, path_arguments
 from toolrun.permissions.tree_reads import TreeReads
 from toolrun.permissions.verdict import Verdict, combine, decided_by
-from toolrun.permissions.wordpaths import word_path
+from toolrun.permissions.wordpaths import forget_paths, remember_paths, word_path
 from toolrun.permissions.words import Word
 from toolrun.permissions.wrapped import wrapped_arguments, wrapped_option_files
 
@@ -77,6 +77,15 @@ class BashSubjects(TreeReads, CriticalOps):
     analysis: BashVerdicts | None = None
 
     def _bash(self) -> tuple[tuple[SubcommandVerdict, ...], tuple[str, ...], Verdict]:
+        outer = remember_paths()  # (one decision: each word's path resolved once)
+        try:
+            return self._bash_paths_remembered()
+        finally:
+            forget_paths(outer)
+
+    def _bash_paths_remembered(
+        self,
+    ) -> tuple[tuple[SubcommandVerdict, ...], tuple[str, ...], Verdict]:
         command = self.input.get("command")
         if not isinstance(command, str):
             s = Subject("problem", "Bash", "command", "execute", what="input", params=self.input)
