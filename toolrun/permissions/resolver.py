@@ -139,6 +139,7 @@ class PermissionEngine:
             tuple[str, str, str | None, str | None], tuple[tuple[Observation, ...], Decision]
         ] = {}
         self._seen: set[int] = set()  # hashes of keys seen once
+        self._cwds: dict[str, str] = {}  # (see _cwd)
         self.registry = registry
         self.home = normalise(os.path.expanduser("~"))
         self.workspace = normalise(os.path.abspath(config.workspace))
@@ -269,9 +270,22 @@ class PermissionEngine:
             mode_source = str(self.config.mode_source)
         else:
             mode_source = "built-in default"
-        cwd_s = absolute(str(cwd), self.workspace, self.home) if cwd else self.workspace
+        cwd_s = self._cwd(str(cwd)) if cwd else self.workspace
         call = _Call(self, tool, input, cwd_s, mode_name)
         return call.decision(mode_source)
+
+    def _cwd(self, given: str) -> str:
+        """``given`` made absolute from the workspace; remembered only where that is a
+        function of the string alone (no ``..``: nothing on the disk can change it)."""
+        if ".." in given:
+            return absolute(given, self.workspace, self.home)
+        cwds = self._cwds
+        found = cwds.get(given)
+        if found is None:
+            if len(cwds) >= 256:
+                cwds.clear()
+            found = cwds[given] = absolute(given, self.workspace, self.home)
+        return found
 
     def registered(self, tool: str) -> Tool[Any] | None:
         """The registry's tool of that name (None: not registered, or no registry)."""
