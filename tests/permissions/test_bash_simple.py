@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.permissions.shell_grammar import commands as shell_commands
-from toolrun.permissions import bash
+from toolrun.permissions import bash, bash_simple
 from toolrun.permissions.bash_simple import simple_commands
 
 
@@ -102,3 +102,34 @@ def test_a_rule_denies_what_the_fast_reading_finds_behind_wrappers_and_in_string
         analysis = bash.analyse(command)
         assert simple_commands(command) is not None
         assert any(form in c.deny_forms for c in analysis.commands), (command, analysis)
+
+
+_unquoted_word = st.lists(
+    st.one_of(_plain, st.sampled_from(["A=1", "A=", "1=a", "-1", "if", "==", "a==b", "=a",
+                                       "rm", "-x", "a:b", "a,b", "--x=y", "done"])),
+    min_size=1, max_size=3,
+).map("".join)
+
+
+@st.composite
+def unquoted_commands(draw: st.DrawFn) -> str:
+    """Plain words and operators only, blanks anywhere (what the split reading takes)."""
+    blanks = st.sampled_from(["", " ", "  "])
+    parts: list[str] = [draw(blanks)]
+    for i in range(draw(st.integers(1, 6))):
+        if i:
+            parts.append(draw(blanks) + draw(st.sampled_from(["|", "&&", "||", ";", " ", "|||",
+                                                              ";;", "&&&&"])) + draw(blanks))
+        parts.append(draw(_unquoted_word))
+    parts.append(draw(st.sampled_from(["", " ", ";", " |", " &&", "  "])))
+    return "".join(parts)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(unquoted_commands())
+def test_the_split_reading_of_unquoted_commands_is_the_token_reading(command: str) -> None:
+    # (the words of a part are remembered by its text: read twice, a part is read the same)
+    whole = bash_simple._WHOLE.fullmatch(command) is not None
+    expected = bash_simple._tokenized(command) if whole else None
+    for _ in range(2):
+        assert simple_commands(command) == expected, command

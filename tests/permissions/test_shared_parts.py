@@ -1,8 +1,6 @@
-"""A plain part of a command line is read once and shared by every command that holds it
-(``bash._PLAIN_PARTS``), and its read-only verdict remembered per place
-(``readonly._part_verdicts``): the same analysis and verdicts as reading it afresh, its
-problems in every command that holds it, and a verdict that what it read changes is
-worked out again."""
+"""What a decision shares across calls because it is a function of its inputs alone: the
+DecidedBy of a rule or kind, and the working directory made absolute (issue 31). Each
+decision still names its own rule and source, and a cwd through ``..`` reads the disk."""
 
 from __future__ import annotations
 
@@ -10,108 +8,79 @@ from pathlib import Path
 
 import pytest
 
-from toolrun.permissions import bash, is_read_only_command, readonly
+from tests.permissions.conftest import make_config
+from toolrun.config.models import SourceKind
+from toolrun.permissions import PermissionEngine
+from toolrun.permissions.paths import absolute
+
+TOOL_CALLS = [
+    ("Read", {"file_path": "src/a.py"}),
+    ("Edit", {"file_path": "src/a.py", "old_string": "a", "new_string": "b"}),
+    ("Grep", {"pattern": "x", "path": "src"}),
+    ("Bash", {"command": "cat src/a.py"}),
+]
 
 
-def _fresh(command: str) -> bash.BashAnalysis:
-    bash._PLAIN_PARTS.clear()
-    return bash._analyse(command, 0)
-
-
-@pytest.mark.parametrize(
-    ("part", "problem"),
-    [
-        ("eval ls", "eval runs a string as a command"),
-        ("sh -c ls", "sh -c runs a string as a command"),
-        ("python3 -c print", "python3"),
-        ("bash -c ls", "bash -c runs a string as a command"),
-    ],
-)
-def test_a_shared_part_s_problems_are_in_every_command_that_holds_it(
-    part: str, problem: str
+@pytest.mark.parametrize(("tool", "call"), TOOL_CALLS)
+def test_each_engine_names_its_own_rule_s_source(
+    tmp_path: Path, tool: str, call: dict[str, str]
 ) -> None:
-    bash._PLAIN_PARTS.clear()
-    commands = [f"{part} && ls a", f"{part} && ls b", f"ls c | {part}", f"{part}; {part}"]
-    for command in commands:
-        got = bash._analyse(command, 0)
-        assert any(problem in p for p in got.problems), (command, got.problems)
-        assert len(got.problems) == len(set(got.problems))  # once, however often it stands
-        assert not all(c.analysable for c in got.commands)
-        want = _fresh(command)
-        assert (got.commands, got.problems) == (want.commands, want.problems)
+    rule = {"Read": "Read(src/**)", "Edit": "Edit(src/**)", "Grep": "Read(src/**)",
+            "Bash": "Bash(cat *)"}[tool]
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("a\n")
+    names = ["toolrun.yaml", "team.yaml", "toolrun.yaml", "other.yaml"]
+    kinds = [SourceKind.TOOLRUN, SourceKind.TOOLRUN, SourceKind.PROJECT, SourceKind.TOOLRUN]
+    for name, kind in zip(names, kinds, strict=True):
+        engine = PermissionEngine(make_config(tmp_path, deny=[rule], name=name, kind=kind),
+                                  memo=False)
+        decision = engine.decide(tool, call, cwd=tmp_path)
+        assert decision.decision == "deny"
+        assert decision.decided_by.rule == rule
+        assert decision.decided_by.source == engine.rules.rules[0].source
+        assert name in str(decision.decided_by.source)
+        targets = decision.targets or decision.subcommands
+        assert all(t.decided_by == decision.decided_by for t in targets)
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "git log -n 3 --oneline && ls src | head -2",
-        "ls src | head -2 && git log -n 3 --oneline",  # the same parts, other places
-        "head -2 src/a.py | wc -l; head -2 src/a.py",
-        "X=1 ls a && ls a",  # an assignment carried to the part after it
-        "ls a || ls a | grep x",
-    ],
-)
-def test_a_shared_part_reads_as_it_does_alone(command: str) -> None:
-    bash._PLAIN_PARTS.clear()
-    for other in ("git log -n 3 --oneline", "ls src", "head -2", "ls a", "grep x | ls a"):
-        bash._analyse(other, 0)  # its parts read first, in other places
-    got = bash._analyse(command, 0)
-    want = _fresh(command)
-    assert (got.commands, got.problems) == (want.commands, want.problems)
+@pytest.mark.parametrize(("mode", "kind", "decision"), [
+    ("default", "default", "ask"), ("bypassPermissions", "mode", "allow"),
+    ("plan", "mode", "deny"), ("dontAsk", "mode", "deny"),
+])
+def test_a_kind_s_decided_by_is_its_own_in_every_mode(
+    tmp_path: Path, mode: str, kind: str, decision: str
+) -> None:
+    engine = PermissionEngine(make_config(tmp_path), memo=False)
+    for _ in range(2):
+        got = engine.decide("Bash", {"command": "npm run build"}, cwd=tmp_path, mode=mode)
+        assert (got.decision, got.decided_by.kind, got.decided_by.rule) == (decision, kind, None)
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
+@pytest.mark.parametrize("spelling", ["src", "./src", "src/", "src//", "{ws}/src", "src/."])
+def test_a_cwd_is_made_absolute_as_before(tmp_path: Path, spelling: str) -> None:
+    (tmp_path / "src").mkdir()
+    engine = PermissionEngine(make_config(tmp_path), memo=False)
+    given = spelling.format(ws=tmp_path)
+    for _ in range(2):  # (the second from what the engine remembers)
+        decision = engine.decide("Bash", {"command": "ls"}, cwd=Path(given))
+        assert decision.cwd == absolute(str(Path(given)), engine.workspace, engine.home)
+        assert decision.cwd == str(tmp_path / "src")
+
+
+@pytest.mark.parametrize("spelling", ["link/..", "link/../", "./link/..", "link/../."])
+def test_a_cwd_through_dotdot_is_walked_on_the_disk_every_time(
+    tmp_path: Path, spelling: str
+) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
     (ws / "src").mkdir(parents=True)
-    (ws / "src" / "a.py").write_text("x\n")
-    (tmp_path / "outside.txt").write_text("secret\n")
-    return ws
-
-
-@pytest.mark.parametrize("name", ["-n", "--help", "-delete", "-f"])
-def test_a_shared_glob_part_sees_a_new_file_it_matches(ws: Path, name: str) -> None:
-    readonly._part_verdicts.clear()
-    assert is_read_only_command("cat * && ls a", ws / "src", ws)
-    (ws / "src" / name).write_text("x\n")
-    # another command, the same part: its remembered verdict is checked against its reads
-    assert not is_read_only_command("cat * && ls b", ws / "src", ws)
-
-
-@pytest.mark.parametrize("part", ["cat notes", "head notes", "wc -l notes", "grep x notes"])
-def test_a_shared_part_through_a_retargeted_symlink_is_checked_again(
-    ws: Path, tmp_path: Path, part: str
-) -> None:
-    readonly._part_verdicts.clear()
-    link = ws / "notes"
-    link.symlink_to(ws / "src" / "a.py")
-    assert is_read_only_command(f"{part} && ls a", ws, ws)
+    (outside / "deep").mkdir(parents=True)
+    link = ws / "link"
+    link.symlink_to(ws / "src")
+    engine = PermissionEngine(make_config(ws), memo=False)
+    first = engine.decide("Bash", {"command": "ls ."}, cwd=Path(spelling))
+    assert first.cwd == str(ws) and first.decision == "allow"
     link.unlink()
-    link.symlink_to(tmp_path / "outside.txt")
-    assert not is_read_only_command(f"{part} && ls b", ws, ws)
-    assert not is_read_only_command(f"ls c; {part}", ws, ws)
-
-
-def test_a_check_looks_up_each_directory_s_git_repository_once(
-    ws: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from toolrun.permissions.paths import frozen_tree
-    from toolrun.permissions.programs import git
-
-    walks: list[str] = []
-    real = git._walk_up
-
-    def counting(directory: str) -> str | None:
-        walks.append(directory)
-        return real(directory)
-
-    monkeypatch.setattr(git, "_walk_up", counting)
-    src = str(ws / "src")
-    with frozen_tree():  # a check: nothing runs, the tree cannot change
-        assert [git.repository(src) for _ in range(3)] == [None] * 3
-        assert git.repository(str(ws)) is None
-    assert walks == [src, str(ws)]
-    # outside a check (exec: calls run in between) every lookup walks: a new .git is seen
-    (ws / ".git").mkdir()
-    assert git.repository(src) == str(ws)
-    assert walks == [src, str(ws), src]
+    link.symlink_to(outside / "deep")  # `link/..` now leads to outside/
+    second = engine.decide("Bash", {"command": "ls ."}, cwd=Path(spelling))
+    assert second.cwd == str(outside)
+    assert second.decision == "ask", second.reason

@@ -51,6 +51,74 @@ def simple_commands(command: str) -> list[Simple] | None:
     operators ``| && || ;`` between commands; None when it is anything else."""
     if _WHOLE.fullmatch(command) is None:
         return None
+    if "'" not in command and '"' not in command:
+        return _unquoted(command)
+    return _tokenized(command)
+
+
+#: Between the parts of an unquoted command: an operator, and the blanks around it.
+_SPLIT = re.compile(r" *(\|\||&&|[|;]) *")
+#: The words of an unquoted part (None: not a part the fast reading takes), by its text.
+_PART_WORDS: dict[str, tuple[tuple[Word, ...], tuple[Word, ...]] | None] = {}
+PART_WORDS_KEPT = 8192
+_UNREAD: tuple[tuple[Word, ...], tuple[Word, ...]] = ((), ())  # (a marker: not read yet)
+
+
+def _unquoted(command: str) -> list[Simple] | None:
+    """:func:`_tokenized` of a command without quotes (so only blanks separate words and
+    nothing hides an operator): split at its operators, each part's words read once."""
+    pieces = _SPLIT.split(command)
+    # pieces: part, operator, part, ..., part (the first and last with their outer blanks)
+    operators = pieces[1::2]
+    last = len(pieces) - 1
+    out: list[Simple] = []
+    piped_before = False
+    for k in range(0, len(pieces), 2):
+        text = pieces[k]
+        if k == 0 or k == last:
+            text = text.strip(" ")
+        if not text:
+            return None  # no command: an operator first, two in a row, or at the end
+        read = _PART_WORDS.get(text, _UNREAD)
+        if read is _UNREAD:
+            read = _read_part(text)
+            if len(_PART_WORDS) >= PART_WORDS_KEPT:
+                _PART_WORDS.clear()
+            _PART_WORDS[text] = read
+        if read is None:
+            return None
+        piped = k < last and operators[k // 2] == "|"
+        out.append((text, not (piped or piped_before), read[0], read[1], piped_before))
+        piped_before = piped
+    if operators.count("|") > 1 and ("&&" in operators or "||" in operators):
+        return None  # (tree-sitter nests `a | b | c && d` in ways of its own)
+    return out
+
+
+def _read_part(text: str) -> tuple[tuple[Word, ...], tuple[Word, ...]] | None:
+    """(assignments, words) of one unquoted part, as :func:`_tokenized` reads them."""
+    assignments: list[Word] = []
+    words: list[Word] = []
+    for raw in text.split(" "):
+        if not raw:
+            continue  # (blanks between words)
+        if not words and "=" in raw:
+            assignment = _assignment(raw)
+            if assignment is None:
+                return None
+            assignments.append(assignment)
+        else:
+            word = _word(raw, name=not words)
+            if word is None:
+                return None
+            words.append(word)
+    if not words:
+        return None  # assignments alone
+    return tuple(assignments), tuple(words)
+
+
+def _tokenized(command: str) -> list[Simple] | None:
+    """:func:`simple_commands` read token by token (quoted words included)."""
     out: list[Simple] = []
     operators: list[str] = []
     assignments: list[Word] = []

@@ -4,21 +4,64 @@ its programs do with their words.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from toolrun.permissions import programs
 from toolrun.permissions.analysis import SimpleCommand
+from toolrun.permissions.call_steps import CallSteps
 from toolrun.permissions.copies import carried, is_copier
 from toolrun.permissions.critical_ops import CriticalOps
-from toolrun.permissions.decision import SubcommandVerdict, TargetVerdict
+from toolrun.permissions.decision import BoundaryCheck, SubcommandVerdict, TargetVerdict
 from toolrun.permissions.modes import Effect
+from toolrun.permissions.observe import Observation, note, start, stop, unchanged
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, ResolvedPath, protected_reason, resolve
 from toolrun.permissions.readonly import BashVerdicts, ReadOnly, bash_verdicts, option_words
 from toolrun.permissions.rules import Family, Subject
 from toolrun.permissions.shellpaths import cd_destinations, path_arguments
 from toolrun.permissions.tree_reads import TreeReads
 from toolrun.permissions.verdict import Verdict, combine, decided_by
-from toolrun.permissions.wordpaths import word_path
+from toolrun.permissions.wordpaths import forget_paths, remember_paths, word_path
 from toolrun.permissions.words import Word
 from toolrun.permissions.wrapped import wrapped_arguments, wrapped_option_files
+
+#: How many parts' verdicts one engine remembers.
+PARTS_KEPT = 8192
+
+
+class PartVerdict:
+    """What deciding one part of a Bash call gave: its verdicts, the subjects and boundary
+    checks it added to the call, and what it read from the system."""
+
+    __slots__ = ("boundary", "command", "input", "log", "subjects", "value")
+
+    def __init__(
+        self,
+        command: SimpleCommand,
+        log: tuple[Observation, ...],
+        input: Mapping[str, Any],
+        subjects: tuple[tuple[Subject, Verdict], ...],
+        boundary: tuple[BoundaryCheck, ...],
+        value: tuple[SubcommandVerdict, Verdict],
+    ) -> None:
+        self.command = command  # (kept: its id is in the key)
+        self.log = log
+        self.input = input
+        self.subjects = subjects
+        self.boundary = boundary
+        self.value = value
+
+    def replay(self, call: CallSteps) -> tuple[SubcommandVerdict, Verdict]:
+        """Add to ``call`` what deciding the part afresh would add, and give its verdicts.
+        A subject that carried the call's input carries this call's (the trace reads it)."""
+        mine = self.input
+        for s, verdict in self.subjects:
+            if s.params is mine:
+                s = Subject(s.kind, s.tool, s.label, s.effect, s.command, s.path, s.family,
+                            s.constraint, s.redirect, s.host, call.input, s.what)
+            call.subjects.append((s, verdict))
+        call.boundary.extend(self.boundary)
+        return self.value
 
 
 def _fed_by_xargs(cmd: SimpleCommand) -> bool:
@@ -34,6 +77,15 @@ class BashSubjects(TreeReads, CriticalOps):
     analysis: BashVerdicts | None = None
 
     def _bash(self) -> tuple[tuple[SubcommandVerdict, ...], tuple[str, ...], Verdict]:
+        outer = remember_paths()  # (one decision: each word's path resolved once)
+        try:
+            return self._bash_paths_remembered()
+        finally:
+            forget_paths(outer)
+
+    def _bash_paths_remembered(
+        self,
+    ) -> tuple[tuple[SubcommandVerdict, ...], tuple[str, ...], Verdict]:
         command = self.input.get("command")
         if not isinstance(command, str):
             s = Subject("problem", "Bash", "command", "execute", what="input", params=self.input)
@@ -62,6 +114,49 @@ class BashSubjects(TreeReads, CriticalOps):
         return tuple(subcommands), checked.problems, combine(verdicts)
 
     def _subcommand(
+        self, index: int, cmd: SimpleCommand, cwd: str | None, checked: ReadOnly, settled: bool
+    ) -> tuple[SubcommandVerdict, Verdict]:
+        """The verdict of one part, remembered per part (``git log -n 5`` of many command
+        lines is one SimpleCommand): by everything it is worked out from, and only while
+        what it read from the system reads the same (as a whole decision is remembered)."""
+        engine = self.engine
+        parts = engine.parts
+        if parts is None:
+            return self._subcommand_afresh(index, cmd, cwd, checked, settled)
+        key = (id(cmd), index, cwd, checked.read_only, checked.reason, settled, self.mode)
+        hit = parts.get(key)
+        if hit is not None and hit.command is cmd and unchanged(hit.log):
+            note(hit.log)
+            return hit.replay(self)
+        if hit is None and id(cmd) not in engine.parts_seen:
+            # Remembered from its second time on: most parts of a stream of new commands
+            # (`ls src/d17`) never come back, and keeping each only feeds the collector.
+            if len(engine.parts_seen) >= PARTS_KEPT:
+                engine.parts_seen.clear()
+            engine.parts_seen.add(id(cmd))
+            return self._subcommand_afresh(index, cmd, cwd, checked, settled)
+        if self.protected:
+            # (what this part adds to the call's protected list then depends on what
+            # earlier parts added: worked out afresh, not remembered)
+            return self._subcommand_afresh(index, cmd, cwd, checked, settled)
+        subjects, boundary = len(self.subjects), len(self.boundary)
+        recording, outer = start()
+        try:
+            value = self._subcommand_afresh(index, cmd, cwd, checked, settled)
+        finally:
+            stop(outer)
+        log = tuple(recording.log)
+        note(log, opaque=recording.opaque)
+        # (a part that names a protected path or a critical target is not remembered:
+        # one that is adds nothing to the list, whatever the parts before it added)
+        if not recording.opaque and not self.protected:
+            if len(parts) >= PARTS_KEPT:
+                parts.clear()
+            parts[key] = PartVerdict(cmd, log, self.input, tuple(self.subjects[subjects:]),
+                               tuple(self.boundary[boundary:]), value)
+        return value
+
+    def _subcommand_afresh(
         self, index: int, cmd: SimpleCommand, cwd: str | None, checked: ReadOnly, settled: bool
     ) -> tuple[SubcommandVerdict, Verdict]:
         engine = self.engine

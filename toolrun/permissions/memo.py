@@ -19,15 +19,17 @@ MAX_ENTRIES = 16_384
 
 def by_identity(fn: Callable[[K], V]) -> Callable[[K], V]:
     cache: dict[int, tuple[K, V]] = {}
+    get = cache.get
 
     def wrapper(obj: K) -> V:
-        hit = cache.get(id(obj))
+        key = id(obj)
+        hit = get(key)
         if hit is not None and hit[0] is obj:
             return hit[1]
         value = fn(obj)
         if len(cache) >= MAX_ENTRIES:
             cache.clear()
-        cache[id(obj)] = (obj, value)
+        cache[key] = (obj, value)
         return value
 
     wrapper.__doc__ = fn.__doc__

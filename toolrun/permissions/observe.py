@@ -50,6 +50,12 @@ def _current() -> Recording | None:
     return _local.recording
 
 
+def current() -> Recording | None:
+    """The recording of this thread's decision, if one is being recorded (for a memo
+    within one decision that notes again what it read)."""
+    return _local.recording
+
+
 def observe(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)``, noted in the decision being recorded on this thread (if any).
 

@@ -94,7 +94,10 @@ def _paths_inside(
 
 def _all_literal(argv: tuple[Word, ...]) -> bool:
     """Every word is a fixed string (the usual case: nothing for option_words to do)."""
-    return all(w.value is not None and not w.glob for w in argv)
+    for w in argv:  # (a loop: cheaper than a generator for the few words of a command)
+        if w.value is None or w.glob:
+            return False
+    return True
 
 
 # (not remembered: cheaper to work out than to look up, and worked out once per
@@ -245,6 +248,9 @@ def check_command(
     return ReadOnly(True, reason)
 
 
+_MOVES = frozenset({"cd", "pushd", "popd"})
+
+
 class BashVerdicts:
     """The analysis of one Bash command in one directory and the read-only check of each
     part: what the decision is made on (:attr:`Decision.bash`), and what the step that
@@ -272,20 +278,18 @@ class BashVerdicts:
         self.commands = commands
         places = track_places(commands, cwd, home)
         self.cwds = tuple(p.pwd for p in places)
-        self.with_cd = any(c.name in ("cd", "pushd", "popd") for c in commands)
-        self.settled = files_settled(commands)
-        self.verdicts = tuple(
-            _part_verdict(c, p.pwd, home, boundary, self.with_cd, self.settled, p.physical)
-            for c, p in zip(commands, places, strict=True)
-        )
-        self.read_only = bool(
-            self.analysable
-            and commands
-            and all(
-                v.read_only and (c.kind == "test" or not _writes_file(c))
-                for c, v in zip(commands, self.verdicts, strict=True)
-            )
-        )
+        self.with_cd = with_cd = any(c.name in _MOVES for c in commands)
+        self.settled = settled = files_settled(commands)
+        # (one loop, not a generator per question: this runs for every new command)
+        verdicts: list[ReadOnly] = []
+        read_only = bool(self.analysable and commands)
+        for c, p in zip(commands, places, strict=True):
+            v = _part_verdict(c, p.pwd, home, boundary, with_cd, settled, p.physical)
+            verdicts.append(v)
+            if read_only and not (v.read_only and (c.kind == "test" or not _writes_file(c))):
+                read_only = False
+        self.verdicts = tuple(verdicts)
+        self.read_only = read_only
 
     def answers(self, command: str, cwd: str, home: str, roots: tuple[str, ...]) -> bool:
         """Whether these are the verdicts of ``command`` in ``cwd`` (with that home and
@@ -335,6 +339,8 @@ def _part_verdict(
 def _writes_file(command: SimpleCommand) -> bool:
     """A redirection that writes a file (what ``check_command`` refuses unless told the
     caller checks it)."""
+    if not command.redirects:
+        return False  # (most parts)
     return any(
         r.writes and (r.target is None or r.target.value not in EXEMPT_WRITE_TARGETS)
         for r in command.redirects

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from toolrun.tools.base import Tool
     from toolrun.tools.registry import ToolRegistry
 
-from toolrun.permissions.bash_subjects import BashSubjects
+from toolrun.permissions.bash_subjects import BashSubjects, PartVerdict
 from toolrun.permissions.critical_ops import ACCEPT_EDITS_COMMANDS as ACCEPT_EDITS_COMMANDS  # noqa: PLC0414
 from toolrun.permissions.tool_subjects import ToolSubjects
 from toolrun.permissions.tree_reads import TreeGuard
@@ -139,6 +139,7 @@ class PermissionEngine:
             tuple[str, str, str | None, str | None], tuple[tuple[Observation, ...], Decision]
         ] = {}
         self._seen: set[int] = set()  # hashes of keys seen once
+        self._cwds: dict[str, str] = {}  # (see _cwd)
         self.registry = registry
         self.home = normalise(os.path.expanduser("~"))
         self.workspace = normalise(os.path.abspath(config.workspace))
@@ -167,6 +168,17 @@ class PermissionEngine:
             and (r.parsed.tool_glob or not r.parsed.tool.startswith("mcp__"))
             for r in self.rules.rules
         )
+        #: The verdicts of parts of Bash calls (bash_subjects), with what each read; None
+        #: when a Bash ``param:value`` rule exists (a part's verdict then depends on the
+        #: whole call's input, not on the part alone).
+        self.parts: dict[tuple[Any, ...], PartVerdict] | None = (
+            None
+            if any(r.parsed.kind == "param" and tool_name_matches(r.parsed, "Bash")
+                   for r in self.rules.rules)
+            else {}
+        )
+        #: The ids of parts seen once (an id reused by a new part only stores it early)
+        self.parts_seen: set[int] = set()
         self._vetoes: OrderedDict[tuple[str, str], str | None] = OrderedDict()
         self._vetoes_lock = threading.Lock()
         self.sandbox: SandboxPolicy | None = None
@@ -258,9 +270,22 @@ class PermissionEngine:
             mode_source = str(self.config.mode_source)
         else:
             mode_source = "built-in default"
-        cwd_s = absolute(str(cwd), self.workspace, self.home) if cwd else self.workspace
+        cwd_s = self._cwd(str(cwd)) if cwd else self.workspace
         call = _Call(self, tool, input, cwd_s, mode_name)
         return call.decision(mode_source)
+
+    def _cwd(self, given: str) -> str:
+        """``given`` made absolute from the workspace; remembered only where that is a
+        function of the string alone (no ``..``: nothing on the disk can change it)."""
+        if ".." in given:
+            return absolute(given, self.workspace, self.home)
+        cwds = self._cwds
+        found = cwds.get(given)
+        if found is None:
+            if len(cwds) >= 256:
+                cwds.clear()
+            found = cwds[given] = absolute(given, self.workspace, self.home)
+        return found
 
     def registered(self, tool: str) -> Tool[Any] | None:
         """The registry's tool of that name (None: not registered, or no registry)."""

@@ -355,6 +355,9 @@ class _Group:
 
     rules: tuple[CompiledRule, ...]
     regex: re.Pattern[str] | None
+    #: Strings one of which every form the regex matches contains (None: not known, or
+    #: not worth looking for): a form without any cannot match, and is not tried.
+    needed: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, rules: Sequence[CompiledRule]) -> _Group:
@@ -364,13 +367,17 @@ class _Group:
         alternatives = "|".join(
             f"(?P<r{k}>{r.regex.pattern})" for k, r in enumerate(with_regex) if r.regex
         )
-        return cls(tuple(rules), re.compile(alternatives, re.DOTALL))
+        patterns = [r.regex.pattern for r in with_regex if r.regex]
+        return cls(tuple(rules), re.compile(alternatives, re.DOTALL), _needed(patterns))
 
     def first(self, forms: Sequence[str], s: Subject) -> CompiledRule | None:
         start = 0
         if self.regex is not None:
             best: int | None = None
+            needed = self.needed
             for form in forms:
+                if needed is not None and not _contains_one(form, needed):
+                    continue  # (the regex cannot match it: see _needed)
                 found = self.regex.fullmatch(form)
                 if found is not None and found.lastgroup is not None:
                     k = int(found.lastgroup[1:])
@@ -385,6 +392,45 @@ class _Group:
 
 
 _EMPTY = _Group((), None)
+
+
+def _contains_one(form: str, needed: tuple[str, ...]) -> bool:
+    for text in needed:  # (a loop: cheaper than any() over a generator)
+        if text in form:
+            return True
+    return False
+
+
+def _needed(patterns: Sequence[str]) -> tuple[str, ...] | None:
+    """For each pattern, a string every string it fully matches contains: its longest run
+    of fixed characters outside any optional or repeated part. Only where the combined
+    regex is slow to fail (a pattern that starts with a repeat, ``(?:/.*)?/x`` of
+    ``**/x``, scans every position) and every pattern has one; else None."""
+    import importlib
+
+    try:
+        parser: Any = importlib.import_module("re._parser")
+        parsed = [parser.parse(p, re.DOTALL) for p in patterns]
+        literal = parser.LITERAL
+    except (ImportError, AttributeError, re.error):
+        return None
+    if not any(p and p[0][0] is not literal for p in parsed):
+        return None  # (every pattern starts with a fixed character: fails at once)
+    out: list[str] = []
+    for p in parsed:
+        if p.state.flags & (re.IGNORECASE | re.LOCALE):
+            return None
+        best, run = "", ""
+        for op, arg in p:  # (the top level: each node must match, in order)
+            if op is literal:
+                run += chr(arg)
+                best = max(best, run, key=len)
+            else:
+                run = ""
+        if not best:
+            return None
+        out.append(best)
+    return tuple(dict.fromkeys(out))
 
 
 def _forms(behavior: Behavior, s: Subject) -> Sequence[str]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from toolrun.permissions import programs
 from toolrun.permissions.analysis import SimpleCommand
 from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.memo import by_identity
@@ -24,6 +25,7 @@ from toolrun.permissions.paths import (
     realpath,
     unsettled,
 )
+from toolrun.permissions.programs import sed
 from toolrun.permissions.wordpaths import word_text
 from toolrun.permissions.words import Word
 
@@ -354,8 +356,6 @@ def _operands(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
     When the program would refuse an option, every word that is not an option may still
     be a file to another version of it: all are returned (fail closed).
     """
-    from toolrun.permissions import programs
-
     found = programs.parsed(argv)
     if found is None:
         return None
@@ -372,12 +372,8 @@ def _operands(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
 
 
 def _sed_in_place(argv: tuple[Word, ...]) -> bool:
-    from toolrun.permissions.programs import parsed
-
-    if parsed(argv) is not None:
-        from toolrun.permissions.programs.sed import in_place
-
-        return in_place(argv)
+    if programs.parsed(argv) is not None:
+        return sed.in_place(argv)
     for word in argv[1:]:
         value = word.value
         if value is None:
@@ -424,7 +420,5 @@ def _link_targets(positional: Sequence[Word]) -> list[Word]:
 
 def _target_directory(argv: tuple[Word, ...]) -> Word | None:
     """The value of ``-t DIR`` / ``-rtDIR`` / ``--target-directory=DIR`` (cp, mv, ln, install)."""
-    from toolrun.permissions.programs import option_values
-
-    found = option_values(argv, "t", ("--target-directory",))
+    found = programs.option_values(argv, "t", ("--target-directory",))
     return found[0] if found else None

@@ -34,10 +34,32 @@ class Unknown:
     problem: str
 
 
+#: The DecidedBy of each rule that decided a subject, by the rule's identity (the rule is
+#: kept with it, so the id stays its own), and of each other kind: a DecidedBy is frozen,
+#: so every target and decision a rule or kind decided can share one.
+_BY_RULE: dict[int, tuple[CompiledRule, DecidedBy]] = {}
+_BY_KIND: dict[tuple[str, str], DecidedBy] = {}
+
+
 def decided_by(verdict: Verdict) -> DecidedBy:
     rule = verdict.rule
     if rule is not None and verdict.kind == "rule":
-        return DecidedBy("rule", rule.text, rule.source)
+        hit = _BY_RULE.get(id(rule))
+        if hit is not None and hit[0] is rule:
+            return hit[1]
+        by = DecidedBy("rule", rule.text, rule.source)
+        if len(_BY_RULE) >= 4096:
+            _BY_RULE.clear()
+        _BY_RULE[id(rule)] = (rule, by)
+        return by
+    key = (verdict.kind, verdict.decision)
+    found = _BY_KIND.get(key)
+    if found is None:
+        found = _BY_KIND[key] = _by_kind(verdict)
+    return found
+
+
+def _by_kind(verdict: Verdict) -> DecidedBy:
     if verdict.kind == "sandbox":
         allowed = verdict.decision == "allow"
         key = "autoAllowBashIfSandboxed" if allowed else "allowUnsandboxedCommands"

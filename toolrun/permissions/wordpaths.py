@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import glob
 import posixpath
+import threading
 
-from toolrun.permissions.observe import observe
+from toolrun.permissions.observe import Observation, current, observe
 from toolrun.permissions.paths import ResolvedPath, realpath, resolve
 from toolrun.permissions.tilde import TildeError, expand_tilde
 from toolrun.permissions.words import Word
@@ -43,9 +44,61 @@ def word_text(word: Word, cwd: str | None, home: str) -> str | None:
     return cwd.rstrip("/") + "/" + value
 
 
+#: One word's path as a decision found it: (word, cwd, home, path, what it read; None
+#: when no recording saw it read).
+_Found = tuple[Word, str | None, str, ResolvedPath | None, tuple[Observation, ...] | None]
+
+
+class _Decision(threading.local):
+    # (a class default: a missing attribute is slow)
+    paths: dict[int, _Found] | None = None
+
+
+_decision = _Decision()
+
+
+def remember_paths() -> dict[int, _Found] | None:
+    """From now until :func:`forget_paths`, this thread's ``word_path`` of one Word (the
+    same object, cwd and home) is resolved once: the read-only check and the subjects of
+    one Bash decision resolve the same words, and nothing can change the tree between
+    them. Returns what to hand to :func:`forget_paths`."""
+    outer = _decision.paths
+    _decision.paths = {}
+    return outer
+
+
+def forget_paths(outer: dict[int, _Found] | None) -> None:
+    _decision.paths = outer
+
+
 def word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
     """The path a static shell word names, resolved as the kernel resolves it from ``cwd``
     (``$PWD``); None when it depends on run time."""
+    found = _decision.paths
+    if found is None:
+        return _word_path(word, cwd, home)
+    recording = current()
+    hit = found.get(id(word))
+    if hit is not None and hit[0] is word and hit[1] == cwd and hit[2] == home:
+        if recording is None:
+            return hit[3]
+        if hit[4] is not None:
+            # (what it read is noted again: a decision or part remembered with it
+            # re-checks it, as if it had been read now)
+            recording.log.extend(hit[4])
+            return hit[3]
+    if recording is None:
+        path = _word_path(word, cwd, home)
+        found[id(word)] = (word, cwd, home, path, None)
+        return path
+    first, opaque = len(recording.log), recording.opaque
+    path = _word_path(word, cwd, home)
+    log = None if recording.opaque and not opaque else tuple(recording.log[first:])
+    found[id(word)] = (word, cwd, home, path, log)
+    return path
+
+
+def _word_path(word: Word, cwd: str | None, home: str) -> ResolvedPath | None:
     joined = word_text(word, cwd, home)
     if joined is not None and "proc/" in joined[:16]:  # (also //proc, /./proc)
         joined = proc_self(joined, cwd)

@@ -20,18 +20,27 @@ from toolrun.permissions.shellpaths import PathArgument, path_arguments
 from toolrun.permissions.words import Word
 
 
-def _wrapped(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:
+def _behind_wrapper(cmd: SimpleCommand) -> bool:
     name = cmd.name
-    if name is None or posixpath.basename(name) not in DENY_ONLY_WRAPPERS:
+    return name is not None and posixpath.basename(name) in DENY_ONLY_WRAPPERS
+
+
+def _wrapped(cmd: SimpleCommand) -> tuple[tuple[Word, ...], ...]:
+    if not _behind_wrapper(cmd):
         return ()  # (the usual command: no wrapper, nothing to add)
     # (the command as written is decided already; a name known only at run time is not
     # a file command toolrun knows)
     return tuple(a for a in cmd.argvs if len(a) < len(cmd.effective) and a[0].is_static)
 
 
-@by_identity
 def wrapped_arguments(cmd: SimpleCommand) -> tuple[PathArgument, ...]:
     """The path arguments of every command ``cmd`` runs behind a deny-only wrapper."""
+    # (the usual command has none: answered before the memo, which then keeps only these)
+    return _wrapped_arguments(cmd) if _behind_wrapper(cmd) else ()
+
+
+@by_identity
+def _wrapped_arguments(cmd: SimpleCommand) -> tuple[PathArgument, ...]:
     found: dict[tuple[str, str], PathArgument] = {}
     for argv in _wrapped(cmd):
         for argument in path_arguments(dataclasses.replace(cmd, effective=argv)):
@@ -39,10 +48,17 @@ def wrapped_arguments(cmd: SimpleCommand) -> tuple[PathArgument, ...]:
     return tuple(found.values())
 
 
-@by_identity
 def wrapped_option_files(cmd: SimpleCommand) -> tuple[tuple[Word, ...], tuple[Word, ...]]:
     """(files options make them read, files options make them write): ``env grep -f .env
     x``, ``exec sort -o ~/.profile F``."""
+    return _wrapped_option_files(cmd) if _behind_wrapper(cmd) else _NONE
+
+
+_NONE: tuple[tuple[Word, ...], tuple[Word, ...]] = ((), ())
+
+
+@by_identity
+def _wrapped_option_files(cmd: SimpleCommand) -> tuple[tuple[Word, ...], tuple[Word, ...]]:
     reads: list[Word] = []
     writes: list[Word] = []
     for argv in _wrapped(cmd):

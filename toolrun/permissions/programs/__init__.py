@@ -45,7 +45,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.options import Parsed, Spec, parse
@@ -91,18 +91,37 @@ def program(name: str | None) -> ModuleType | None:
     return _TABLE.get(posixpath.basename(name) if "/" in name else name)
 
 
+#: (program name, hook) -> the hook's function (None: the program has none), as looked up
+#: in its module: modules do not change, and a missing attribute is slow to look up.
+_HOOKS: dict[tuple[str | None, str], Any] = {}
+_UNSEEN = object()
+MAX_HOOKS = 4096
+
+
+def _hook(name: str | None, attribute: str) -> Any:
+    """The attribute ``attribute`` of the module that knows ``name`` (None: none)."""
+    key = (name, attribute)
+    found = _HOOKS.get(key, _UNSEEN)
+    if found is _UNSEEN:
+        module = program(name)
+        found = getattr(module, attribute, None) if module is not None else None
+        if len(_HOOKS) < MAX_HOOKS:
+            _HOOKS[key] = found
+    return found
+
+
 def _base(name: str) -> str:
     return posixpath.basename(name) if "/" in name else name
 
 
 def spec_of(name: str | None) -> Spec | None:
     """Every option ``name`` accepts, when toolrun has its table."""
-    module = program(name)
-    if module is None or name is None:
+    if name is None:
         return None
-    found: Spec | None = getattr(module, "SPEC", None)
+    found: Spec | None = _hook(name, "SPEC")
     if found is None:
-        found = getattr(module, "SPECS", {}).get(_base(name))
+        specs = _hook(name, "SPECS")
+        found = specs.get(_base(name)) if specs is not None else None
     return found
 
 
@@ -114,8 +133,8 @@ def parsed(argv: tuple[Word, ...]) -> Parsed | None:
 
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
-    module = program(argv[0].value if argv else None)
-    if module is None:
+    name = argv[0].value if argv else None
+    if program(name) is None:
         return None
     split = parsed(argv)
     if split is not None and split.error is not None:
@@ -124,15 +143,14 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
     written = option_writes(argv)
     if written:
         return f"{argv[0].value} writes {written[0].raw}"
-    fn = getattr(module, "check", None)
+    fn = _hook(name, "check")
     return fn(argv, ctx) if fn is not None else None
 
 
 @by_identity
 def option_writes(argv: tuple[Word, ...]) -> tuple[Word, ...]:
     """The files the command writes through its options or operands (not redirections)."""
-    module = program(argv[0].value if argv else None)
-    fn = getattr(module, "option_writes", None)
+    fn = _hook(argv[0].value if argv else None, "option_writes")
     if fn is None:
         return ()
     written = tuple(fn(argv))
@@ -154,21 +172,18 @@ def unknown_files(lists: tuple[Word, ...]) -> tuple[Word, ...]:
 
 
 def runs_code(argv: tuple[Word, ...]) -> str | None:
-    module = program(argv[0].value if argv else None)
-    fn = getattr(module, "runs_code", None)
+    fn = _hook(argv[0].value if argv else None, "runs_code")
     return fn(argv) if fn is not None else None
 
 
 def reads_program(argv: tuple[Word, ...], stdin: bool) -> str | None:
-    module = program(argv[0].value if argv else None)
-    fn = getattr(module, "reads_program", None)
+    fn = _hook(argv[0].value if argv else None, "reads_program")
     return fn(argv, stdin) if fn is not None else None
 
 
 @by_identity
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
-    module = program(argv[0].value if argv else None)
-    fn = getattr(module, "option_reads", None)
+    fn = _hook(argv[0].value if argv else None, "option_reads")
     return tuple(fn(argv)) if fn is not None else ()
 
 
@@ -180,14 +195,14 @@ def has(name: str | None, attribute: str) -> bool:
 
 
 def file_writes(argv: tuple[Word, ...], ctx: Context) -> tuple[Word, ...] | None:
-    fn = getattr(program(argv[0].value if argv else None), "file_writes", None)
+    fn = _hook(argv[0].value if argv else None, "file_writes")
     return fn(argv, ctx) if fn is not None else ()
 
 
 def content_reads(
     argv: tuple[Word, ...], ctx: Context, guarded: Callable[[tuple[str, ...]], tuple[str, ...]]
 ) -> tuple[str, ...] | None:
-    fn = getattr(program(argv[0].value if argv else None), "content_reads", None)
+    fn = _hook(argv[0].value if argv else None, "content_reads")
     return fn(argv, ctx, guarded) if fn is not None else ()
 
 
@@ -197,7 +212,7 @@ def recursive(argv: tuple[Word, ...]) -> bool:
         return False
     if (posixpath.basename(name) if "/" in name else name) not in _names_with("recursive"):
         return False
-    fn = getattr(program(name), "recursive", None)
+    fn = _hook(name, "recursive")
     return bool(fn(argv)) if fn is not None else False
 
 

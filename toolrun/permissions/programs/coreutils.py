@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolrun.permissions.options import Spec, flag, optional, spec, value
+from toolrun.permissions.programs import parsed, unknown_files
 from toolrun.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -124,8 +125,6 @@ NAMES = frozenset(SPECS)
 
 
 def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
-    from toolrun.permissions.programs import parsed
-
     found = parsed(argv)
     if found is not None and found.has("--files0-from"):
         return f"{argv[0].value} --files0-from reads the files named inside a file"
@@ -133,8 +132,6 @@ def check(argv: tuple[Word, ...], ctx: Context) -> str | None:
 
 
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
-    from toolrun.permissions.programs import parsed, unknown_files
-
     found = parsed(argv)
     if found is None:
         return ()

@@ -7,6 +7,7 @@ of ``recurse``: grep reads the value with argmatch) read whole trees.
 from __future__ import annotations
 
 from toolrun.permissions.options import flag, optional, spec, value
+from toolrun.permissions.programs import parsed
 from toolrun.permissions.words import Word
 
 NAMES = frozenset({"grep", "egrep", "fgrep", "zgrep"})
@@ -50,8 +51,6 @@ def _recurse(word: Word) -> bool:
 
 
 def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
-    from toolrun.permissions.programs import parsed
-
     found = parsed(argv)
     if found is None:
         return ()
@@ -59,8 +58,6 @@ def option_reads(argv: tuple[Word, ...]) -> tuple[Word, ...]:
 
 
 def recursive(argv: tuple[Word, ...]) -> bool:
-    from toolrun.permissions.programs import parsed
-
     found = parsed(argv)
     if found is None or found.error is not None:
         return True  # what toolrun cannot parse may recurse
