@@ -42,6 +42,12 @@ def test_bash_never_runs_the_marker_when_toolrun_allowed(
     "marker a", "\\marker", "m'ark'er", "echo hi\n\\marker", "{marker,}", "$'\\x6darker'",
     "echo x | sed '1e marker'", "trap marker EXIT", "cat <<EOF | marker\nx\nEOF",
     "env marker", "x='a[$(marker)]'; [[ $x -eq 1 ]]", "find . -maxdepth 0 -exec marker \\;",
+    # a process substitution in the word of an unquoted ${...}: tree-sitter reads it as a
+    # plain word, bash runs it (found by the generated test above; `wait`: it runs in the
+    # background, and the harness looks for its mark once bash has exited)
+    "(copro}c echo ${x:-$<(env A=1 \\marker)}; wait)", "echo ${x:-<(marker)}; wait",
+    "echo ${x:=<(marker)}; wait", "x=1; echo ${x:+>(marker)}; wait",
+    "echo ${x-$<(marker a)}; wait",
 ])  # fmt: skip
 def test_the_marker_really_runs_and_is_never_allowed(
     command: str, bindir: Path, tmp_path: Path

@@ -116,6 +116,22 @@ def _unescaped_dollar_paren(data: bytes) -> bool:
     return False
 
 
+def _unescaped_process_paren(data: bytes) -> bool:
+    """Whether ``data`` holds ``<(`` or ``>(`` not after a backslash: a process
+    substitution, which bash runs even in the word of an unquoted ``${x:-...}``."""
+    if b"<(" not in data and b">(" not in data:
+        return False
+    i = 0
+    while i < len(data) - 1:
+        if data[i] == 0x5C:
+            i += 2
+            continue
+        if data[i] in (0x3C, 0x3E) and data[i + 1] == 0x28:  # "<(" or ">("
+            return True
+        i += 1
+    return False
+
+
 def _unquoted_heredoc(node: Node, source: bytes) -> bool:
     for child in node.children:
         if child.type == "heredoc_start":
@@ -187,6 +203,10 @@ def problems(root: Node, source: bytes) -> list[str]:
                 _unescaped(text, _BACKTICK) or _unescaped_dollar_paren(text)
             ):
                 say("a command substitution the parser read as text: bash runs it")
+            if (b"<(" in text or b">(" in text) and _unescaped_process_paren(text):
+                # (tree-sitter reads `${x:-<(cmd)}` as an expansion holding a plain word;
+                # bash runs cmd, in the default, `:=` and `:+` words alike)
+                say("a process substitution the parser read as text: bash runs it")
             if kind == "word" and not in_expansion:
                 parent = node.parent
                 if (
