@@ -100,21 +100,27 @@ def _read_part(text: str) -> tuple[tuple[Word, ...], tuple[Word, ...]] | None:
     assignments: list[Word] = []
     words: list[Word] = []
     for raw in text.split(" "):
-        if not raw:
-            continue  # (blanks between words)
-        if not words and "=" in raw:
-            assignment = _assignment(raw)
-            if assignment is None:
-                return None
-            assignments.append(assignment)
-        else:
-            word = _word(raw, name=not words)
-            if word is None:
-                return None
-            words.append(word)
+        if raw and not _take(raw, assignments, words):  # (empty: blanks between words)
+            return None
     if not words:
         return None  # assignments alone
     return tuple(assignments), tuple(words)
+
+
+def _take(raw: str, assignments: list[Word], words: list[Word]) -> bool:
+    """Add one word of a part to its assignments (before the command name) or its words;
+    False when the fast reading does not take it."""
+    if not words and "=" in raw:
+        assignment = _assignment(raw)
+        if assignment is None:
+            return False
+        assignments.append(assignment)
+        return True
+    word = _word(raw, name=not words)
+    if word is None:
+        return False
+    words.append(word)
+    return True
 
 
 def _tokenized(command: str) -> list[Simple] | None:
@@ -131,16 +137,8 @@ def _tokenized(command: str) -> list[Simple] | None:
             raw = token.group()
             if not words and not assignments:
                 start = token.start()
-            if not words and "=" in raw:
-                assignment = _assignment(raw)
-                if assignment is None:
-                    return None
-                assignments.append(assignment)
-            else:
-                word = _word(raw, name=not words)
-                if word is None:
-                    return None
-                words.append(word)
+            if not _take(raw, assignments, words):
+                return None
             last = token.end()
             continue
         if not words:
