@@ -122,3 +122,31 @@ def decide(
         tree.ws, allow=allow, ask=ask, deny=deny, mode=mode, additional=(tree.shared,)
     )
     return PermissionEngine(config).decide(tool, input, cwd=cwd)
+
+
+@dataclass(frozen=True)
+class SecretLink:
+    """A workspace ``ws`` whose ``notes`` is a symlink to ``src/a.py`` inside it, a
+    ``secret.txt`` outside it, and a config denying Reads of that secret: point ``notes``
+    at the secret (:meth:`retarget`) and a decision that reads it must be a deny."""
+
+    ws: Path
+    link: Path
+    secret: Path
+    config: Config
+
+    def retarget(self, *, to_secret: bool) -> None:
+        self.link.unlink()
+        self.link.symlink_to(self.secret if to_secret else self.ws / "src" / "a.py")
+
+
+def secret_link(tmp_path: Path) -> SecretLink:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "a.py").write_text("x\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s\n")
+    link = ws / "notes"
+    link.symlink_to(ws / "src" / "a.py")
+    config = make_config(ws, deny=["Read(//" + str(secret)[1:] + ")"])
+    return SecretLink(ws, link, secret, config)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.permissions.conftest import Tree, make_config
+from tests.permissions.conftest import Tree, make_config, secret_link
 from toolrun.permissions import PermissionEngine
 
 #: Parts that recur across command lines: read-only ones, ruled ones, protected and critical
@@ -84,24 +84,17 @@ def test_remembered_parts_give_the_decision_worked_out_afresh(
 
 
 def test_a_remembered_part_reads_the_disk_again(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "a.py").write_text("x\n")
-    (tmp_path / "secret.txt").write_text("s\n")
-    link = ws / "notes"
-    link.symlink_to(ws / "src" / "a.py")
-    engine = PermissionEngine(make_config(ws, deny=["Read(//" + str(tmp_path)[1:] + "/secret.txt)"]),
-                              memo=False)
+    scene = secret_link(tmp_path)
+    ws = scene.ws
+    engine = PermissionEngine(scene.config, memo=False)
     # each line is new; the part `cat notes` is the same object in all of them
     for i in range(3):
         assert engine.decide("Bash", {"command": f"cat notes && echo {i}"}, cwd=ws).decision == "allow"
-    link.unlink()
-    link.symlink_to(tmp_path / "secret.txt")
+    scene.retarget(to_secret=True)
     for i in range(3, 6):
         decision = engine.decide("Bash", {"command": f"cat notes && echo {i}"}, cwd=ws)
         assert decision.decision == "deny", decision.reason
-    link.unlink()
-    link.symlink_to(ws / "src" / "a.py")
+    scene.retarget(to_secret=False)
     assert engine.decide("Bash", {"command": "cat notes && echo 9"}, cwd=ws).decision == "allow"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.permissions.conftest import make_config
+from tests.permissions.conftest import make_config, secret_link
 from toolrun.permissions import PermissionEngine, wordpaths
 from toolrun.permissions.paths import frozen_tree
 
@@ -55,21 +55,15 @@ class _nothing:
 def test_a_path_resolved_once_is_read_again_by_the_next_decision(
     tmp_path: Path, read: str, memo: bool
 ) -> None:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "a.py").write_text("x\n")
-    (tmp_path / "secret.txt").write_text("s\n")
-    link = ws / "notes"
-    link.symlink_to(ws / "src" / "a.py")
-    config = make_config(ws, deny=["Read(//" + str(tmp_path)[1:] + "/secret.txt)"])
-    engine = PermissionEngine(config, memo=memo)
+    scene = secret_link(tmp_path)
+    ws = scene.ws
+    engine = PermissionEngine(scene.config, memo=memo)
     # the same line (the decision memo), and new lines sharing the part (the part memo)
     lines = [f"{read.format('notes')} && echo {i % 2}" for i in range(4)]
     for line in lines:
         assert engine.decide("Bash", {"command": line}, cwd=ws).decision == "allow"
-    link.unlink()
-    link.symlink_to(tmp_path / "secret.txt")
+    scene.retarget(to_secret=True)
     for line in lines:
         decision = engine.decide("Bash", {"command": line}, cwd=ws)
         assert decision.decision == "deny", decision.reason
-        assert str(tmp_path / "secret.txt") in decision.reason
+        assert str(scene.secret) in decision.reason
