@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -88,6 +89,32 @@ def test_a_plan_of_strings_is_read_without_importing_pyyaml(tmp_path: Path) -> N
         [sys.executable, "-c", code, str(plan)], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+@given(st.text(max_size=40) | st.text(st.characters(max_codepoint=0x7F), max_size=40))
+def test_the_ascii_check_of_a_line_is_the_whole_check(text: str) -> None:
+    # an ASCII text is checked against the ASCII part of the class of what a line may hold
+    from toolrun.yamlfile.block import _OUTSIDE_PATTERN, _outside
+
+    assert _outside(text) == (re.search(_OUTSIDE_PATTERN, text) is not None)
+
+
+def test_an_ascii_file_never_compiles_the_whole_class(tmp_path: Path) -> None:
+    # compiling the class of every character a line may hold took 10 ms of each start
+    # that read a YAML config: an ASCII file (nearly every one) does without it
+    plan = tmp_path / "p.yaml"
+    plan.write_text(PLAN)
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom toolrun.yamlfile import load_document\n"
+        "from toolrun.yamlfile import block\n"
+        "load_document(Path(sys.argv[1]))\n"
+        "print(block._outside_any.cache_info().currsize)\n"
+        "print(block._outside('caf\\u00e9\\t'), block._outside_any.cache_info().currsize)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(plan)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["0", "True", "1"]
 
 
 def test_the_defaults_it_assumes_are_pyyaml_s() -> None:

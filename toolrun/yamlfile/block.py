@@ -23,6 +23,7 @@ then no resolver can have been registered, so the default one's first characters
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -44,15 +45,30 @@ _LINES = re.compile(
     r"^( *+)(-(?: +|$))?+(?:([A-Za-z0-9_][\w.\-/$]*+):( +|$))?+(.*)", re.MULTILINE
 )
 # what a line may hold: no tab, no other line break, no BOM, nothing PyYAML's reader refuses
-_OUTSIDE = re.compile(
+_OUTSIDE_PATTERN = (
     "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
+# the same, for a text of ASCII only: compiling the whole class takes 10 ms (every start
+# that reads a YAML config paid it), this one a twentieth of that
+_OUTSIDE_ASCII = re.compile("[^\n\x20-\x7e]")
 # a plain scalar may not start with these (indicators), nor with "- ", "? ", ": "
 _NOT_PLAIN_START = frozenset("]}#&*!|>%@`,")
 # first characters after which a value is more than a plain string (quotes, flows, those)
 _SPECIAL = frozenset("\"'[{?:") | _NOT_PLAIN_START
 # a JSON number with an exponent (YAML 1.1 reads 1e5 as a string): left to the parser
 _EXPONENT = re.compile(r"[\d.][eE]")
+
+
+def _outside(text: str) -> bool:
+    """Whether ``text`` holds a character a line of this module's YAML may not."""
+    if text.isascii():
+        return _OUTSIDE_ASCII.search(text) is not None
+    return _outside_any().search(text) is not None
+
+
+@functools.cache
+def _outside_any() -> re.Pattern[str]:
+    return re.compile(_OUTSIDE_PATTERN)
 
 
 class _Fallback(Exception):
@@ -191,7 +207,7 @@ def _tail_ok(rest: str, end: int) -> bool:
 
 def parse_block(text: str, file: str) -> Document | None:
     """The Document the event builder would give for ``text``, or None: let it read it."""
-    if _OUTSIDE.search(text) is not None or not _defaults_hold():
+    if _outside(text) or not _defaults_hold():
         return None
     if len(text) >= 0xFFFFF and max(map(len, text.split("\n"))) >= 0xFFFFF:
         return None  # a column past what a place holds (the events clamp it)
