@@ -43,6 +43,13 @@ class ExitCode(enum.IntEnum):
         return ExitCode.OK
 
 
+class Hangup(KeyboardInterrupt):
+    """SIGHUP (the terminal closed) interrupted a command: it ends as Ctrl-C does, with
+    :attr:`ExitCode.HANGUP`."""
+
+    exit_code = ExitCode.HANGUP
+
+
 @dataclass(frozen=True, slots=True)
 class Location:
     """Where something came from: a file and a 1-based line and column."""

@@ -222,6 +222,54 @@ def test_ctrl_c_sent_to_the_check_alone_ends_its_forked_process_too(ws: Path) ->
     assert not Path(f"/proc/{child}").exists()
 
 
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGTERM, 130), (signal.SIGHUP, 129)], ids=["term", "hup"]
+)
+@pytest.mark.parametrize("group", [False, True], ids=["alone", "group"])
+def test_sigterm_and_sighup_end_the_check_as_ctrl_c_does(
+    ws: Path, sig: signal.Signals, code: int, group: bool
+) -> None:
+    # a CI job cancelled (SIGTERM to the process, or to its group), a terminal closed:
+    # before, the check died at once and its forked part decided on, orphaned
+    proc, child = start_big_check(ws, "--format", "json")
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        os.kill(proc.pid, sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err
+    assert "interrupted" in err and out == ""
+    assert not Path(f"/proc/{child}").exists()  # ended and reaped, not left behind
+
+
+def test_a_killed_check_takes_its_forked_part_with_it(ws: Path) -> None:
+    # SIGKILL (the OOM killer, a runner's hard kill): no handler runs in the check, and
+    # the part writes to a file, so no broken pipe tells it; the kernel ends it. Its part
+    # is 100,000 calls, many seconds of work even on a fast machine: left alone it would
+    # still be deciding when the bound below is up.
+    plan = make_plan(ws, 20_000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolrun", "check", plan.name, "--jobs", "2"],
+        cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    child = 0
+    try:
+        deadline = time.monotonic() + 120
+        while not child and time.monotonic() < deadline and proc.poll() is None:
+            child = next((c for c in children(proc.pid) if running(c)), 0)
+            time.sleep(0.002)
+        assert child, "the check forked no process"
+        proc.kill()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 5
+        while running(child) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not running(child)
+    finally:
+        if child and running(child):
+            os.kill(child, signal.SIGKILL)
+
+
 def turns_of(sizes: list[int]) -> list[Turn | None]:
     """Turns of so many calls each (only their number matters to the split)."""
     out: list[Turn | None] = []

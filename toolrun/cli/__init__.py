@@ -127,9 +127,9 @@ class LazyGroup(click.Group):
             elif message := str(exc):
                 click.echo(message, err=True)
             ctx.exit(int(exc.exit_code))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # (SIGTERM and SIGHUP too, where a command says)
             click.echo("interrupted", err=True)
-            ctx.exit(int(ExitCode.INTERRUPTED))
+            ctx.exit(int(getattr(exc, "exit_code", ExitCode.INTERRUPTED)))
         except BrokenPipeError:
             # stdout closed (`toolrun check ... | head`): an interrupt, as exec counts it
             _stdout_to_devnull()

@@ -28,7 +28,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolrun.commands.check_decide import CheckOptions, CheckState, decide_plan, state_of
+from toolrun.commands.check_decide import (
+    CheckOptions,
+    CheckState,
+    decide_plan,
+    interrupts_raise,
+    state_of,
+)
 from toolrun.commands.check_inputs import expand_inputs, load_plan
 from toolrun.commands.check_parts import (
     PartInvalid,
@@ -252,11 +258,12 @@ def check(
         if on_plan is not None:
             on_plan(plan)
 
-    if jobs <= 1:
-        for shown, path in inputs:
-            deliver(_check(options, shown, path))
-    else:
-        _check_in_processes(options, inputs, jobs, deliver)
+    with interrupts_raise():  # (SIGTERM too: the parts it forks are ended, not left)
+        if jobs <= 1:
+            for shown, path in inputs:
+                deliver(_check(options, shown, path))
+        else:
+            _check_in_processes(options, inputs, jobs, deliver)
     return CheckReport(
         run_id=options.run_id,
         fail_on=request.fail_on,
@@ -328,11 +335,18 @@ def _check_in_processes(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from toolrun.commands.split_check import end_workers, in_worker, worker_start
+
     context = multiprocessing.get_context("spawn")
     options = replace(options, split=1)  # a process per input: none splits its input
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
+    )
+    try:
         futures = [
-            pool.submit(check_input, options, shown, str(path) if path is not None else None)
+            pool.submit(
+                in_worker, check_input, options, shown, str(path) if path is not None else None
+            )
             for shown, path in inputs
         ]
         for (shown, _), future in zip(inputs, futures, strict=True):
@@ -342,3 +356,12 @@ def _check_in_processes(
             except Exception as exc:  # noqa: BLE001 - a worker that died: that input only
                 plan = _unchecked(shown, exc)
             deliver(plan)
+    except BaseException:
+        # Ctrl-C, SIGTERM: the workers are stopped now, not waited for (the pool's shutdown
+        # waited for each to finish its input: a minute of a big check after Ctrl-C)
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)  # (no next input for any of them)
+        end_workers(workers)
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)

@@ -374,18 +374,22 @@ def decide_plan(
     first = next((t.calls[0].index for t in turns if t is not None and t.calls), 0)
     # nothing runs during a check (without hooks): a path found missing stays missing
     frozen = frozen_tree() if state.hooks is None else contextlib.nullcontext()
-    with _ctrl_c_raises(), frozen:
+    with interrupts_raise(), frozen:
         anyio.run(executor.run_stream, file, _released(turns), first)
     return tuple(runs), tuple(calls)
 
 
 @contextlib.contextmanager
-def _ctrl_c_raises() -> Iterator[None]:
-    """Ctrl-C raises KeyboardInterrupt where the check is, as in plain Python code.
+def interrupts_raise() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt where the check is, as in plain Python code; so do
+    SIGTERM (a CI job cancelled, ``timeout``) and SIGHUP (the terminal closed; unless
+    ignored, as under ``nohup``), as they interrupt exec: the check stops saying so,
+    exits 130 (129), and ends the processes it forked.
 
     Left to itself the event loop's runner only cancels its task on Ctrl-C, and a dry run
     hardly ever waits, so it never saw the cancellation: the check went on to the end and
-    exited as if nothing had happened. (A forked part process ignores Ctrl-C: kept so.)
+    exited as if nothing had happened. SIGTERM killed it outright, leaving its forked
+    parts running. (A forked part process ignores all three: kept so.)
     """
     import signal
     import threading
@@ -396,14 +400,28 @@ def _ctrl_c_raises() -> Iterator[None]:
     ):
         yield
         return
-    signal.signal(signal.SIGINT, _interrupt)
+    taken = [signal.SIGINT] + [
+        number
+        for number in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(number) is signal.SIG_DFL
+    ]
+    for number in taken:
+        signal.signal(number, _interrupt)
     try:
         yield
     finally:
+        for number in taken:
+            signal.signal(number, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    import signal
+
+    from toolrun.errors import Hangup
+
+    if signum == signal.SIGHUP:
+        raise Hangup
     raise KeyboardInterrupt
 
 

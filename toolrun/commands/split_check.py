@@ -11,8 +11,8 @@ change once exec runs it, each part keeps the reads and writes of (``CallCheck.d
 and ``joined`` marks it as one process would have.
 
 Nothing is lost when a part's process fails (killed, out of memory, a bug): that part is
-decided again here. Ctrl-C ends the check as in one process, and no forked process
-outlives it.
+decided again here. Ctrl-C (SIGTERM, SIGHUP) ends the check as in one process, and no
+forked process outlives it, even when this one is killed.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 if TYPE_CHECKING:
     from toolrun.execution.depends import Writers
     from toolrun.plan.models import Turn
     from toolrun.report.models import CallCheck
+
+T = TypeVar("T")
 
 #: what ps shows for a process deciding a part of a plan
 PART_NAME = "toolrun-part"
@@ -135,16 +137,20 @@ def fork_part(work: Callable[[Sink], Decided | None], keep: Callable[[int, int],
             out, into = os.dup(made.fileno()), -1  # (the file goes once both have closed it)
     except OSError:
         out, into = os.pipe()
-    # Ctrl-C reaches the whole process group: the forked process leaves the answer to its
-    # parent, which ends it. Held back across the fork, so that it is never raised in the
-    # new process before it ignores it (it would run on in its parent's code) nor in this
-    # one before it knows the new process's pid (which would be left behind)
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # Ctrl-C (SIGTERM, SIGHUP) reaches the whole process group: the forked process leaves
+    # the answer to its parent, which ends it. Held back across the fork, so that it is
+    # never raised in the new process before it ignores it (it would run on in its
+    # parent's code) nor in this one before it knows the new process's pid (which would
+    # be left behind)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked process (its records are what tests check)
         code = 1
         try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for number in STOPPING:
+                signal.signal(number, signal.SIG_IGN)
+            die_with(parent)
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
             _name(PART_NAME)
             if into >= 0:  # a pipe: its read end is the parent's
@@ -162,6 +168,75 @@ def fork_part(work: Callable[[Sink], Decided | None], keep: Callable[[int, int],
         keep(pid, out)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+#: What stops a check (toolrun.commands.check_decide): held back across a fork, then
+#: ignored in the forked process, whose parent ends it.
+STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+#: prctl(2): the signal a process gets when the thread that forked it ends.
+PR_SET_PDEATHSIG = 1
+#: How long a pool's worker has to end its hooks once told to stop.
+WORKER_GRACE_S = 5.0
+
+
+def die_with(parent: int, sig: int = signal.SIGKILL) -> None:
+    """Have this process (forked, or a worker of a pool) get ``sig`` when its parent ends,
+    however it ends (SIGKILL, a crash: a part writes to a file, not a pipe, so no broken
+    pipe would tell it). Linux only; the parent starts it from its main thread, which
+    lives as long as it does."""
+    try:
+        from toolrun.reaper.side import prctl
+
+        prctl(PR_SET_PDEATHSIG, sig)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:  # it ended before the request was made
+        os._exit(1)
+
+
+#: In a pool's worker: the process that started it.
+_parent: int | None = None
+
+
+def worker_start(parent: int) -> None:
+    """A pool worker's start (a check of several inputs, one process each). Ctrl-C and
+    SIGHUP are its parent's to answer; SIGTERM, from the parent or at the parent's end,
+    stops the input it checks as Ctrl-C stops a check (its hooks are ended, not left)."""
+    global _parent
+    _parent = parent
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_worker)
+    die_with(parent, signal.SIGTERM)
+
+
+def _stop_worker(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def in_worker(work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` in a pool's worker; stopped with its parent gone, the worker ends
+    once the work has unwound (the pool's queue, which every worker holds both ends of,
+    would never tell it)."""
+    try:
+        return work(*args)
+    except KeyboardInterrupt:
+        if _parent is not None and os.getppid() != _parent:
+            os._exit(1)
+        raise
+
+
+def end_workers(processes: Sequence[Any], grace: float = WORKER_GRACE_S) -> None:
+    """Stop a pool's workers now (SIGTERM, then SIGKILL after ``grace`` seconds), rather
+    than wait for each to finish its input."""
+    from multiprocessing.connection import wait
+
+    for process in processes:
+        process.terminate()
+    wait([p.sentinel for p in processes], grace)
+    for process in processes:
+        if process.is_alive():
+            process.kill()
 
 
 def _name(name: str) -> None:
