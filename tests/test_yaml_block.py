@@ -76,6 +76,14 @@ def test_parse_text_takes_the_line_builder_first() -> None:
     assert doc.data == yaml.safe_load(PLAN)
 
 
+def _python(code: str, plan: Path) -> str:
+    """What ``code`` prints in a fresh interpreter, given ``plan``'s path."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(plan)], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
 def test_a_plan_of_strings_is_read_without_importing_pyyaml(tmp_path: Path) -> None:
     plan = tmp_path / "p.yaml"
     plan.write_text(PLAN + "mode: default\nstrict: true\nnote: ~/x\nmax: 64\nratio: 0.5\n")
@@ -85,10 +93,7 @@ def test_a_plan_of_strings_is_read_without_importing_pyyaml(tmp_path: Path) -> N
         "assert doc.data['strict'] is True and doc.data['note'] == '~/x', doc.data\n"
         "print('yaml' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(plan)], capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == "False"
+    assert _python(code, plan).strip() == "False"
 
 
 @given(st.text(max_size=40) | st.text(st.characters(max_codepoint=0x7F), max_size=40))
@@ -111,10 +116,7 @@ def test_an_ascii_file_never_compiles_the_whole_class(tmp_path: Path) -> None:
         "print(block._outside_any.cache_info().currsize)\n"
         "print(block._outside('caf\\u00e9\\t'), block._outside_any.cache_info().currsize)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(plan)], capture_output=True, text=True, check=True
-    )
-    assert out.stdout.split() == ["0", "True", "1"]
+    assert _python(code, plan).split() == ["0", "True", "1"]
 
 
 def test_the_defaults_it_assumes_are_pyyaml_s() -> None:

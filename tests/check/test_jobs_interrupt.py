@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.check.helpers import write
+from tests.check.helpers import running, write
 
 # each call's PreToolUse hook notes its pid and then waits: a worker is busy with its
 # input for as long as the test wants
@@ -27,14 +27,6 @@ hooks:
         - type: command
           command: "echo $$ >> hookpids; exec sleep 300"
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def start(ws: Path) -> tuple[subprocess.Popen[str], list[int], list[int]]:
@@ -68,7 +60,7 @@ def leftovers() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids
     for pid in pids:
-        if alive(pid):  # (what the test found gone is never signalled: its pid may be reused)
+        if running(pid):  # (what the test found gone is never signalled: its pid may be reused)
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -77,9 +69,9 @@ def gone(pids: list[int], within: float = 30.0) -> list[int]:
     """Of ``pids``, those still running after ``within`` seconds (a bound against a
     hang, not a measure of speed)."""
     deadline = time.monotonic() + within
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.02)
-    return [p for p in pids if alive(p)]
+    return [p for p in pids if running(p)]
 
 
 @pytest.mark.parametrize(

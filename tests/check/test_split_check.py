@@ -18,7 +18,7 @@ from typing import cast
 
 import pytest
 
-from tests.check.helpers import write
+from tests.check.helpers import running, write
 from toolrun.commands.check_parts import SPLIT_MIN_CALLS, plan_parts
 from toolrun.commands.split_check import PART_NAME, ranges
 from toolrun.errors import Location
@@ -163,14 +163,6 @@ def children(pid: int) -> list[int]:
         except OSError:
             pass
     return out
-
-
-def running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def start_big_check(ws: Path, *args: str) -> tuple[subprocess.Popen[str], int]:
