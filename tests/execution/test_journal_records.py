@@ -203,3 +203,76 @@ def test_a_plain_result_built_in_field_order_is_the_keyword_build(tmp_path: Path
         assert made == replace(general, execution_id=made.execution_id)
         assert made.json_line() == replace(general, execution_id=made.execution_id).json_line()
         assert made.metadata == {} and made.output == "" and made.location == call.location
+
+
+def _general_line(result: Any) -> str:
+    return encode_json(result.as_json())
+
+
+nullable_text = st.none() | text
+numbers = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 10**6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    strings=st.tuples(text, text, text, text, text, text, text),
+    nullables=st.tuples(nullable_text, nullable_text, nullable_text, nullable_text,
+                        nullable_text),
+    index=st.integers(min_value=0, max_value=10**12) | st.booleans(),
+    given_input=st.dictionaries(text, json_values, max_size=3),
+    metadata=st.dictionaries(text, json_values, max_size=3),
+    verified=st.booleans(),
+    stamps_=st.tuples(st.none() | stamps, st.none() | stamps),
+    times=st.tuples(numbers, numbers),
+    attempts=st.integers(0, 3),
+    aborted=st.booleans(),
+    status=st.sampled_from(list(__import__("toolrun.execution.results").execution.results.Status)),
+    located=st.booleans(),
+    hooked=st.booleans(),
+)
+def test_a_result_line_put_together_reads_as_the_encoder_writes_it(
+    strings: tuple[str, ...], nullables: tuple[str | None, ...], index: int,
+    given_input: dict[str, Any], metadata: dict[str, Any],
+    stamps_: tuple[float | None, float | None], times: tuple[float, float], attempts: int,
+    aborted: bool, status: Any, located: bool, hooked: bool, verified: bool,
+) -> None:
+    """The usual result's line is put together from its parts (``_plain_line``); it is the
+    encoder's text of the record, byte for byte, and the rest takes the encoder."""
+    from toolrun.execution.results import DecidedBy, Result
+
+    call_id, execution_id, run_id, plan, tool, decision, output = strings
+    if verified:
+        metadata = {**metadata, "verify": [{"command": output}]}
+    rule, source, error, runs_in, runs_in_why = nullables
+    result = Result(
+        index, call_id, execution_id, run_id, plan, tool, given_input, decision,
+        DecidedBy(output[:3] or "mode", rule, source), status, output, error, *stamps_,
+        *times, attempts, aborted, Location(plan, attempts + 1, index) if located else None,
+        metadata, hooks=({"event": "PreToolUse"},) if hooked else (),
+        runs_in=runs_in, runs_in_why=runs_in_why,
+    )  # fmt: skip
+    assert result.json_line() == _general_line(result)
+
+
+def test_a_result_of_odd_types_takes_the_encoder() -> None:
+    from types import MappingProxyType
+
+    from toolrun.execution.results import DecidedBy, Result, Status, _plain_line
+
+    plain = Result(0, "c", "exec_1", "run", "p", "Bash", {"command": "ls"}, "allow",
+                   DecidedBy("readonly"), Status.OK, "out\n", wait_ms=1.5, duration_ms=2.0,
+                   location=Location("p", 1, 2), metadata={"exit_code": 0})  # fmt: skip
+    assert _plain_line(plain) == _general_line(plain)
+    from dataclasses import replace
+
+    for odd in (
+        replace(plain, input=MappingProxyType({"command": "ls"})),
+        replace(plain, metadata={"verify": [{"ok": True}]}),
+        replace(plain, wait_ms=float("nan")),
+        replace(plain, attempts=True),
+        replace(plain, original_input={"command": "rm"}),
+        replace(plain, additional_context=("note",)),
+        replace(plain, hook_feedback="blocked"),
+    ):
+        assert _plain_line(odd) is None
+        assert odd.json_line() == _general_line(odd)
