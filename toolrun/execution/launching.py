@@ -43,13 +43,21 @@ class _Launching(_Asking):
     _read_veto: Callable[[Path], str | None] | None
     _private_hosts: frozenset[str]
 
+    #: the last context made with no decided paths nor store, for the next one in its cwd
+    _plain_context: ToolContext | None = None
+
     def _context(
         self,
         cwd: Path,
         decided: Sequence[tuple[str, str]] = (),
         store: OutputStore | None = None,
     ) -> ToolContext:
-        return ToolContext(
+        plain = not decided and store is None
+        if plain:  # (most calls without a journal, each Bash call: one context serves them)
+            cached = self._plain_context
+            if cached is not None and cached.cwd is cwd:
+                return cached
+        made = ToolContext(
             self.workspace,
             cwd,
             self._env,
@@ -61,6 +69,9 @@ class _Launching(_Asking):
             sandbox=self._sandbox,
             stored_output=store,
         )
+        if plain:
+            self._plain_context = made
+        return made
 
     def _lock_paths(self, tool: Tool[Any], call: Call, ctx: ToolContext) -> tuple[Path, ...]:
         if tool.kind is not ToolKind.WRITE:
