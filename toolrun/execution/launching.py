@@ -119,8 +119,14 @@ class _Launching(_Asking):
                     try:
                         async with self.locks.hold(paths) if paths else _NO_LOCKS:
                             # Results are shown before a call that may have effects
-                            # launches: output that failed (`| head`) stops it.
-                            show = bool(self._unshown) and tool.kind is not ToolKind.READ
+                            # launches: output that failed (`| head`) stops it. (A call
+                            # the read-only jail holds has none: it waits for no tick.)
+                            jail_kind = self.jails.kind(call, decision)
+                            show = (
+                                bool(self._unshown)
+                                and tool.kind is not ToolKind.READ
+                                and (jail_kind != "read-only" or self.jails.unavailable is not None)
+                            )
                             # A free slot is taken without a checkpoint, so a cancel that
                             # came while the call was queued must be looked for here.
                             if show and scope.cancel_called:
@@ -137,7 +143,6 @@ class _Launching(_Asking):
                                 # journalled as about to start, but it never launched
                                 started = None
                             else:
-                                jail_kind = self.jails.kind(call, decision)
                                 if jail_kind is None:
                                     if tool.kind is not ToolKind.READ:
                                         self.jails.ran_outside()
