@@ -218,9 +218,7 @@ class Result:
         """The result as one line of JSON (cached)."""
         line = self._line
         if line is None:
-            line = _plain_line(self)
-            if line is None:
-                line = encode_json(self.as_json())
+            line = encode_json(self.as_json())
             _set_line(self, line)
         return line
 
@@ -275,69 +273,6 @@ class Result:
 
 # the slot's own setter: a frozen dataclass refuses setattr
 _set_line: Callable[[Result, str], None] = Result.__dict__["_line"].__set__
-
-
-def _plain_line(r: Result) -> str | None:
-    """:meth:`Result.json_line` of the usual result, put together from its parts: the text
-    ``encode_json(r.as_json())`` gives it (one encoder pass over the record's dict, and
-    the dict itself, cost about a twentieth of a short Bash call). None for anything but
-    the usual types and fields (hooks, a rewritten input, autoVerify's reports, a number
-    that is not finite): those take the encoder."""
-    decided, loc, metadata = r.decided_by, r.location, r.metadata
-    wait, took = round(r.wait_ms, 3), round(r.duration_ms, 3)
-    if not (
-        type(r.index) is int and type(r.attempts) is int
-        and type(r.id) is str and type(r.execution_id) is str and type(r.run_id) is str
-        and type(r.plan) is str and type(r.tool) is str and type(r.decision) is str
-        and type(r.output) is str and type(decided) is DecidedBy
-        and type(decided.kind) is str and _nullable(decided.rule) and _nullable(decided.source)
-        and _nullable(r.error) and _nullable(r.runs_in) and _nullable(r.runs_in_why)
-        and type(r.status) is Status and type(r.aborted_before_launch) is bool
-        and type(wait) is float and type(took) is float
-        and _FINITE(wait) and _FINITE(took)
-        and type(r.input) is dict and type(metadata) is dict and "verify" not in metadata
-        and r.original_input is None and not r.hooks and not r.additional_context
-        and not r.hook_feedback
-        and (loc is None or (type(loc) is Location and type(loc.file) is str
-                             and type(loc.line) is int and type(loc.column) is int))
-    ):  # fmt: skip
-        return None
-    string = _string
-    where = (
-        "null" if loc is None
-        else f'{{"file": {string(loc.file)}, "line": {int.__repr__(loc.line)}, '
-             f'"column": {int.__repr__(loc.column)}}}'
-    )  # fmt: skip
-    return (
-        f'{{"index": {int.__repr__(r.index)}, "id": {string(r.id)}, '
-        f'"execution_id": {string(r.execution_id)}, "run_id": {string(r.run_id)}, '
-        f'"plan": {string(r.plan)}, "tool": {string(r.tool)}, '
-        f'"input": {encode_json(r.input)}, "decision": {string(r.decision)}, '
-        f'"decided_by": {{"kind": {string(decided.kind)}, "rule": {_text(decided.rule)}, '
-        f'"source": {_text(decided.source)}}}, '
-        f'"runs_in": {_text(r.runs_in)}, "runs_in_why": {_text(r.runs_in_why)}, '
-        f'"status": {string(r.status.value)}, "output": {string(r.output)}, '
-        f'"error": {_text(r.error)}, "started_at": {_text(utc_iso(r.started_at))}, '
-        f'"finished_at": {_text(utc_iso(r.finished_at))}, '
-        f'"wait_ms": {float.__repr__(wait)}, "duration_ms": {float.__repr__(took)}, '
-        f'"attempts": {int.__repr__(r.attempts)}, '
-        f'"aborted_before_launch": {"true" if r.aborted_before_launch else "false"}, '
-        f'"location": {where}'
-        + (f', "metadata": {encode_json(metadata)}}}' if metadata else "}")
-    )
-
-
-#: a string as encode_json writes it (ensure_ascii=False: this is the function it uses)
-_string: Callable[[str], str] = json.encoder.encode_basestring
-_FINITE = math.isfinite
-
-
-def _nullable(value: object) -> bool:
-    return value is None or type(value) is str
-
-
-def _text(value: str | None) -> str:
-    return "null" if value is None else _string(value)
 
 
 def _metadata_and_verify(metadata: Mapping[str, Any]) -> dict[str, Any]:
