@@ -3,10 +3,12 @@ on stderr, as exec has it, never a silent 1 or an "Exception ignored" traceback.
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,9 +27,11 @@ def big_plan(folder: Path) -> Path:
     return plan
 
 
-def first_line_then_close(args: list[str], cwd: Path) -> tuple[int, str]:
+def first_line_then_close(
+    args: list[str], cwd: Path, extra_env: dict[str, str] | None = None
+) -> tuple[int, str]:
     """Run toolrun, read one line of its stdout, close the pipe: its exit code and stderr."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOOLRUN_HOOK_SERVER": "off"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOOLRUN_HOOK_SERVER": "off", **(extra_env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "toolrun", *args], cwd=cwd, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -59,6 +63,19 @@ def test_a_closed_stdout_is_exit_130_with_a_message(tmp_path: Path, args: list[s
     assert "Traceback" not in err and "Exception ignored" not in err
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["unbuffered", "buffered"])
+def test_exec_into_a_closed_pipe_with_stdout_unbuffered_or_not(
+    tmp_path: Path, unbuffered: str
+) -> None:
+    """A tick's lines go out in one write: unbuffered (PYTHONUNBUFFERED), one cut short
+    by the reader's close is not the end of it, the write of the rest fails."""
+    big_plan(tmp_path)
+    args = ["exec", "big.yaml", "--dry-run", "--format", "jsonl"]
+    code, err = first_line_then_close(args, tmp_path, {"PYTHONUNBUFFERED": unbuffered})
+    assert code == 130, err
+    assert "Broken pipe" in err
+
+
 def test_show_of_a_long_run_into_a_closed_pipe(tmp_path: Path) -> None:
     big_plan(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -69,3 +86,29 @@ def test_show_of_a_long_run_into_a_closed_pipe(tmp_path: Path) -> None:
     code, err = first_line_then_close(["show", "last"], tmp_path)
     assert code == 130, err
     assert "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_a_tick_written_unbuffered_goes_out_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One write of a tick's lines on an unbuffered stdout: a write the pipe takes in part
+    is followed by more, until every byte is out (then one that fails says so)."""
+    from toolrun.cli.exec import _write_out
+
+    class Trickle(io.RawIOBase):
+        def __init__(self) -> None:
+            self.got = bytearray()
+            self.writes = 0
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data: Any) -> int:
+            self.writes += 1
+            taken = bytes(memoryview(data)[:7])
+            self.got += taken
+            return len(taken)
+
+    raw = Trickle()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8", write_through=True))
+    _write_out("é first line\nsecond line\n")
+    assert raw.got.decode() == "é first line\nsecond line\n"
+    assert raw.writes > 1

@@ -113,6 +113,29 @@ async def test_many_environments_each_reach_their_own_command(tmp_path: Path) ->
         assert (code, out.split()[0]) == (0, name)
 
 
+async def test_the_same_environment_again_is_the_same_and_in_its_own_order(
+    tmp_path: Path,
+) -> None:
+    """A call sending the environment of the call before sends only its slot: the same
+    names and values in another order, or one value changed, is another environment,
+    and every command sees exactly its own, in its order."""
+    path = os.environ["PATH"]
+    tables = [
+        {"PATH": path, "A": "1", "B": "2"},
+        {"PATH": path, "A": "1", "B": "2"},  # the same again
+        {"PATH": path, "B": "2", "A": "1"},  # the same pairs, another order
+        {"PATH": path, "B": "2", "A": "3"},  # a value changed
+        {"PATH": path, "B": "2", "A": "3"},
+    ]
+    for table in tables:
+        chunks: list[bytes] = []
+        code = await run_command(["env"], cwd=tmp_path, env=table, time_limit=30,
+                                 stdout=chunks.append)  # fmt: skip
+        seen = [line.split("=", 1) for line in b"".join(chunks).decode().splitlines()]
+        assert code == 0
+        assert [pair for pair in seen if pair[0] in table] == [list(p) for p in table.items()]
+
+
 async def test_commands_running_together_each_get_their_own_answers(tmp_path: Path) -> None:
     """Answers of every call share the side process's one socket: none goes astray."""
     results: dict[int, tuple[int | None, str]] = {}

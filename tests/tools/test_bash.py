@@ -329,6 +329,20 @@ def test_which_commands_get_the_cwd_probe(command: str, may: bool) -> None:
     assert may_change_directory(command, {"BASH_ENV": "/etc/x"}) is True
 
 
+def test_the_cwd_probe_test_without_its_regex_says_what_the_regex_says() -> None:
+    """Commands without any word of the regex (nor a dot) are answered without it: for
+    every mix of those words, separators and near misses, the answer is the regex's."""
+    import itertools
+
+    from toolrun.tools.builtins.bash import _MAY_CD, may_change_directory
+
+    pieces = ["cd", "popd", "xcd", "cdx", "eval", "source", "command", "builtin", "exec",
+              "pushd", ".", "./a", " ", ";", "(", "`", "\t", "echo", "é", "\u3000", "_"]  # fmt: skip
+    for a, b, c in itertools.product(pieces, repeat=3):
+        command = a + b + c
+        assert may_change_directory(command, {}) is (_MAY_CD.search(command) is not None), command
+
+
 @pytest.mark.anyio
 async def test_cwd_is_reported_without_the_probe_too(tmp_path: Path) -> None:
     from toolrun.tools.base import ToolContext

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import select
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -158,8 +159,19 @@ def exec_(
 
     warned: set[str] = set()
 
+    # A tick's lines go out in one write at its flush: an unbuffered stdout (python -u,
+    # PYTHONUNBUFFERED) would otherwise cost a write per result.
+    pending: list[str] = []
+
     def show(line: str) -> None:
-        sys.stdout.write(line + "\n")  # flushed once per tick of results (on_flush)
+        pending.append(line + "\n")
+
+    def flush() -> None:
+        if pending:
+            text = "".join(pending)
+            pending.clear()
+            _write_out(text)
+        sys.stdout.flush()
 
     def on_result(result: Result) -> None:
         progress.tick(f"{result.id} {result.status}")
@@ -179,33 +191,38 @@ def exec_(
         if verbose and (fmt == "text" or streaming_table):
             show("\n".join(render.verbose_lines(result)))
 
-    report = execute(
-        ExecRequest(
-            plans=plans,
-            workspace=workspace,
-            config_file=config_file,
-            settings_files=settings_files,
-            mode=mode,
-            enforce=enforce,
-            dry_run=dry_run,
-            jobs=jobs,
-            max_concurrency=max_concurrency,
-            ask_default="allow" if ask_mode == "allow" else "deny",
-            journal=not no_journal,
-            hooks=not no_hooks,
-            # a stream shown line by line needs no results at the end: memory stays flat
-            keep_results=not (
-                from_stdin and fmt in ("jsonl", "text") and not reports and not show_diff
+    try:
+        report = execute(
+            ExecRequest(
+                plans=plans,
+                workspace=workspace,
+                config_file=config_file,
+                settings_files=settings_files,
+                mode=mode,
+                enforce=enforce,
+                dry_run=dry_run,
+                jobs=jobs,
+                max_concurrency=max_concurrency,
+                ask_default="allow" if ask_mode == "allow" else "deny",
+                journal=not no_journal,
+                hooks=not no_hooks,
+                # a stream shown line by line needs no results at the end: memory stays flat
+                keep_results=not (
+                    from_stdin and fmt in ("jsonl", "text") and not reports and not show_diff
+                ),
+                source_format=source_format,
+                transcript_cwd=transcript_cwd,
+                allow_empty=allow_empty,
             ),
-            source_format=source_format,
-            transcript_cwd=transcript_cwd,
-            allow_empty=allow_empty,
-        ),
-        on_result=on_result,
-        ask=_prompt if interactive and not dry_run else None,
-        on_plans=on_plans,
-        on_flush=sys.stdout.flush,
-    )
+            on_result=on_result,
+            ask=_prompt if interactive and not dry_run else None,
+            on_plans=on_plans,
+            on_flush=flush,
+        )
+    finally:
+        if pending:  # (shown but not flushed: a tick whose sink failed)
+            with contextlib.suppress(OSError):
+                flush()
     with contextlib.suppress(OSError):  # (stderr's terminal may have closed)
         progress.clear()
     for warning in report.warnings:  # records of a session that were skipped
@@ -248,6 +265,25 @@ def exec_(
     if fmt in ("table", "text", "github"):
         _say(sources_line(report.sources))
     return int(code)
+
+
+def _write_out(text: str) -> None:
+    """``text`` on stdout. Unbuffered (``-u``, ``PYTHONUNBUFFERED``), its bytes are written
+    to their end: one write cut short by a reader that left (``| head -1``) says nothing,
+    and the write after it must then fail, as a write per line did."""
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if not isinstance(raw, io.RawIOBase):
+        out.write(text)
+        return
+    out.flush()  # (nothing waits there unbuffered; in order all the same)
+    data = memoryview(text.encode(out.encoding, out.errors or "strict"))
+    while data:
+        written = raw.write(data)
+        if written is None:  # a non-blocking stdout that is full: wait until it is not
+            select.select([], [raw], [])
+            continue
+        data = data[written:]
 
 
 def _annotation_paths() -> AnnotationPaths:

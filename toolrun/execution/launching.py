@@ -43,13 +43,21 @@ class _Launching(_Asking):
     _read_veto: Callable[[Path], str | None] | None
     _private_hosts: frozenset[str]
 
+    #: the last context made with no decided paths nor store, for the next one in its cwd
+    _plain_context: ToolContext | None = None
+
     def _context(
         self,
         cwd: Path,
         decided: Sequence[tuple[str, str]] = (),
         store: OutputStore | None = None,
     ) -> ToolContext:
-        return ToolContext(
+        plain = not decided and store is None
+        if plain:  # (most calls without a journal, each Bash call: one context serves them)
+            cached = self._plain_context
+            if cached is not None and cached.cwd is cwd:
+                return cached
+        made = ToolContext(
             self.workspace,
             cwd,
             self._env,
@@ -61,6 +69,9 @@ class _Launching(_Asking):
             sandbox=self._sandbox,
             stored_output=store,
         )
+        if plain:
+            self._plain_context = made
+        return made
 
     def _lock_paths(self, tool: Tool[Any], call: Call, ctx: ToolContext) -> tuple[Path, ...]:
         if tool.kind is not ToolKind.WRITE:
@@ -108,8 +119,14 @@ class _Launching(_Asking):
                     try:
                         async with self.locks.hold(paths) if paths else _NO_LOCKS:
                             # Results are shown before a call that may have effects
-                            # launches: output that failed (`| head`) stops it.
-                            show = bool(self._unshown) and tool.kind is not ToolKind.READ
+                            # launches: output that failed (`| head`) stops it. (A call
+                            # the read-only jail holds has none: it waits for no tick.)
+                            jail_kind = self.jails.kind(call, decision)
+                            show = (
+                                bool(self._unshown)
+                                and tool.kind is not ToolKind.READ
+                                and (jail_kind != "read-only" or self.jails.unavailable is not None)
+                            )
                             # A free slot is taken without a checkpoint, so a cancel that
                             # came while the call was queued must be looked for here.
                             if show and scope.cancel_called:
@@ -126,7 +143,6 @@ class _Launching(_Asking):
                                 # journalled as about to start, but it never launched
                                 started = None
                             else:
-                                jail_kind = self.jails.kind(call, decision)
                                 if jail_kind is None:
                                     if tool.kind is not ToolKind.READ:
                                         self.jails.ran_outside()

@@ -31,11 +31,12 @@ class Inside:
 def inside_probe(inside_folder: str, env: Mapping[str, str]) -> tuple[dict[str, str], str | None,
                                                                        str | None]:
     """``env`` with the probe file moved into ``inside_folder``; the inside and outside
-    paths of the probe (None, None without one)."""
-    inner = dict(env)
-    outside = inner.get(CWD_FILE_ENV)
+    paths of the probe (None, None without one: then ``env`` itself, when it is a dict,
+    as nothing changes in it)."""
+    outside = env.get(CWD_FILE_ENV)
     if not outside:
-        return inner, None, None
+        return (env if isinstance(env, dict) else dict(env)), None, None
+    inner = dict(env)
     inside = os.path.join(inside_folder, os.path.basename(outside))
     inner[CWD_FILE_ENV] = inside
     return inner, inside, outside

@@ -151,9 +151,19 @@ class BashTool(BaseTool[BashParams]):
 _MAY_CD = re.compile(r"\b(?:cd|pushd|popd|source|eval|exec|builtin|command)\b|(?:^|[\s;&|({`])\.\s")
 
 
+#: What every match of _MAY_CD holds (a word of it, or the dot): a command without any
+#: is looked at without the regex, which costs several times these substring tests.
+_MAY_CD_PARTS = ("cd", "pushd", "popd", "source", "eval", "exec", "builtin", "command", ".")
+
+
 def may_change_directory(command: str, env: Mapping[str, str]) -> bool:
     """Could running ``command`` leave the shell in another working directory?"""
-    return bool(env.get("BASH_ENV")) or _MAY_CD.search(command) is not None
+    if env.get("BASH_ENV"):
+        return True
+    for part in _MAY_CD_PARTS:
+        if part in command:
+            return _MAY_CD.search(command) is not None
+    return False
 
 
 @functools.cache
