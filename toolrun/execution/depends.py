@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolrun.execution.results import CallDecision, DecidedBy
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import Observation, start, stop
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
 _NETWORK_ONLY = frozenset({"WebFetch", "WebSearch"})
 
 
+# (Reads and Writes: one per allow of a later part of a split check, and again as its
+# records are joined: fast_init writes the slots directly)
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Reads:
     """What one decision read from the disk, as paths (absolute, normalised)."""
@@ -62,6 +66,7 @@ class Reads:
         return not (self.lines or self.trees or self.repos)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Writes:
     """What one call may change when it runs."""
