@@ -180,20 +180,29 @@ def searches_of(log: Sequence[Observation]) -> tuple[str, ...]:
             searches.add(args[0].rstrip("/") or "/")
         elif name in _NO_PATH_READS:
             continue
-        else:
+        elif name == "_guarded_below":
             found = False
             for value in (*args, result):
                 for p in _paths_in(value):
                     found = True
-                    if name == "_guarded_below":
-                        searches.add(p)
-                    else:
-                        break  # (only whether it named a path counts here)
-                if found and name != "_guarded_below":
-                    break
+                    searches.add(p)
             if not found:
                 searches.add("/")
+        elif not _names_a_path((*args, result)):  # (only whether it named one counts here)
+            searches.add("/")
     return tuple(searches)
+
+
+def _names_a_path(values: Iterable[Any]) -> bool:
+    """Whether ``_paths_in`` gives a path for one of ``values`` (a string first, without
+    a generator: most observed values are)."""
+    for value in values:
+        if type(value) is str:
+            if value.startswith("/"):
+                return True
+        elif any(True for _ in _paths_in(value)):
+            return True
+    return False
 
 
 def _paths_in(value: Any) -> Iterable[str]:
