@@ -573,3 +573,25 @@ def test_a_plans_calls_are_located_and_a_too_deep_one_is_refused_where_it_gets_t
     with pytest.raises(DocumentError) as info:
         parse_json(text, "t.json", lean=lean)
     assert str(info.value.problem) == "t.json:4:599: nested more than 100 levels deep"
+
+
+@pytest.mark.parametrize("space", ["", " ", "\n", "\t \r\n  ", "\r\n\r\n"])
+def test_the_calls_of_a_turn_are_placed_whatever_lies_between_them(space: str) -> None:
+    """Each call's start, whatever white space is around it (skipped inline, issue 31), and
+    whatever it is (an object, a list, a string, a number: the loader says what is wrong)."""
+    items = ['{"tool": "Read", "input": {"file_path": "a, b]"}}', "[1, [2, {}]]", '"c]"', "-1.5e3",
+             "{}", "[]", "null"]  # fmt: skip
+    text = '{"turns": [{"calls": [' + space
+    starts = []
+    for i, item in enumerate(items):
+        starts.append(len(text))
+        text += item + space + ("," + space if i < len(items) - 1 else "")
+    text += "]}]}"
+    doc = parse_text(text, "p.json", json_syntax=True)
+    assert doc.data["turns"][0]["calls"] == json.loads(text)["turns"][0]["calls"]
+
+    def place(offset: int) -> Location:
+        line = text.count("\n", 0, offset)
+        return Location("p.json", line + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+
+    assert doc.item_locations(("turns", 0, "calls")) == [place(s) for s in starts]

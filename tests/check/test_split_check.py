@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
@@ -23,6 +23,9 @@ from toolrun.commands.check_parts import SPLIT_MIN_CALLS, plan_parts
 from toolrun.commands.split_check import PART_NAME, ranges
 from toolrun.errors import Location
 from toolrun.plan.models import Call, Turn
+
+if TYPE_CHECKING:
+    from toolrun.report.models import CallCheck
 
 CONFIG = {
     "permissions": {
@@ -575,10 +578,11 @@ def test_each_call_is_reported_in_the_turn_it_is_written_in_empty_turns_between(
 
 def test_the_place_of_a_records_deps_is_the_one_joined_clears() -> None:
     """``_across`` clears a record's deps by its place (not ``_replace``: issue 31)."""
-    from toolrun.commands.split_check import _DEPS, _RUN
+    from toolrun.commands.split_check import _DECISION, _DEPS, _ID, _RUN
     from toolrun.report.models import CallCheck
 
     assert CallCheck._fields[_DEPS] == "deps" and CallCheck._fields[_RUN] == "run"
+    assert CallCheck._fields[_ID] == "id" and CallCheck._fields[_DECISION] == "decision"
 
 
 def test_a_record_s_deps_come_back_from_a_part_as_they_were_sent() -> None:
@@ -610,3 +614,101 @@ def test_a_record_s_deps_come_back_from_a_part_as_they_were_sent() -> None:
     assert [c.run for c in back[1]] == [7, 0, 7, 7, 7]
     assert all(type(c) is CallCheck for c in back[1])
     assert back[1][1].deps == deps[1]
+
+
+def _deps_records() -> tuple[CallCheck, ...]:
+    """Records of a later part as the marks across parts see them: writes of every kind
+    (paths, contents only, a cd, anything) and allows whose reads they meet or not."""
+    from toolrun.execution.depends import ANYTHING, SOME_READS, Reads, Writes
+    from toolrun.report.models import CallCheck
+
+    record = CallCheck(0, "call-1", "Read", {"file_path": "a"}, "allow", "mode", None, None,
+                       "allowed", "skipped", None, 1, 1, 1, 3, "concurrent", "exec_1",
+                       runs_in="sandbox", runs_in_why="configured")
+    deps = [
+        (Reads(("/w/x",), ("/w/t",), (), ()), None, False),  # nothing written yet
+        (None, Writes(frozenset({"/w/t/a"}), contents=True), False),
+        (Reads((), ("/w/t/a",), (), ()), None, False),  # no search: contents only
+        (Reads((), ("/u",), (), ("/w/t",)), None, False),  # a search of the written tree
+        (None, Writes(frozenset({"/w/d"})), False),  # a path written: parents count
+        (Reads((), ("/w",), (), ()), Writes(frozenset({"/w/e"})), False),
+        (Reads((), ("/v",), (), ()), None, True),
+        (None, Writes(frozenset(), moves_cwd=True), True),
+        (Reads((), ("/v",), (), ()), None, True),  # follows that cd
+        None,
+        (None, ANYTHING, False),
+        (SOME_READS, None, False),
+        (Reads(), None, False),  # read nothing: never marked
+    ]
+    return tuple(
+        record._replace(position=i, id=f"call-{i + 1}", deps=d,
+                        run=0 if i == 3 else 3)
+        for i, d in enumerate(deps)
+    )  # fmt: skip
+
+
+def test_a_part_s_rows_joined_as_they_come_are_what_joining_its_records_gives() -> None:
+    """``Joiner.collect`` makes each row its final record at once (issue 31): the very
+    records (marks and run numbers included) that receiving the part, then joining it,
+    gives."""
+    import io
+
+    from toolrun.commands import split_check
+    from toolrun.report.models import CallCheck
+
+    first = CallCheck(0, "call-0", "Edit", {"file_path": "b"}, "allow", "mode", None, None,
+                      "allowed", "skipped", None, 1, 1, 1, 1, "exclusive", "exec_0")
+    calls = _deps_records()
+    sent = io.BytesIO()
+    split_check._send((((1, "concurrent", len(calls)),), calls), sent)
+    received = split_check._receive(io.BytesIO(sent.getvalue()), 2)
+    assert received is not None
+    expected = split_check.joined([(((1, "exclusive", 1), (2, "x", 1)), (first,)), received])
+    joiner = split_check.Joiner()
+    joiner.add((((1, "exclusive", 1), (2, "x", 1)), (first,)))
+    rows = split_check._receive(io.BytesIO(sent.getvalue()), joiner.shift, joiner._row)
+    assert rows is not None
+    joiner.runs.extend(rows[0])
+    joiner.calls.extend(rows[1])
+    assert joiner.joined() == expected
+    assert all(type(c) is CallCheck and c.deps is None for c in expected[1])
+    marked = [c.id for c in expected[1] if c.kind == "depends"]
+    assert marked == ["call-4", "call-6", "call-9", "call-12"]
+
+
+def test_a_part_that_fails_half_way_joins_nothing() -> None:
+    """A part process that dies after some of its rows were joined: the writers they
+    added are taken back (the part, decided here instead, is joined on what was before)."""
+    from toolrun.commands import split_check
+    from toolrun.execution.depends import Writes
+
+    calls = _deps_records()
+    read, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked process
+        with os.fdopen(write_end, "wb") as out:
+            split_check._dump(list(calls), out)  # one batch, and no end mark: died
+        os._exit(0)
+    os.close(write_end)
+    joiner = split_check.Joiner()
+    joiner.writers.add("call-0", Writes(frozenset({"/w/z"}), contents=True))
+    assert not joiner.collect(pid, read)
+    assert joiner.calls == [] and joiner.runs == []
+    assert joiner.writers.contents_only() and list(joiner.writers.contents) == ["/w/z"]
+    assert joiner.writers.cwd is None and joiner.writers.anything is None
+
+
+def test_writers_are_true_once_something_that_counts_is_written() -> None:
+    """``Writers`` says whether it holds anything by one flag (issue 31): true exactly
+    when a write with paths, a cd or anything was added, as the dicts say."""
+    from toolrun.execution.depends import ANYTHING, NO_WRITES, Writers, Writes
+
+    for writes in (NO_WRITES, Writes(frozenset({"/a"})), Writes(frozenset({"/a"}), contents=True),
+                   Writes(moves_cwd=True), ANYTHING, Writes(contents=True)):  # fmt: skip
+        writers = Writers()
+        writers.add("call-1", writes)
+        held = bool(writers.exact or writers.contents or writers.anything or writers.cwd)
+        assert bool(writers) is held is bool(writes)
+        copy = writers.copy()
+        copy.add("call-2", Writes(frozenset({"/b/c"})))
+        assert bool(writers) is held and "/b/c" not in writers.exact and "/b" not in writers.parents

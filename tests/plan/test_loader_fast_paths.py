@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -65,3 +66,32 @@ def test_the_header_examples() -> None:
     assert loader._plain_header({"calls": [], "call": []}) is None
     assert loader._plain_turn({"calls": []}) == []
     assert loader._plain_turn({"calls": [], "id": 1}) is None
+
+
+def test_a_call_and_a_decision_s_reads_and_writes_keep_the_dataclass_s_init() -> None:
+    """Call, Reads and Writes are built by fast_init (issue 31: one or two per call of a big
+    plan): the same signature and defaults, still frozen, equal and hashable as before."""
+    import dataclasses
+    import inspect
+
+    from toolrun.errors import Location
+    from toolrun.execution.depends import Reads, Writes
+    from toolrun.plan.models import Call
+
+    for cls in (Call, Reads, Writes):
+        params = inspect.signature(cls).parameters
+        fields = dataclasses.fields(cls)
+        assert list(params) == [f.name for f in fields]
+        assert [p.default for p in params.values()] == [
+            inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+            for f in fields
+        ]
+    here = Location("p.json", 1, 2)
+    call = Call(0, 0, "call-1", "Read", {"file_path": "a"}, None, None, here)  # type: ignore[arg-type]
+    assert call == Call(index=0, turn=0, id="call-1", tool="Read", input={"file_path": "a"},
+                        params=None, timeout=None, location=here)  # type: ignore[arg-type]  # fmt: skip
+    assert dataclasses.replace(call, id="x").id == "x" and dataclasses.replace(call, id="x") != call
+    assert Writes(frozenset({"/a"})) == Writes(frozenset({"/a"}), False, False, False)
+    assert hash(Reads(("/a",))) == hash(Reads(lines=("/a",)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        call.id = "y"  # type: ignore[misc]

@@ -149,16 +149,14 @@ def _text_plan(plan: PlanCheck, *, verbose: bool = False, view: View = _PLAIN) -
     from toolrun.builtin_fields import target_of
     from toolrun.render.terminal import one_line as escaped
 
-    def one_line(text: str) -> str:
-        # printable text is its own one line (a C check, where the escaping is a regex)
-        return text if text.isprintable() else escaped(text)
-
+    # printable text is its own one line (a C check, where the escaping is a regex)
     print_problems(plan)
     calls = view.calls(plan)
     if view.problems and not calls and not plan.problems:
         return  # nothing to show of this input: the recap counts it
     paint = status_painter(sys.stdout.isatty())
     lines = [plan_header(plan)]
+    padded: dict[str, str] = {}  # each decision's column, made once
     for c in calls:
         where = f"{c.file or plan.file}:{c.line}:{c.column}" if c.line else plan.file
         run = f"run {c.run} {c.run_kind}" if c.run else "not admitted"
@@ -166,11 +164,16 @@ def _text_plan(plan: PlanCheck, *, verbose: bool = False, view: View = _PLAIN) -
             run += f" · {c.origin}"
         if c.runs_in:
             run += f" · {c.runs_in}"
-        decision = f"{c.decision:<5}"
+        decision = padded.get(c.decision)
+        if decision is None:
+            decision = padded[c.decision] = f"{c.decision:<5}"
+        # (one_line inline: a line a call, and most texts are printable as they are)
+        call_id, target, why = c.id, target_of(c.tool, c.input, 60), c.why()
         lines.append(
-            f"{where}: {paint(decision, c.decision) if paint else decision} {one_line(c.id)} "
-            f"{c.tool}({one_line(target_of(c.tool, c.input, 60))}) · turn {c.turn} · {run} — "
-            f"{one_line(c.why())}"
+            f"{where}: {paint(decision, c.decision) if paint else decision} "
+            f"{call_id if call_id.isprintable() else escaped(call_id)} "
+            f"{c.tool}({target if target.isprintable() else escaped(target)}) · turn {c.turn}"
+            f" · {run} — {why if why.isprintable() else escaped(why)}"
         )
         if c.rebased:
             lines.extend(_rebased_lines(c))

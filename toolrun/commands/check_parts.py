@@ -178,22 +178,21 @@ def decided_parts(
 ) -> tuple[tuple[tuple[int, str, int], ...], tuple[CallCheck, ...]]:
     """This process's part decided here, the others as their processes send them (a part
     whose process failed is loaded and decided here); every record in plan order."""
-    from toolrun.commands.split_check import collect_part, joined, runs_in, shifted
+    from toolrun.commands.split_check import Joiner, shifted
 
-    decided = [decide(turns, turn_starts=part.starts)]
+    joiner = Joiner()
+    joiner.add(decide(turns, turn_starts=part.starts))
     spans = part.spans or []
     for index, (pid, fd) in enumerate(list(children), start=1):
-        got = collect_part(pid, fd, runs_in(decided))
+        whole = joiner.collect(pid, fd)
         children.remove((pid, fd))  # reaped
-        if got is None and index < len(spans):
+        if not whole and index < len(spans):
             # the process failed, or its part is invalid (which deciding it here shows)
             got = _decide_part(options, state, shown, path, index)
             if got is None:
                 raise PartInvalid
-            got = shifted(got, runs_in(decided))
-        if got is not None:
-            decided.append(got)
-    runs, calls = joined(decided)
+            joiner.add(shifted(got, joiner.shift))
+    runs, calls = joiner.joined()
     # ids are unique within each part (its process checked): across parts, checked here
     if len({c.id for c in calls}) != len(calls):
         raise PartInvalid

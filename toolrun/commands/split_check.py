@@ -83,21 +83,21 @@ def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Dec
         mine: list[Turn | None] = [None] * len(turns)
         for i in range(*first):
             mine[i], turns[i] = turns[i], None  # let each go once decided
-        decided = [decide(mine, turn_starts=starts)]
+        joiner = Joiner()
+        joiner.add(decide(mine, turn_starts=starts))
         for pid, fd, span in children:
-            got = collect_part(pid, fd, runs_in(decided))
+            whole = joiner.collect(pid, fd)
             del pending[pid]  # reaped
-            if got is None:  # the process failed: its part is decided here
+            if not whole:  # the process failed: its part is decided here
                 part: list[Turn | None] = [None] * len(turns)
                 part[span[0] : span[1]] = turns[span[0] : span[1]]
-                got = shifted(decide(part, turn_starts=starts), runs_in(decided))
+                joiner.add(shifted(decide(part, turn_starts=starts), joiner.shift))
             for i in range(*span):
                 turns[i] = None
-            decided.append(got)
     finally:
         for pid, fd in pending.items():
             end_part(pid, fd)
-    return joined(decided)
+    return joiner.joined()
 
 
 def _fork(
@@ -306,14 +306,20 @@ def _send(got: Decided | None, out: BinaryIO) -> None:
     pickle.dump(("end", runs), out, pickle.HIGHEST_PROTOCOL)
 
 
-def _receive(source: BinaryIO, shift: int = 0) -> Decided | None:
+#: a part's row to its record, its run number moved on by the shift given
+Convert = Callable[[tuple[Any, ...], int], "CallCheck"]
+
+
+def _receive(source: BinaryIO, shift: int = 0, convert: Convert | None = None) -> Decided | None:
     """What a part sent (EOFError, UnpicklingError...: not all of it), its run numbers
-    moved on by ``shift`` batch by batch (never two copies of the records at once)."""
+    moved on by ``shift`` batch by batch (never two copies of the records at once);
+    ``convert``: what makes each row a record (``_record``)."""
     calls: list[CallCheck] = []
+    record = convert or _record
     while True:
         got: Any = pickle.load(source)
         if type(got) is list:
-            calls.extend([_record(row, shift) for row in got])
+            calls.extend([record(row, shift) for row in got])
         elif got == ("none",):
             return None
         elif type(got) is tuple and len(got) == 2 and got[0] == "end":
@@ -339,10 +345,12 @@ def shifted(got: Decided, shift: int) -> Decided:
     return got[0], tuple(_moved(got[1], shift))
 
 
-def collect_part(pid: int, fd: int, shift: int = 0) -> Decided | None:
-    """The records a forked process sent (run numbers moved on by ``shift``), or None
-    when it did not send them whole (a pickle cut short does not load, the end mark is
-    missing) or did not exit as done."""
+def collect_part(
+    pid: int, fd: int, shift: int = 0, convert: Convert | None = None
+) -> Decided | None:
+    """The records a forked process sent (run numbers moved on by ``shift``; each row
+    made a record by ``convert``), or None when it did not send them whole (a pickle cut
+    short does not load, the end mark is missing) or did not exit as done."""
     got: Decided | None = None
     whole = False
     regular = stat.S_ISREG(os.fstat(fd).st_mode)
@@ -351,7 +359,7 @@ def collect_part(pid: int, fd: int, shift: int = 0) -> Decided | None:
         if regular:
             source.seek(0)
         try:
-            got = _receive(source, shift)  # as it comes: never the whole of it as bytes
+            got = _receive(source, shift, convert)  # as it comes: never the whole of it as bytes
             whole = source.read(1) == b""
         except Exception:  # noqa: BLE001 - a process that died while writing
             whole = False
@@ -380,49 +388,104 @@ def joined(decided: Sequence[Decided]) -> Decided:
     ``shifted``), as one process would have made them: an allow that an earlier call
     may change is marked here, in plan order across the parts (as ``PlanDependencies``
     marks one process's), and what the parts kept for it is let go."""
-    from toolrun.execution.depends import Writers
+    joiner = Joiner()
+    for part in decided:
+        joiner.add(part)
+    return joiner.joined()
 
-    runs: list[tuple[int, str, int]] = []
-    calls: list[CallCheck] = []
-    writers = Writers()
-    for part_runs, part_calls in decided:
-        runs.extend(part_runs)
-        calls.extend(c if c.deps is None else _across(c, writers) for c in part_calls)
-    return tuple(runs), tuple(calls)
+
+class Joiner:
+    """The parts' records joined in plan order, part after part (``joined``); a part
+    process's rows are joined as they are read (``collect``), each made its final record
+    at once rather than a record with its deps first, then another without them."""
+
+    def __init__(self) -> None:
+        from toolrun.execution.depends import Writers
+
+        self.runs: list[tuple[int, str, int]] = []
+        self.calls: list[CallCheck] = []
+        self.writers = Writers()
+
+    @property
+    def shift(self) -> int:
+        """The runs joined so far: what the next part's run numbers move by."""
+        return len(self.runs)
+
+    def add(self, decided: Decided) -> None:
+        """A part's records (its run numbers moved on by ``shift`` already)."""
+        part_runs, part_calls = decided
+        self.runs.extend(part_runs)
+        writers = self.writers
+        self.calls.extend(c if c.deps is None else _across(c, writers) for c in part_calls)
+
+    def collect(self, pid: int, fd: int) -> bool:
+        """The next part, as its process sends it (``collect_part``); False, and nothing
+        joined, when it did not send it whole."""
+        before = self.writers.copy()
+        got = collect_part(pid, fd, self.shift, self._row)
+        if got is None:
+            self.writers = before  # (the rows read before it failed joined nothing)
+            return False
+        self.runs.extend(got[0])
+        self.calls.extend(got[1])
+        return True
+
+    def _row(self, row: tuple[Any, ...], shift: int) -> CallCheck:
+        """``_across(_record(row, shift))``, without the record in between."""
+        from toolrun.report.models import CallCheck
+
+        if shift and row[_RUN]:
+            row = (*row[:_RUN], row[_RUN] + shift, *row[_RUN + 1 :])
+        plain = row[_DEPS]
+        if plain is None:
+            return tuple.__new__(CallCheck, row)
+        from toolrun.execution.depends import Reads, Writes
+
+        reads, writes, follows_cd = plain
+        writers = self.writers
+        writer = None
+        if reads is not None and row[_DECISION] == "allow" and writers:
+            writer = writers.on(Reads(*reads), follows_cd=follows_cd)
+        if writes is not None and (writes[0] or writes[1] or writes[2]):  # (``Writes`` true)
+            writers.add(row[_ID], Writes(*writes))
+        record = tuple.__new__(CallCheck, (*row[:_DEPS], None, *row[_DEPS + 1 :]))
+        return record if writer is None else _marked(record, writer)
+
+    def joined(self) -> Decided:
+        return tuple(self.runs), tuple(self.calls)
 
 
 def _across(call: CallCheck, writers: Writers) -> CallCheck:
     """``call`` marked when the writes of the calls before it (in every part) meet what
     it read; its own writes join them."""
-    from toolrun.execution.depends import mark_reason
     from toolrun.report.models import CallCheck
 
     assert call.deps is not None
     reads, writes, follows_cd = call.deps
-    changes: dict[str, Any] | None = None
+    writer = None
     if reads is not None and call.decision == "allow" and writers:
         writer = writers.on(reads, follows_cd=follows_cd)
-        if writer is not None:
-            # (a marked ask runs nowhere yet: exec decides it afresh, as one process marks it)
-            changes = {"decision": "ask", "kind": "depends", "rule": None, "source": writer,
-                       "reason": mark_reason(call.reason, writer), "runs_in": None,
-                       "runs_in_why": None, "deps": None}  # fmt: skip
     if writes:
         writers.add(call.id, writes)
-    if changes is not None:
-        return call._replace(**changes)
     # only what the part kept for the marks goes (most calls: a third of what
     # ``_replace`` takes, for 50,000 records)
-    return tuple.__new__(CallCheck, (*call[:_DEPS], None, *call[_DEPS + 1 :]))
+    record = tuple.__new__(CallCheck, (*call[:_DEPS], None, *call[_DEPS + 1 :]))
+    return record if writer is None else _marked(record, writer)
 
 
-#: where a record keeps its run number, and what a part kept for the marks across parts
-_RUN, _DEPS = 14, 21
+def _marked(call: CallCheck, writer: str) -> CallCheck:
+    """An allow of a later part that ``writer``, an earlier call, may change: an ask."""
+    from toolrun.execution.depends import mark_reason
+
+    # (a marked ask runs nowhere yet: exec decides it afresh, as one process marks it)
+    return call._replace(decision="ask", kind="depends", rule=None, source=writer,
+                         reason=mark_reason(call.reason, writer), runs_in=None,
+                         runs_in_why=None)  # fmt: skip
 
 
-def runs_in(decided: Sequence[Decided]) -> int:
-    """How many runs the parts decided so far hold: what the next part's numbers move by."""
-    return sum(len(part[0]) for part in decided)
+#: where a record keeps its id, decision, run number, and what a part kept for the marks
+#: across parts
+_ID, _DECISION, _RUN, _DEPS = 1, 4, 14, 21
 
 
 def starts_of_turns(turns: Sequence[Turn | None]) -> list[int]:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolrun.execution.results import CallDecision, DecidedBy
+from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import Observation, start, stop
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
 _NETWORK_ONLY = frozenset({"WebFetch", "WebSearch"})
 
 
+# (Reads and Writes: one per allow of a later part of a split check, and again as its
+# records are joined: fast_init writes the slots directly)
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Reads:
     """What one decision read from the disk, as paths (absolute, normalised)."""
@@ -62,6 +66,7 @@ class Reads:
         return not (self.lines or self.trees or self.repos)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Writes:
     """What one call may change when it runs."""
@@ -112,10 +117,10 @@ def reads_of(
     trees: set[str] = set()
     searches: set[str] = set()
     repos: set[str] = {repo} if repo else set()
-
-    def path(p: str) -> None:
-        # resolving the workspace or a cwd is no search of it (see the module's doc)
-        (lines if any(_holds(p, a) for a in anchors) else trees).add(p)
+    # resolving the workspace or a cwd is no search of it (see the module's doc): a path
+    # that holds an anchor is a line (``_holds``, by set lookups: a split check works
+    # this out for every allow of its later parts)
+    same, parents = _holders(tuple(anchors))
 
     for fn, args, result in log:
         name = getattr(fn, "__name__", "")
@@ -128,20 +133,39 @@ def reads_of(
             continue  # the tool registry, the user database: no plan call writes them
         else:
             found = False
+            below = name == "_guarded_below"
             for value in (*args, result):
-                for p in _paths_in(value):
+                for p in _paths_in(value) if type(value) is not str else _str_path(value):
                     found = True
-                    if name == "_guarded_below":
+                    if below:
                         trees.add(p)
                         searches.add(p)
+                    elif p in same or p.rstrip("/") in parents:
+                        lines.add(p)
                     else:
-                        path(p)
+                        trees.add(p)
             if not found:
                 trees.add("/")  # a read toolrun cannot place: fail closed
                 searches.add("/")
     for p in extra:
-        path(p)
+        (lines if p in same or p.rstrip("/") in parents else trees).add(p)
     return Reads(tuple(lines), tuple(trees), tuple(repos), tuple(searches))
+
+
+@functools.lru_cache(maxsize=64)
+def _holders(anchors: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """What ``any(_holds(p, a) for a in anchors)`` asks, as two sets: ``p`` holds an
+    anchor when it is one, or when ``p.rstrip("/")`` is one's text up to a ``/`` of it
+    (``a.startswith(q + "/")``, "" for the root)."""
+    parents = {a[:i] for a in anchors for i, ch in enumerate(a) if ch == "/"}
+    return frozenset(anchors), frozenset(parents)
+
+
+def _str_path(value: str) -> tuple[str, ...]:
+    """``_paths_in`` of a string (most observed values), without a generator."""
+    if value.startswith("/"):
+        return (posixpath.normpath(value) if "//" in value or "/." in value else value,)
+    return ()
 
 
 def searches_of(log: Sequence[Observation]) -> tuple[str, ...]:
@@ -156,20 +180,29 @@ def searches_of(log: Sequence[Observation]) -> tuple[str, ...]:
             searches.add(args[0].rstrip("/") or "/")
         elif name in _NO_PATH_READS:
             continue
-        else:
+        elif name == "_guarded_below":
             found = False
             for value in (*args, result):
                 for p in _paths_in(value):
                     found = True
-                    if name == "_guarded_below":
-                        searches.add(p)
-                    else:
-                        break  # (only whether it named a path counts here)
-                if found and name != "_guarded_below":
-                    break
+                    searches.add(p)
             if not found:
                 searches.add("/")
+        elif not _names_a_path((*args, result)):  # (only whether it named one counts here)
+            searches.add("/")
     return tuple(searches)
+
+
+def _names_a_path(values: Iterable[Any]) -> bool:
+    """Whether ``_paths_in`` gives a path for one of ``values`` (a string first, without
+    a generator: most observed values are)."""
+    for value in values:
+        if type(value) is str:
+            if value.startswith("/"):
+                return True
+        elif any(True for _ in _paths_in(value)):
+            return True
+    return False
 
 
 def _paths_in(value: Any) -> Iterable[str]:
@@ -290,7 +323,9 @@ def bash_writes(
 class Writers:
     """The writes of a plan's calls so far, indexed by path, each with its first writer."""
 
-    __slots__ = ("anything", "content_parents", "contents", "cwd", "exact", "git", "parents")
+    __slots__ = (
+        "anything", "content_parents", "contents", "cwd", "exact", "git", "parents", "some",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.exact: dict[str, str] = {}  # a written path
@@ -300,12 +335,24 @@ class Writers:
         self.git: dict[str, str] = {}  # a directory where a .git (or inside one) is written
         self.anything: str | None = None
         self.cwd: str | None = None  # the first call whose cd exec carries on
+        # any of the above (asked for every later allow: one attribute, not four)
+        self.some = False
 
     def __bool__(self) -> bool:
-        return (bool(self.exact) or bool(self.contents) or self.anything is not None
-                or self.cwd is not None)  # fmt: skip
+        return self.some
+
+    def copy(self) -> Writers:
+        """These writers as they are now, apart from what is added to them after."""
+        other = Writers()
+        other.exact, other.contents = dict(self.exact), dict(self.contents)
+        other.parents, other.content_parents = dict(self.parents), dict(self.content_parents)
+        other.git, other.anything, other.cwd = dict(self.git), self.anything, self.cwd
+        other.some = self.some
+        return other
 
     def add(self, call_id: str, writes: Writes) -> None:
+        if writes.paths or writes.anything or writes.moves_cwd:
+            self.some = True
         if writes.anything and self.anything is None:
             self.anything = call_id
         if writes.moves_cwd and self.cwd is None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import Location
+from toolrun.permissions.frozen import fast_init
 from toolrun.tools.inputs import Params
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ class InvalidInput(Params):
     message: str
 
 
+# (one per call of a plan: fast_init writes the slots directly, a third of the dataclass's
+# own __init__, which was a tenth of loading a big plan)
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Call:
     """One tool call, validated against its tool's input model.

@@ -29,6 +29,13 @@ json_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once 
 scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
+#: the index after the JSON value at an index, each object dropped as it is read (its
+#: pairs counted: a C function, no Python frame): the walk only skips what it does not
+#: record, and building each call's dicts was a fifth of that
+_skip: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(  # type: ignore[attr-defined]
+    object_pairs_hook=len
+).scan_once
+
 
 def _skip_ws(text: str, index: int) -> int:
     if index < len(text) and text[index] not in " \t\n\r":
@@ -142,7 +149,7 @@ class JsonMarks:
         if ch not in "[{":
             return json_scan(text, index)[1]
         if len(path) >= MARK_DEPTH:
-            end = json_scan(text, index)[1]
+            end = _skip(text, index)[1]
             # only a value that long, with that many brackets in it, can be too deep
             room = MAX_DEPTH - len(path)
             if (
@@ -192,21 +199,23 @@ class JsonMarks:
         plan's calls: one loop, without a call and a path per item)."""
         text = self.text
         room = MAX_DEPTH - depth
-        scan = json_scan
+        scan, spaces, add = _skip, _WS.match, starts.append
         while True:
-            index = _skip_ws(text, index)
-            starts.append(index)
+            if text[index] in " \t\n\r":  # (``_skip_ws`` inline: once or twice an item)
+                index = spaces(text, index).end()  # type: ignore[union-attr]
+            add(index)
             end = scan(text, index)[1]
             if (
-                text[index] in "[{"
-                and end - index > 2 * room
+                end - index > 2 * room
+                and text[index] in "[{"
                 and text.count("[", index, end) + text.count("{", index, end) > room
             ):
                 check_json_depth(text, self.file, index, end, depth)
-            index = _skip_ws(text, end)
-            if text[index] == "]":
-                return index + 1
-            index += 1  # ","
+            if text[end] in " \t\n\r":
+                end = spaces(text, end).end()  # type: ignore[union-attr]
+            if text[end] == "]":
+                return end + 1
+            index = end + 1  # ","
 
 
 class YamlMarks(JsonMarks):
