@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolrun.dataclass_init import fast_init
 from toolrun.execution.results import CallDecision, DecidedBy
-from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import Observation, start, stop
 
 if TYPE_CHECKING:

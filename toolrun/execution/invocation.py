@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from toolrun.dataclass_init import fast_init
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.execution.results import Status
-from toolrun.permissions.frozen import fast_init
 from toolrun.tools import progress
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from toolrun.dataclass_init import fast_init
 from toolrun.errors import Location
-from toolrun.permissions.frozen import fast_init
 
 if TYPE_CHECKING:
     from toolrun.permissions.readonly import BashVerdicts

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from toolrun.permissions.frozen import fast_init
+from toolrun.dataclass_init import fast_init
 from toolrun.permissions.words import Word
 
 CommandKind = Literal["command", "assignment", "declaration", "unset", "test", "redirects"]

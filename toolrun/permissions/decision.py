@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolrun.dataclass_init import fast_init
 from toolrun.permissions.enforce import RunsIn
-from toolrun.permissions.frozen import fast_init
 
 if TYPE_CHECKING:
     from toolrun.permissions.readonly import BashVerdicts

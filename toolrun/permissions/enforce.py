@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolrun.config.models import Enforce
-from toolrun.permissions.frozen import fast_init
+from toolrun.dataclass_init import fast_init
 
 if TYPE_CHECKING:
     from toolrun.permissions.rules import Subject

@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass
 from typing import Literal
 
-from toolrun.permissions.frozen import fast_init
+from toolrun.dataclass_init import fast_init
 
 Behavior = Literal["allow", "ask", "deny"]
 DecidedKind = Literal[

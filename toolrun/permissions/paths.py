@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from toolrun.dataclass_init import fast_init
 from toolrun.errors import ToolError
-from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import observe
 from toolrun.permissions.tilde import expand_tilde, tilde_prefix
 

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolrun.dataclass_init import fast_init
 from toolrun.permissions import programs
 from toolrun.permissions.analysis import SimpleCommand
 from toolrun.permissions.bash import analyse
-from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.observe import Observation, note, start, stop, unchanged
 from toolrun.permissions.paths import EXEMPT_WRITE_TARGETS, Boundary, ResolvedPath, resolve
 from toolrun.permissions.shellpaths import (

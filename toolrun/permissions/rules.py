@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolrun.config.models import PermissionRule
+from toolrun.dataclass_init import fast_init
 from toolrun.permissions.analysis import SimpleCommand
 from toolrun.permissions.domains import compile_domain
-from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.grammar import EDIT_FAMILY, READ_FAMILY, ParsedRule
 from toolrun.permissions.paths import ResolvedPath, compile_path_pattern, variants
 

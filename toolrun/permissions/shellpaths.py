@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from toolrun.dataclass_init import fast_init
 from toolrun.permissions import programs
 from toolrun.permissions.analysis import SimpleCommand
-from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.memo import by_identity
 from toolrun.permissions.observe import observe
 from toolrun.permissions.paths import (

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from toolrun.dataclass_init import fast_init
 from toolrun.permissions.decision import DecidedBy
-from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.modes import Behavior, DecidedKind, Step
 from toolrun.permissions.rules import CompiledRule
 

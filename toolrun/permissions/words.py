@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolrun.permissions.frozen import fast_init
+from toolrun.dataclass_init import fast_init
 
 
 @fast_init

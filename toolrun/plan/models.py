@@ -6,8 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolrun.dataclass_init import fast_init
 from toolrun.errors import Location
-from toolrun.permissions.frozen import fast_init
 from toolrun.tools.inputs import Params
 
 if TYPE_CHECKING:

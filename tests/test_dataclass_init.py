@@ -9,9 +9,9 @@ from dataclasses import FrozenInstanceError, dataclass, field
 
 import pytest
 
+from toolrun.dataclass_init import fast_init
 from toolrun.permissions.bash import Redirect, SimpleCommand, analyse
 from toolrun.permissions.decision import DecidedBy, Decision, TargetVerdict
-from toolrun.permissions.frozen import fast_init
 from toolrun.permissions.paths import ResolvedPath
 from toolrun.permissions.rules import Subject
 from toolrun.permissions.words import Word

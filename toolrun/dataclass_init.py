@@ -1,4 +1,5 @@
-"""A cheaper ``__init__`` for the frozen dataclasses a decision builds per call.
+"""A cheaper ``__init__`` for the frozen dataclasses built once per call (a plan's calls, a
+decision's parts, what a result read and wrote).
 
 A frozen dataclass sets each field through ``object.__setattr__`` (looked up and called
 by name for every field): about a tenth of a new call's decision went there. The
