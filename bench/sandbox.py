@@ -1,7 +1,7 @@
 """What the sandbox and the read-only jail cost a Bash call, end to end through `toolrun exec`.
 
 Run:  .venv/bin/python bench/sandbox.py [--calls 500] [--repeat 3] [--against DIR]
-                                        [--srt PACKAGE_DIR]
+                                        [--srt PACKAGE_DIR] [--only-concurrent]
 
 Rows, each the same read-only Bash calls (``echo line-N``) one at a time, so each call's
 own run time (``duration_ms``) is clean, the runs of all rows interleaved round by round:
@@ -18,9 +18,11 @@ own run time (``duration_ms``) is clean, the runs of all rows interleaved round 
 
 Then 1000 read-only Bash calls at concurrency 4 with the jail on against ``xargs -P4``
 running the same commands (wall time, ratio of medians), without the journal and with it
-(``journal on``: as a user runs it, every record written and group-fsynced). Prints medians; the added cost
-of a call is its median minus the unsandboxed median of the same source. Runs from
-bytecode (``PYTHONDONTWRITEBYTECODE`` is unset, the package compiled first).
+(``journal on``: as a user runs it, every record written and group-fsynced), with the CPU
+the whole machine was busy for each (toolrun, its side processes and the commands: spread
+perfectly over the cores, that work alone takes busy/cores, the ratio's floor). Prints
+medians; the added cost of a call is its median minus the unsandboxed median of the same
+source. Runs from bytecode (``PYTHONDONTWRITEBYTECODE`` is unset, the package compiled first).
 """
 
 from __future__ import annotations
@@ -168,32 +170,56 @@ def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> 
     walls: dict[str, list[float]] = {name: [] for name in names.values()}
     cpus: dict[str, list[float]] = {name: [] for name in names.values()}
     firsts: dict[str, list[float]] = {name: [] for name in names.values()}
+    busies: dict[str, list[float]] = {name: [] for name in names.values()}
     xargs: list[float] = []
+    xargs_busy: list[float] = []
     load = os.getloadavg()[0]
     for _ in range(repeat):
         for label, path, journal in rows:
             name = names[(label, journal)]
+            before = busy_seconds()
             wall, cpu, results = run_cpu(ws, plan, path, "--max-concurrency", "4",
                                          journal=journal)
+            busies[name].append(busy_seconds() - before)
             if {where(r) for r in results} != {"jail"}:
                 raise SystemExit(f"{name}: not every call ran in the jail")
             walls[name].append(wall)
             cpus[name].append(cpu)
             # how long the first calls took against the rest: a jail not ready in time
             firsts[name].append(float(results[0]["duration_ms"]))
+        before = busy_seconds()
         start = time.perf_counter()
         subprocess.run(["xargs", "-P4", "-d", "\n", "-I{}", "bash", "-c", "{}"], input=stdin,
                        text=True, cwd=ws, check=True, stdout=subprocess.DEVNULL)
         xargs.append(time.perf_counter() - start)
+        xargs_busy.append(busy_seconds() - before)
     base = statistics.median(xargs)
+    cores = os.cpu_count() or 1
     print(f"1000 read-only Bash calls, concurrency 4, jail on; xargs -P4: {base:.2f} s "
-          f"(runs {_list(xargs)})")
+          f"(runs {_list(xargs)}), the machine busy {statistics.median(xargs_busy):.2f} "
+          f"CPU-s on {cores} cores")
     for label, runs in walls.items():
         wall = statistics.median(runs)
+        busy = statistics.median(busies[label])
+        # on these cores no schedule of that much work ends sooner: the ratio's floor
+        floor = busy / cores
         print(f"  {label}: {wall:.2f} s, {wall / base:.2f}x xargs (budget 1.5x, aim 1.2x; "
               f"runs {_list(runs)}); toolrun's own CPU {statistics.median(cpus[label]):.2f} s; "
-              f"first call {statistics.median(firsts[label]):.1f} ms")
+              f"the machine busy {busy:.2f} CPU-s (all of it on {cores} cores: {floor:.2f} s, "
+              f"{floor / base:.2f}x); first call {statistics.median(firsts[label]):.1f} ms")
     print(f"  load average (1 min) before: {load:.2f}, after: {os.getloadavg()[0]:.2f}")
+
+
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy since boot (every process, every core:
+    toolrun, its side processes and the commands alike), from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()[1:]
+    except OSError:
+        return float("nan")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def _list(values: list[float]) -> str:
@@ -208,6 +234,8 @@ def main() -> None:
     parser.add_argument("--against", metavar="DIR", help="A/B with the toolrun source in DIR")
     parser.add_argument("--srt", metavar="PACKAGE_DIR", help="also measure srt, from there")
     parser.add_argument("--skip-concurrent", action="store_true")
+    parser.add_argument("--only-concurrent", action="store_true",
+                        help="only the 1000 calls at concurrency 4 against xargs -P4")
     args = parser.parse_args()
     compile_package(args.against)  # time toolrun as installed: from bytecode
     sides: list[tuple[str, str | None]] = [("this", str(HERE.parent))]
@@ -215,6 +243,9 @@ def main() -> None:
         sides.append((f"against {args.against}", str(Path(args.against).resolve())))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        if args.only_concurrent:
+            concurrent(root, sides, args.repeat)
+            return
         found = single_calls(root, sides, args.calls, args.repeat)
         print(f"{args.calls} read-only Bash calls one at a time, {args.repeat} runs of each "
               "row, interleaved; median call (ms), and added over unsandboxed")
