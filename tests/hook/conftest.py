@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -129,13 +131,21 @@ def pre(decision: str, reason: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def runtime(tmp_path: Path) -> Iterator[Path]:
+def runtime() -> Iterator[Path]:
     """A private runtime directory for hook servers; every server started there is
     stopped at the end: by the pid it wrote, and by its command line (a server started
-    while a test's own listener held the socket writes no pid file)."""
-    folder = tmp_path / "run"
-    folder.mkdir(mode=0o700)
-    yield folder
+    while a test's own listener held the socket writes no pid file). Short, as a real
+    one is: a socket's address holds 107 bytes, and a test's tmp_path under pytest-xdist
+    (``.../popen-gw0/test_a_long_name0/``) leaves too few for the socket's name."""
+    folder = Path(tempfile.mkdtemp(prefix="trh-"))  # (mode 0700)
+    try:
+        yield folder
+    finally:
+        _stop_servers(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stop_servers(folder: Path) -> None:
     pids = set()
     for pid_file in folder.glob("toolrun/*.pid"):
         with contextlib.suppress(OSError, ValueError):

@@ -12,10 +12,10 @@ from pathlib import Path
 from tests.hook.conftest import Hook, answer, payload, pre
 
 
-def _server_pid(runtime: Path) -> int:
+def _server_pid(runtime: Path, folder: str = "toolrun") -> int:
     """The pid of the server the first call started (it writes it once it listens)."""
     for _ in range(600):  # a wait for the server to come up, not a timing assertion
-        pids = list((runtime / "toolrun").glob("*.pid"))
+        pids = list((runtime / folder).glob("*.pid"))
         if pids and pids[0].read_text().strip():
             return int(pids[0].read_text())
         time.sleep(0.05)
@@ -101,3 +101,42 @@ def test_a_socket_directory_others_may_enter_is_never_used(
         assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
         assert _last(ws)["metadata"]["decided_in"]["warm"] is False  # type: ignore[index]
     assert list(shared.iterdir()) == []
+
+
+def test_a_runtime_folder_too_deep_for_a_socket_serves_from_the_short_one(
+    hook: Hook, ws: Path, runtime: Path
+) -> None:
+    # $XDG_RUNTIME_DIR/toolrun/hook-<16 hex>.sock would pass the 107 bytes a socket's
+    # address holds: no server could bind it, and every call would stay cold
+    deep = runtime / ("d" * 60) / ("e" * 30)
+    deep.mkdir(parents=True, mode=0o700)
+    short = runtime / "tmp"
+    short.mkdir(mode=0o700)
+    env = {"XDG_RUNTIME_DIR": str(deep), "TMPDIR": str(short), "TOOLRUN_HOOK_SERVER": "on"}
+    deny = payload(ws, "Bash", {"command": "rm -rf build"})
+    expected = pre("deny", "toolrun: denied: deny rule Bash(rm *) (toolrun.yaml:11) matches "
+                   "`rm -rf build`")
+    assert answer(hook(deny, env=env)) == expected
+    pid = _server_pid(short, f"toolrun-{os.getuid()}")
+    assert not (deep / "toolrun").exists()
+    assert answer(hook(deny, env=env)) == expected
+    assert _last(ws)["metadata"]["decided_in"] == {"pid": pid, "warm": True}
+
+
+def test_the_runtime_folder_is_kept_while_the_socket_address_fits(runtime: Path) -> None:
+    from toolrun.live import wire
+
+    def runtime_of(total: int) -> str:
+        """A runtime folder whose socket's path is ``total`` bytes long."""
+        name = "r" * (total - len(str(runtime)) - len("/") - len("/toolrun") - 27)
+        folder = runtime / name
+        folder.mkdir(exist_ok=True)
+        return str(folder)
+
+    fits, over = runtime_of(107), runtime_of(108)
+    short = str(runtime / "tmp")
+    assert len(wire.socket_path({"XDG_RUNTIME_DIR": fits})) == 107
+    assert wire.socket_dir({"XDG_RUNTIME_DIR": fits, "TMPDIR": short}) == fits + "/toolrun"
+    assert wire.socket_dir({"XDG_RUNTIME_DIR": over, "TMPDIR": short}) == (
+        f"{short}/toolrun-{os.getuid()}"
+    )

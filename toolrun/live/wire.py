@@ -44,10 +44,21 @@ def env_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     )
 
 
+#: the longest path a Unix socket's address holds (``sun_path``, less its NUL)
+MAX_SOCKET_PATH = 107
+#: ``/hook-`` + 16 hex digits + ``.sock``: what :func:`socket_path` adds to the folder
+_NAME_BYTES = 27
+
+
 def socket_dir(env: Mapping[str, str]) -> str:
+    """``$XDG_RUNTIME_DIR/toolrun``, unless that is too long for a socket's address (a
+    deep runtime folder): then, as without one, ``$TMPDIR/toolrun-<uid>`` or
+    ``/tmp/toolrun-<uid>``. (A socket the server cannot bind would leave every call cold.)"""
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime):
-        return os.path.join(runtime, "toolrun")
+        folder = os.path.join(runtime, "toolrun")
+        if len(os.fsencode(folder)) + _NAME_BYTES <= MAX_SOCKET_PATH:
+            return folder
     return os.path.join(env.get("TMPDIR") or "/tmp", f"toolrun-{os.getuid()}")
 
 
