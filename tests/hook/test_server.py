@@ -126,17 +126,17 @@ def test_a_runtime_folder_too_deep_for_a_socket_serves_from_the_short_one(
 def test_the_runtime_folder_is_kept_while_the_socket_address_fits(runtime: Path) -> None:
     from toolrun.live import wire
 
+    short = str(runtime / "tmp")
+    name = os.path.basename(wire.socket_path({"XDG_RUNTIME_DIR": str(runtime)}))
+
     def runtime_of(total: int) -> str:
-        """A runtime folder whose socket's path is ``total`` bytes long."""
-        name = "r" * (total - len(str(runtime)) - len("/") - len("/toolrun") - 27)
-        folder = runtime / name
+        """A runtime folder whose socket's path would be ``total`` bytes long."""
+        folder = runtime / ("r" * (total - len(f"{runtime}//toolrun/{name}")))
         folder.mkdir(exist_ok=True)
         return str(folder)
 
     fits, over = runtime_of(107), runtime_of(108)
-    short = str(runtime / "tmp")
-    assert len(wire.socket_path({"XDG_RUNTIME_DIR": fits})) == 107
-    assert wire.socket_dir({"XDG_RUNTIME_DIR": fits, "TMPDIR": short}) == fits + "/toolrun"
-    assert wire.socket_dir({"XDG_RUNTIME_DIR": over, "TMPDIR": short}) == (
-        f"{short}/toolrun-{os.getuid()}"
-    )
+    kept = wire.socket_path({"XDG_RUNTIME_DIR": fits, "TMPDIR": short})
+    assert (len(kept), kept) == (107, f"{fits}/toolrun/{name}")
+    moved = wire.socket_path({"XDG_RUNTIME_DIR": over, "TMPDIR": short})
+    assert moved == f"{short}/toolrun-{os.getuid()}/{name}"

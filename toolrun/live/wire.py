@@ -46,19 +46,16 @@ def env_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
 
 #: the longest path a Unix socket's address holds (``sun_path``, less its NUL)
 MAX_SOCKET_PATH = 107
-#: ``/hook-`` + 16 hex digits + ``.sock``: what :func:`socket_path` adds to the folder
-_NAME_BYTES = 27
 
 
 def socket_dir(env: Mapping[str, str]) -> str:
-    """``$XDG_RUNTIME_DIR/toolrun``, unless that is too long for a socket's address (a
-    deep runtime folder): then, as without one, ``$TMPDIR/toolrun-<uid>`` or
-    ``/tmp/toolrun-<uid>``. (A socket the server cannot bind would leave every call cold.)"""
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime):
-        folder = os.path.join(runtime, "toolrun")
-        if len(os.fsencode(folder)) + _NAME_BYTES <= MAX_SOCKET_PATH:
-            return folder
+        return os.path.join(runtime, "toolrun")
+    return _tmp_dir(env)
+
+
+def _tmp_dir(env: Mapping[str, str]) -> str:
     return os.path.join(env.get("TMPDIR") or "/tmp", f"toolrun-{os.getuid()}")
 
 
@@ -97,7 +94,13 @@ def socket_path(env: Mapping[str, str]) -> str:
     key = f"{sys.executable}\0{package}\0{toolrun.__version__}\0{stamp}\0{context}"
     data = key.encode("utf-8", "surrogateescape")
     digest = f"{zlib.crc32(data):08x}{zlib.crc32(data, 0x9E3779B9):08x}"  # 64 bits: a name
-    return os.path.join(socket_dir(env), f"hook-{digest}.sock")
+    name = f"hook-{digest}.sock"
+    path = os.path.join(socket_dir(env), name)
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        # a deep runtime folder: no server could bind there, and every call would stay
+        # cold; the folder used without a runtime folder instead
+        path = os.path.join(_tmp_dir(env), name)
+    return path
 
 
 def request(header: dict[str, object], raw: bytes) -> bytes:
