@@ -17,27 +17,24 @@ from toolrun.permissions.rules import Subject
 from toolrun.permissions.words import Word
 
 
-@dataclass(frozen=True, slots=True)
-class Plain:
-    a: str
-    b: int = 2
-    c: list[int] = field(default_factory=list)
-    d: str = field(init=False, compare=False)
+def _sample(*, fast: bool) -> type:
+    """The same frozen dataclass, as ``@dataclass`` makes it or with ``fast_init`` on top
+    (made twice: ``fast_init`` changes the class it is given)."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "d", self.a * self.b)
+    @dataclass(frozen=True, slots=True)
+    class Sample:
+        a: str
+        b: int = 2
+        c: list[int] = field(default_factory=list)
+        d: str = field(init=False, compare=False)
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "d", self.a * self.b)
+
+    return fast_init(Sample) if fast else Sample
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Fast:
-    a: str
-    b: int = 2
-    c: list[int] = field(default_factory=list)
-    d: str = field(init=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "d", self.a * self.b)
+Plain, Fast = _sample(fast=False), _sample(fast=True)
 
 
 @fast_init
@@ -57,7 +54,10 @@ def test_it_builds_what_the_dataclass_builds(args: tuple[object, ...], kwargs: d
     assert [getattr(fast, f.name) for f in dataclasses.fields(Fast)] == [
         getattr(plain, f.name) for f in dataclasses.fields(Plain)
     ]
-    assert repr(fast).replace("Fast", "Plain") == repr(plain)
+    assert repr(fast) == repr(plain)
+    # (and it is fast_init's constructor: each slot written by its own descriptor)
+    assert "_set_a" in Fast.__init__.__code__.co_names
+    assert "_set_a" not in Plain.__init__.__code__.co_names
 
 
 def test_a_default_factory_is_called_for_each_object() -> None:
