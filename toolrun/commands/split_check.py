@@ -200,8 +200,9 @@ _parent: int | None = None
 
 def worker_start(parent: int) -> None:
     """A pool worker's start (a check of several inputs, one process each). Ctrl-C and
-    SIGHUP are its parent's to answer; SIGTERM, from the parent or at the parent's end,
-    stops the input it checks as Ctrl-C stops a check (its hooks are ended, not left)."""
+    SIGHUP are its parent's to answer; SIGTERM from the parent stops the input it checks
+    as Ctrl-C stops a check (its hooks are ended, not left); at the parent's end the
+    worker exits at once."""
     global _parent
     _parent = parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -211,16 +212,23 @@ def worker_start(parent: int) -> None:
 
 
 def _stop_worker(signum: int, frame: object) -> None:
+    if _parent is not None and os.getppid() != _parent:
+        # its parent is gone: nobody waits for this input, and its hooks, under the
+        # reaper side process, are killed when this process's end of it closes. Unwound
+        # instead, from wherever the signal landed (between a read of the side's answers
+        # and their use), the worker could wait forever in a cleanup and keep the
+        # check's stdout and stderr open with it
+        os._exit(1)
     raise KeyboardInterrupt
 
 
 def in_worker(work: Callable[..., T], *args: Any) -> T:
-    """``work(*args)`` in a pool's worker; stopped with its parent gone, the worker ends
-    once the work has unwound (the pool's queue, which every worker holds both ends of,
-    would never tell it)."""
+    """``work(*args)`` in a pool's worker; stopped (by whatever exception) with its parent
+    gone since, the worker ends once the work has unwound (the pool's queue, which every
+    worker holds both ends of, would never tell it)."""
     try:
         return work(*args)
-    except KeyboardInterrupt:
+    except BaseException:
         if _parent is not None and os.getppid() != _parent:
             os._exit(1)
         raise

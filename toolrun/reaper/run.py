@@ -282,10 +282,13 @@ class _Watch:
 
 
 async def _stop(command: Command) -> None:
-    """SIGTERM the process group, then SIGKILL what is left of it."""
-    with contextlib.suppress(OSError):  # it never started: nothing to stop
-        await command.started()
-    if command.returncode is not None:
+    """SIGTERM the process group, then SIGKILL what is left of it. A command whose start
+    is not heard of within the grace (its answer lost to an interrupt that landed while
+    answers were read, or a side process that stalls) is left to :meth:`Command.close`,
+    which has the side process kill its whole tree: a stop never waits unbounded."""
+    with contextlib.suppress(OSError), anyio.move_on_after(KILL_GRACE_S):
+        await command.started()  # (OSError: it never started, nothing to stop)
+    if command.returncode is not None or not command.pid:
         return
     command.signal_group(signal.SIGTERM)
     with anyio.move_on_after(KILL_GRACE_S):

@@ -1,0 +1,90 @@
+"""Stopping a command run to its end (``toolrun.reaper.run``): never an unbounded wait.
+
+An interrupt raised where the program is (``check`` turns Ctrl-C and SIGTERM into
+KeyboardInterrupt) can land between a read of the side process's answers and their use:
+those answers are lost. The stop that follows must still end, and the command with it.
+"""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.marked import Marked
+
+# The first answers the side process sends are read and dropped, as an interrupt landing
+# in the middle of ``receive`` would drop them; the call is stopped once the test says
+# "go" (or by its time limit). "returned" when run_command has come back.
+SCRIPT = """\
+import os, socket, sys
+import anyio
+from toolrun.reaper import link
+from toolrun.reaper.run import run_command
+
+sleep, how, go = sys.argv[1:4]
+real = link._Side.receive
+dropped = []
+
+def receive(self):
+    if not dropped:
+        dropped.append(self.control.recv(65536, socket.MSG_DONTWAIT))
+        return
+    real(self)
+
+link._Side.receive = receive
+
+async def main():
+    kept = []
+    options = {"stdin": b"", "stderr": kept.append} if how == "piped" else {}
+    limit = 2.0 if how == "timed-out" else 120.0
+    async with anyio.create_task_group() as tg:
+        async def stop_on_go():
+            while not os.path.exists(go):
+                await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+        if how != "timed-out":
+            tg.start_soon(stop_on_go)
+        await run_command([sleep, "99"], cwd=".", env={}, time_limit=limit,
+                          stdout=kept.append, **options)
+        tg.cancel_scope.cancel()
+
+anyio.run(main)
+print("returned", flush=True)
+anyio.run(anyio.sleep, 30)  # the side process lives on: a leftover would show
+"""
+
+
+def _line(proc: subprocess.Popen[str], within: float) -> str:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], within)
+    return proc.stdout.readline() if ready else ""
+
+
+@pytest.mark.parametrize("how", ["captured", "piped", "timed-out"])
+def test_a_command_whose_start_was_never_heard_of_is_still_stopped(
+    tmp_path: Path, how: str
+) -> None:
+    # before: the stop waited, shielded and without a bound, for the command's pid
+    marked = Marked(tmp_path)
+    go = tmp_path / "go"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, str(marked.path), how, str(go)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        marked.wait_for(1)
+        go.touch()
+        started = time.monotonic()
+        assert _line(proc, 30) == "returned\n", proc.stderr
+        assert time.monotonic() - started < 30
+        assert marked.survivors() == []
+        assert proc.poll() is None  # (the side process is still there: it killed the sleep)
+    finally:
+        proc.kill()
+        proc.communicate()
+        marked.kill_all()
