@@ -30,20 +30,25 @@ hooks:
 """
 
 
+def check_two(ws: Path) -> subprocess.Popen[str]:
+    """``check a.json b.json --jobs 2`` in ``ws``, started as a shell would start it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolrun", "check", "a.json", "b.json", "--jobs", "2"],
+        cwd=ws,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a process group of its own
+    )
+
+
 def start(ws: Path) -> tuple[subprocess.Popen[str], list[int], list[int]]:
     """The check of two inputs with --jobs 2, once both workers' hooks run: the check,
     its child processes and the hooks' pids."""
     write(ws / "toolrun.yaml", HOOKED)
     for name in ("a.json", "b.json"):
         write(ws / name, '{"calls": [{"tool": "Bash", "input": {"command": "ls"}}]}')
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolrun", "check", "a.json", "b.json", "--jobs", "2"],
-        cwd=ws,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # a process group of its own, as a shell would start it
-    )
+    proc = check_two(ws)
     pids = ws / "hookpids"
     deadline = time.monotonic() + 120
     while not (pids.exists() and len(pids.read_text().split()) == 2):
@@ -134,14 +139,7 @@ def test_a_check_stopped_while_its_workers_start_hook_after_hook_ends_with_them(
     turn = {"calls": [{"tool": "Bash", "input": {"command": "ls"}}] * 50}
     for name in ("a.json", "b.json"):
         write(tmp_path / name, json.dumps({"turns": [turn] * 8}))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolrun", "check", "a.json", "b.json", "--jobs", "2"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    proc = check_two(tmp_path)
     pids = tmp_path / "hookpids"
     deadline = time.monotonic() + 120
     while not (pids.exists() and len(pids.read_text().split()) >= 20):
