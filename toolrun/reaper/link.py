@@ -198,21 +198,27 @@ class _Side:
             data = b"".join(chunks)
             calls = self.calls
             at, end = 0, len(data)
-            while (newline := data.find(b"\n", at)) >= 0:
-                number, _, answer = data[at:newline].partition(b" ")
-                if answer.startswith(b"out "):  # N out LEN, then LEN bytes of output
-                    stop = newline + 1 + int(answer[4:])
-                    if stop > end:
-                        break  # the rest of it is on its way
+            try:
+                while (newline := data.find(b"\n", at)) >= 0:
+                    number, _, answer = data[at:newline].partition(b" ")
+                    if answer.startswith(b"out "):  # N out LEN, then LEN bytes of output
+                        stop = newline + 1 + int(answer[4:])
+                        if stop > end:
+                            break  # the rest of it is on its way
+                        command = calls.get(int(number))
+                        if command is not None:
+                            command._output(data[newline + 1 : stop])
+                        at = stop
+                        continue
+                    at = newline + 1
                     command = calls.get(int(number))
                     if command is not None:
-                        command._output(data[newline + 1 : stop])
-                    at = stop
-                    continue
-                at = newline + 1
-                command = calls.get(int(number))
-                if command is not None:
-                    command._take(answer)
+                        command._take(answer)
+            except ValueError:
+                # not an answer: the stream lost its place (bytes read, then dropped by an
+                # interrupt that landed before they were kept). Nothing after it can be
+                # trusted: as when the side ends, its commands are taken down
+                ended = True
             self._received = data[at:]
         if ended:
             self.lost()
