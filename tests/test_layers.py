@@ -29,7 +29,7 @@ PACKAGE = Path(toolrun.__file__).parent
 LAYERS: dict[str, int] = {
     # the foundation: exceptions, paths, the YAML/JSON readers, the lazy-export helper,
     # the cache of the code dataclasses generate
-    "errors": 0, "lazy": 0, "dataclass_code": 0, "dataclass_init": 0, "paths": 0, "builtin_fields": 0, "boundedjson": 0, "yamlfile": 0,
+    "errors": 0, "lazy": 0, "dataclass_code": 0, "dataclass_init": 0, "paths": 0, "builtin_fields": 0, "boundedjson": 0, "yamlfile": 0, "tempdirs": 0,
     # checking documents; verifier reports (parsers, file matching)
     "validation": 1, "verify": 1,
     # the engine: config, rules and the Bash analysis, tools, jail and sandbox, hooks

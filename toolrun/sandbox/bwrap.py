@@ -15,13 +15,13 @@ import atexit
 import functools
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolrun.sandbox.mounts import MountPlan, is_within
+from toolrun.tempdirs import new_folder
 
 # No UTS or cgroup namespace: without capabilities a command can change neither, and
 # each namespace costs the call time. No --die-with-parent: its signal comes when the
@@ -67,7 +67,7 @@ def folders() -> Folders:
 
 @functools.cache
 def _folders() -> Folders:
-    control = Path(tempfile.mkdtemp(prefix="toolrun-sandbox-"))
+    control = new_folder("toolrun-sandbox-")
     tmp = control / "tmp"
     tmp.mkdir()
     cwd = control / "cwd"

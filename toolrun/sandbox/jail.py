@@ -49,7 +49,6 @@ import functools
 import os
 import shutil
 import stat
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -59,6 +58,7 @@ from toolrun.permissions.paths import PROTECTED_DIRS, PROTECTED_FILES
 from toolrun.sandbox.bwrap import NAMESPACES as SANDBOX_NAMESPACES
 from toolrun.sandbox.mounts import MountPlan, held_placeholders, plan_mounts
 from toolrun.sandbox.violations import erofs_paths
+from toolrun.tempdirs import new_folder
 
 #: The most entries one walk of the roots looks at for Read-denied paths (a jail made
 #: after that many says so: ``JailPlan.truncated``).
@@ -106,7 +106,7 @@ def jail_folders() -> JailFolders:
 
 @functools.cache
 def _jail_folders() -> JailFolders:
-    base = Path(tempfile.mkdtemp(prefix="toolrun-jail-"))
+    base = new_folder("toolrun-jail-")
     tmp, cwd = base / "tmp", base / "cwd"
     tmp.mkdir()
     cwd.mkdir(mode=0o700)

@@ -72,7 +72,7 @@ class SandboxSession:
         self._errors: Path | None = None  # where the latest bubblewrap's own errors go
         self.proxy: DomainProxy | None = None
         if settings.allowed_domains is not None:
-            path = str(folders().control / f"proxy-{os.getpid()}-{next(_numbers)}.sock")
+            path = str(folders().control / f"proxy-{next(_numbers)}.sock")  # (the folder: ours)
             domains = DomainPolicy.of(
                 settings.allowed_domains,
                 policy.denied_domains,

@@ -26,7 +26,6 @@ import os
 import re
 import shlex
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from toolrun.errors import ToolError, ToolTimeoutError
 from toolrun.reaper.run import run_command
+from toolrun.tempdirs import new_folder
 from toolrun.tools.base import BaseTool, ToolContext, ToolKind, ToolOutput
 from toolrun.tools.builtins._capture import Capture
 from toolrun.tools.builtins.bash_env import shell_environment
@@ -186,7 +186,7 @@ trap {shlex.quote(_ON_EXIT)} EXIT
 @functools.cache
 def _probe_folder() -> Path:
     """The process's private folder: the init file and one cwd file per running call."""
-    folder = Path(tempfile.mkdtemp(prefix="toolrun-bash-"))
+    folder = new_folder("toolrun-bash-")
     (folder / "init.sh").write_text(_INIT)
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
