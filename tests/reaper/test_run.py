@@ -96,3 +96,67 @@ def test_a_command_whose_start_was_never_heard_of_is_still_stopped(
         _, err = proc.communicate()
         marked.kill_all()
     assert "Traceback" not in err
+
+
+# A signal whose handler raises (as check's does) comes right after the first read of the
+# side process's answers, before they are handed on: which answers reached their command,
+# once the interrupt is out.
+SIGNALLED = """\
+import os, signal, sys
+import anyio
+from toolrun.commands.split_check import raise_now
+from toolrun.reaper import link
+from toolrun.reaper.run import run_command
+
+sleep = sys.argv[1]
+taken = []
+real_take, real_init = link.Command._take, link._Side.__init__
+
+def take(self, answer):
+    taken.append(answer.split(b" ")[0].decode())
+    real_take(self, answer)
+
+class Control:
+    def __init__(self, sock):
+        self.sock, self.fired = sock, False
+    def recv(self, size, flags=0):
+        data = self.sock.recv(size, flags)
+        if data and not self.fired:
+            self.fired = True
+            os.kill(os.getpid(), signal.SIGUSR1)  # (handled at the next line of Python)
+        return data
+    def __getattr__(self, name):
+        return getattr(self.sock, name)
+
+def init(self, *args, **kwargs):
+    real_init(self, *args, **kwargs)
+    self.control = Control(self.control)
+
+link.Command._take, link._Side.__init__ = take, init
+signal.signal(signal.SIGUSR1, lambda *_: raise_now(KeyboardInterrupt()))
+try:
+    anyio.run(lambda: run_command([sleep, "99"], cwd=".", env={}, time_limit=120,
+                                  stdout=lambda chunk: None))
+except KeyboardInterrupt:
+    print("interrupted", *taken, flush=True)
+anyio.run(anyio.sleep, 30)  # the side process lives on: a leftover would show
+"""
+
+
+def test_an_interrupt_while_answers_are_read_waits_until_they_are_kept(tmp_path: Path) -> None:
+    # before: raised between the read and the keeping, it lost the command's start; the
+    # stop then waited its grace for a pid that never came and left the kill to close()
+    marked = Marked(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SIGNALLED, str(marked.path)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        said = _line(proc, 60)
+        assert said.split()[:2] == ["interrupted", "pid"], proc.stderr
+        assert marked.survivors() == []
+    finally:
+        proc.kill()
+        _, err = proc.communicate()
+        marked.kill_all()
+    assert "Traceback" not in err

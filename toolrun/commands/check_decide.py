@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolrun.commands.split_check import starts_of_turns
+from toolrun.commands.split_check import raise_now, starts_of_turns
 from toolrun.report.models import CallCheck, Deps
 
 if TYPE_CHECKING:
@@ -420,9 +420,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
     from toolrun.errors import Hangup
 
-    if signum == signal.SIGHUP:
-        raise Hangup
-    raise KeyboardInterrupt
+    raise_now(Hangup() if signum == signal.SIGHUP else KeyboardInterrupt())
 
 
 def _recording_executor() -> type[Executor]:

@@ -43,6 +43,25 @@ Sink = Callable[[bytes], None]
 
 _EnvKey = tuple[tuple[str, str], ...]
 
+#: The main thread, where signal handlers run.
+_MAIN = threading.main_thread().ident
+#: Whether the main thread is reading the side process's answers (read, not yet kept),
+#: and the interrupt a signal handler raised meanwhile (see :func:`raise_interrupt`).
+_reading_answers = False
+_deferred: list[BaseException] = []
+
+
+def raise_interrupt(exc: BaseException) -> None:
+    """For a signal handler that raises (``check`` turns Ctrl-C and SIGTERM into
+    KeyboardInterrupt where the program is): raise ``exc`` now, or, while the main thread
+    reads the side process's answers, once they are kept. Raised between the read and
+    the keeping, it would lose them: a command's start (its pid, which the stop that
+    follows waits for), or the first bytes of an answer, after which nothing reads."""
+    if _reading_answers:
+        _deferred.append(exc)
+        return
+    raise exc
+
 
 #: Turns the side process's own argv into the argv that starts it (``bwrap ... --``
 #: for a jail), with the descriptors that must reach the wrapper (closed here after).
@@ -176,7 +195,23 @@ class _Side:
             self._loops[loop] = None
 
     def receive(self) -> None:
-        """Hand every answer already here to its command; notice when the side is gone."""
+        """Hand every answer already here to its command; notice when the side is gone.
+        An interrupt that comes meanwhile is raised once they are handed on."""
+        global _reading_answers
+        if threading.get_ident() != _MAIN:
+            self._receive()
+            return
+        _reading_answers = True
+        try:
+            self._receive()
+        finally:
+            _reading_answers = False  # (before the look: one raised now is not deferred)
+            if _deferred:
+                exc = _deferred.pop()
+                _deferred.clear()
+                raise exc
+
+    def _receive(self) -> None:
         with self._reading:
             if self.gone:
                 return
