@@ -52,8 +52,8 @@ def test_a_folder_is_named_for_this_process(tmp: Path) -> None:
     folder = new_folder(PREFIX)
     pid, start, namespace = owner_of(folder)
     assert folder.parent == tmp and folder.is_dir()
-    assert int(pid, 36) == os.getpid() and int(start, 36) > 0
-    assert os.readlink("/proc/self/ns/pid") == f"pid:[{int(namespace, 36)}]"
+    assert int(pid, 16) == os.getpid() and int(start, 16) > 0
+    assert os.readlink("/proc/self/ns/pid") == f"pid:[{int(namespace, 16)}]"
 
 
 @ours
@@ -78,7 +78,7 @@ def test_the_folder_of_a_running_process_stays(tmp: Path) -> None:
 def test_a_pid_used_again_by_another_process_does_not_keep_a_folder(tmp: Path) -> None:
     # this test's own pid, but another start time: the process that made it is gone
     pid, start, namespace = owner_of(new_folder(PREFIX))
-    reused = tmp / f"{PREFIX}{pid}.{start}0.{namespace}-abc"  # (36 times later)
+    reused = tmp / f"{PREFIX}{pid}.{start}0.{namespace}-abc"  # (16 times later)
     reused.mkdir()
     new_folder(PREFIX)
     assert not reused.exists()

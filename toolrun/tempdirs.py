@@ -3,8 +3,8 @@
 A process removes its folders at exit, but a killed one (SIGKILL, the OOM killer, a
 CI runner's timeout) cannot: its jail's private ``/tmp``, with whatever the commands
 wrote there, would stay on the disk for good. So each folder's name says whose it is
-(pid, the process's start time, its PID namespace, in base 36: sockets live in some of
-these folders, and a socket's path holds 107 bytes at most), and a process making a folder of a
+(pid, the process's start time, its PID namespace, in hex: sockets live in some of these
+folders, and a socket's path holds 107 bytes at most), and a process making a folder of a
 kind first removes the folders of that kind whose process is gone. A pid used again by
 another process has another start time; a folder of another PID namespace (a container
 sharing ``/tmp``) is never judged, its pids mean nothing here. Only folders of this
@@ -28,14 +28,14 @@ def new_folder(prefix: str) -> Path:
     owner = _owner()
     if owner is None:
         return Path(tempfile.mkdtemp(prefix=prefix))
-    sweep(prefix)
+    sweep(prefix, owner=owner)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{owner}-"))
 
 
-def sweep(prefix: str, folder: str | None = None) -> list[str]:
+def sweep(prefix: str, folder: str | None = None, owner: str | None = None) -> list[str]:
     """Remove the folders of ``prefix`` in ``folder`` (the temporary folder) whose process
-    is gone; the paths removed."""
-    owner = _owner()
+    is gone; the paths removed. (``owner``: this process's, when the caller has it.)"""
+    owner = owner or _owner()
     if owner is None:
         return []
     namespace = owner.rpartition(".")[2]
@@ -49,9 +49,9 @@ def sweep(prefix: str, folder: str | None = None) -> list[str]:
         if not entry.name.startswith(prefix):
             continue
         parts = entry.name[len(prefix) :].partition("-")[0].split(".")
-        if len(parts) != 3 or parts[2] != namespace or not _BASE36.fullmatch(parts[0]):
+        if len(parts) != 3 or parts[2] != namespace or not _HEX.fullmatch(parts[0]):
             continue
-        if _alive(int(parts[0], 36), parts[1]):
+        if _alive(int(parts[0], 16), parts[1]):
             continue
         try:
             info = entry.stat(follow_symlinks=False)
@@ -64,7 +64,7 @@ def sweep(prefix: str, folder: str | None = None) -> list[str]:
 
 
 def _owner() -> str | None:
-    """``PID.START.NAMESPACE`` of this process, in base 36 (None: /proc does not say)."""
+    """``PID.START.NAMESPACE`` of this process, in hex (None: /proc does not say)."""
     try:
         namespace = os.readlink("/proc/self/ns/pid")  # pid:[4026531836]
     except OSError:
@@ -73,30 +73,20 @@ def _owner() -> str | None:
     digits = namespace.partition("[")[2].rstrip("]")
     if start is None or not digits.isdigit():
         return None
-    return f"{_base36(os.getpid())}.{start}.{_base36(int(digits))}"
+    return f"{os.getpid():x}.{start}.{int(digits):x}"
 
 
-_BASE36 = re.compile(r"[0-9a-z]{1,13}")
-
-
-def _base36(number: int) -> str:
-    digits = ""
-    while True:
-        number, digit = divmod(number, 36)
-        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
-        if not number:
-            return digits
+_HEX = re.compile(r"[0-9a-f]{1,16}")
 
 
 def _start_time(pid: int) -> str | None:
-    """When process ``pid`` started, in clock ticks since boot, base 36 (None: there is
-    none)."""
+    """When process ``pid`` started, in clock ticks since boot, in hex (None: none runs)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rpartition(b")")[2].split()
     except OSError:
         return None
-    return _base36(int(fields[19])) if len(fields) > 19 and fields[19].isdigit() else None
+    return f"{int(fields[19]):x}" if len(fields) > 19 and fields[19].isdigit() else None
 
 
 def _alive(pid: int, start: str) -> bool:
