@@ -104,7 +104,7 @@ def test_a_command_whose_start_was_never_heard_of_is_still_stopped(
 SIGNALLED = """\
 import os, signal, sys
 import anyio
-from toolrun.commands.split_check import raise_now
+from toolrun.reaper import raise_now
 from toolrun.reaper import link
 from toolrun.reaper.run import run_command
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolrun.commands.split_check import raise_now, starts_of_turns
+from toolrun.commands.split_check import starts_of_turns
+from toolrun.reaper import raise_now
 from toolrun.report.models import CallCheck, Deps
 
 if TYPE_CHECKING:

@@ -21,11 +21,12 @@ import os
 import pickle
 import signal
 import stat
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+
+from toolrun.reaper import raise_now
 
 if TYPE_CHECKING:
     from toolrun.execution.depends import Writers
@@ -221,16 +222,6 @@ def _stop_worker(signum: int, frame: object) -> None:
         # check's stdout and stderr open with it
         os._exit(1)
     raise_now(KeyboardInterrupt())
-
-
-def raise_now(exc: BaseException) -> None:
-    """Raise ``exc`` where the program is (a signal handler's interrupt), unless that is in
-    the middle of reading the reaper's answers: then as soon as they are kept
-    (:func:`toolrun.reaper.link.raise_interrupt`). Not loaded, the reaper reads nothing."""
-    link = sys.modules.get("toolrun.reaper.link")
-    if link is None:
-        raise exc
-    link.raise_interrupt(exc)
 
 
 def in_worker(work: Callable[..., T], *args: Any) -> T:

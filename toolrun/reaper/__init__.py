@@ -7,3 +7,16 @@ everything is killed when toolrun itself dies, even by SIGKILL. :mod:`toolrun.re
 talks to that process; :mod:`toolrun.reaper.run` runs one command to its end with its
 output, timeout and clean-up.
 """
+
+import sys
+
+
+def raise_now(exc: BaseException) -> None:
+    """For a signal handler that raises (``check`` turns Ctrl-C and SIGTERM into
+    KeyboardInterrupt): raise ``exc`` where the program is, unless that is in the middle
+    of reading the side process's answers, then as soon as they are kept
+    (:func:`toolrun.reaper.link.raise_interrupt`). Not loaded, the link reads nothing."""
+    link = sys.modules.get("toolrun.reaper.link")
+    if link is None:
+        raise exc
+    link.raise_interrupt(exc)
