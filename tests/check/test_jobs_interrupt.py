@@ -119,11 +119,11 @@ def descendants(pid: int) -> list[int]:
     found: list[int] = []
     todo = [pid]
     while todo:
-        with contextlib.suppress(OSError):
-            path = Path(f"/proc/{todo[0]}/task/{todo[0]}/children")
-            found += [int(c) for c in path.read_text().split()]
-            todo += [int(c) for c in path.read_text().split()]
-        todo.pop(0)
+        parent = todo.pop()
+        with contextlib.suppress(OSError):  # (gone meanwhile: nothing below it either)
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+            found += [int(c) for c in children]
+            todo += [int(c) for c in children]
     return found
 
 
