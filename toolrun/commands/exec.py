@@ -49,6 +49,8 @@ def _interrupts() -> tuple[signal.Signals, ...]:
 
 @dataclass(frozen=True, slots=True)
 class ExecRequest:
+    """What ``exec`` is asked to do: the plans, the workspace and config, and the options."""
+
     plans: Sequence[Path]
     workspace: Path = Path(".")
     config_file: Path | None = None

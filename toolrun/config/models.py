@@ -80,6 +80,8 @@ class SettingSource:
 
 @dataclass(frozen=True, slots=True)
 class PermissionRule:
+    """One allow, ask or deny rule, with the settings source it came from."""
+
     behavior: Behavior
     text: str
     source: SettingSource
@@ -87,6 +89,8 @@ class PermissionRule:
 
 @dataclass(frozen=True, slots=True)
 class HookCommand:
+    """One hook command of a matcher: what runs, its time limit, where it was configured."""
+
     command: str
     timeout: float | None  # seconds; None → toolrun.hookTimeout
     source: SettingSource
@@ -108,6 +112,8 @@ class HookCommand:
 
 @dataclass(frozen=True, slots=True)
 class HookMatcher:
+    """A matcher of one hook event and the commands it runs for the tools it matches."""
+
     event: str
     matcher: str
     hooks: tuple[HookCommand, ...]
@@ -157,6 +163,8 @@ ENFORCE: tuple[Enforce, ...] = ("auto", "required", "off")
 
 @dataclass(frozen=True, slots=True)
 class ToolrunSettings:
+    """The ``toolrun:`` section: limits, timeouts and the other knobs of toolrun itself."""
+
     max_concurrency: int = 10
     kind_limits: Mapping[str, int] = field(default_factory=_frozen)
     max_calls_per_turn: int = 64

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
+    """The ``sandbox`` section of the settings, merged from every source."""
+
     enabled: bool = False
     auto_allow_bash: bool = False
     excluded_commands: tuple[str, ...] = ()

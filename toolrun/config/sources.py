@@ -42,6 +42,9 @@ MANAGED_SETTINGS_PATH = Path("/etc/claude-code/managed-settings.json")
 
 @dataclass(frozen=True, slots=True)
 class _Loaded:
+    """One settings source as read: its kind, its file, the root its paths hang from,
+    and the document (for located problems)."""
+
     kind: SourceKind
     path: Path
     root: Path

@@ -30,6 +30,8 @@ BACKOFF_S = (0.2, 0.4)  # at most two retries
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """What running a tool came to: its status, output and error, attempts and times."""
+
     status: Status
     output: str
     error: str | None

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class _PlanState:
+    """What the executor keeps while one plan runs: where results go, the working
+    directory Bash is in, the plan's capacity limiter and the hooks' state."""
+
     plan: Plan
     out: _Ordered
     cwd: Path

@@ -46,6 +46,9 @@ class DecidedBy:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class CallDecision:
+    """The decision on one call as the executor keeps it: allow, ask or deny, why, who
+    decided, and where an allowed call runs."""
+
     decision: str  # allow | ask | deny
     reason: str
     decided_by: DecidedBy

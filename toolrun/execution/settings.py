@@ -13,6 +13,8 @@ from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 
 @dataclass(frozen=True, slots=True)
 class ExecSettings:
+    """How the executor runs a plan: limits, dry run, retries, asking."""
+
     max_concurrency: int = 10
     kind_limits: Mapping[str, int] = field(default_factory=dict)
     max_calls_per_turn: int = 64

@@ -24,6 +24,8 @@ STDIN_OPS = frozenset({"<", "<&", "<>", "<<<", "<<", "<<-", "|", "|&"})
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Redirect:
+    """One redirection of a simple command: its operator, target word and descriptor."""
+
     op: str
     target: Word | None
     fd: str | None = None
@@ -106,6 +108,9 @@ PIPED = Redirect("|", None)
 
 @dataclass(frozen=True, slots=True)
 class BashAnalysis:
+    """A whole Bash command analysed: its simple commands, and what keeps it from being
+    analysed (``problems``: then no rule may allow it)."""
+
     command: str
     commands: tuple[SimpleCommand, ...]
     problems: tuple[str, ...]

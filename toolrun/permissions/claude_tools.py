@@ -28,6 +28,9 @@ Need = Literal["none", "ask", "user"]
 
 @dataclass(frozen=True, slots=True)
 class ClaudeTool:
+    """One of Claude Code's own tools, as a transcript names it: what permission it needs
+    and what kind of effect it has."""
+
     name: str  # the canonical name rules and hooks match
     need: Need  # none: no permission; ask: a rule must allow it; user: it asks the user
     effect: Literal["read", "write", "execute", "network"]

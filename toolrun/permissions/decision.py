@@ -28,6 +28,9 @@ DecidedKind = Literal[
 @fast_init
 @dataclass(frozen=True, slots=True)
 class DecidedBy:
+    """Who decided a call: a rule (its text and source), the mode, a hook, the read-only
+    set, ..."""
+
     kind: DecidedKind
     rule: str | None = None
     source: str | None = None
@@ -70,6 +73,8 @@ class TargetVerdict:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class SubcommandVerdict:
+    """The decision on one part of a compound Bash command, and why."""
+
     index: int
     command: str
     context: str
@@ -92,6 +97,8 @@ class SubcommandVerdict:
 
 @dataclass(frozen=True, slots=True)
 class RuleTrace:
+    """One rule as the explanation shows it: whether it matched what was decided."""
+
     text: str
     behavior: Behavior
     source: str
@@ -115,6 +122,8 @@ class RuleTrace:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class BoundaryCheck:
+    """One path checked against the workspace boundary, and whether it stays inside."""
+
     what: str
     path: str
     resolved: str | None

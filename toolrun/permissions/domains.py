@@ -73,6 +73,8 @@ def _labels(host: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class DomainPattern:
+    """A ``domain:`` pattern of a WebFetch rule, compiled."""
+
     text: str
     regex: re.Pattern[str]
 

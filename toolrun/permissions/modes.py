@@ -39,6 +39,8 @@ MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """What the permission mode makes of a decision the rules left open."""
+
     decision: Behavior
     kind: DecidedKind
     note: str = ""  # what the mode changed, for the explanation

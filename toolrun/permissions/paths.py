@@ -561,6 +561,8 @@ def pattern_problem(pattern: str, behavior: Behavior) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class PathPattern:
+    """A Read or Edit rule's path pattern, compiled to a regex over absolute paths."""
+
     text: str
     regex: re.Pattern[str]
 

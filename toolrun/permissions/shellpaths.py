@@ -273,6 +273,8 @@ def _cd_physical(joined: str) -> str | None:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class PathArgument:
+    """A word a program takes as a file, and whether it reads or writes it."""
+
     word: Word
     access: Access
 

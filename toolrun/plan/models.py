@@ -59,6 +59,8 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
+    """One turn of a plan: its calls in order, and where it is in the file."""
+
     index: int
     calls: tuple[Call, ...]
     location: Location
@@ -66,6 +68,8 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
+    """A loaded plan: its file, its name, and its turns in order."""
+
     file: str
     name: str | None
     turns: tuple[Turn, ...]

@@ -41,6 +41,8 @@ class Tally:
 
 @dataclass(frozen=True, slots=True)
 class ExecReport:
+    """Everything ``exec`` has to report of a run: each plan's results and the timings."""
+
     run_id: str
     plans: tuple[str, ...]
     results: tuple[tuple[Result, ...], ...]

@@ -19,6 +19,8 @@ PROBE_TIMEOUT_S = 10
 
 @dataclass(frozen=True, slots=True)
 class Availability:
+    """Whether sandboxes can run here: the bubblewrap found, or why none can."""
+
     bwrap: str | None
     reason: str | None = None  # why sandboxes cannot run here; None when they can
 

@@ -40,6 +40,9 @@ class Placement:
 
 @dataclass(frozen=True)
 class SandboxPolicy:
+    """What the user's sandbox allows a command: the settings, with the workspace, its
+    additional directories and the rules that add to them."""
+
     settings: SandboxSettings
     workspace: Path
     additional_directories: tuple[Path, ...]

@@ -15,6 +15,8 @@ ENTRY_POINT_GROUP = "toolrun.tools"
 
 @dataclass(frozen=True, slots=True)
 class Registered:
+    """A tool in the registry and where it came from (built in, a plugin, an MCP server)."""
+
     tool: Tool[Any]
     source: str
 
