@@ -20,7 +20,9 @@ Then 1000 read-only Bash calls at concurrency 4 with the jail on against ``xargs
 running the same commands (wall time, ratio of medians), without the journal and with it
 (``journal on``: as a user runs it, every record written and group-fsynced), with the CPU
 the whole machine was busy for each (toolrun, its side processes and the commands: spread
-perfectly over the cores, that work alone takes busy/cores, the ratio's floor). Prints
+perfectly over the cores, that work alone takes busy/cores, the ratio's floor), and how
+long after toolrun started its first command did (that time plus xargs's: the ratio
+toolrun would reach if every call after its first cost nothing at all). Prints
 medians; the added cost of a call is its median minus the unsandboxed median of the same
 source. Runs from bytecode (``PYTHONDONTWRITEBYTECODE`` is unset, the package compiled first).
 """
@@ -37,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 from _bytecode import compile_package
@@ -86,6 +89,16 @@ def run_cpu(
         )
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return wall, cpu, results
+
+
+def first_start(results: list[dict], launched: float) -> float:
+    """Seconds from ``launched`` (the wall clock just before toolrun was started) to the
+    start of its first command: the part of the run no command overlaps (the interpreter,
+    imports, the config, the plan, the turn's grouping and decisions; the jail starts
+    meanwhile)."""
+    stamps = [datetime.fromisoformat(r["started_at"]).timestamp()
+              for r in results if r.get("started_at")]  # fmt: skip
+    return min(stamps) - launched if stamps else float("nan")
 
 
 def where(result: dict) -> str:
@@ -170,6 +183,7 @@ def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> 
     walls: dict[str, list[float]] = {name: [] for name in names.values()}
     cpus: dict[str, list[float]] = {name: [] for name in names.values()}
     firsts: dict[str, list[float]] = {name: [] for name in names.values()}
+    ahead: dict[str, list[float]] = {name: [] for name in names.values()}
     busies: dict[str, list[float]] = {name: [] for name in names.values()}
     xargs: list[float] = []
     xargs_busy: list[float] = []
@@ -177,7 +191,7 @@ def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> 
     for _ in range(repeat):
         for label, path, journal in rows:
             name = names[(label, journal)]
-            before = busy_seconds()
+            before, launched = busy_seconds(), time.time()
             wall, cpu, results = run_cpu(ws, plan, path, "--max-concurrency", "4",
                                          journal=journal)
             busies[name].append(busy_seconds() - before)
@@ -187,6 +201,7 @@ def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> 
             cpus[name].append(cpu)
             # how long the first calls took against the rest: a jail not ready in time
             firsts[name].append(float(results[0]["duration_ms"]))
+            ahead[name].append(first_start(results, launched))
         before = busy_seconds()
         start = time.perf_counter()
         subprocess.run(["xargs", "-P4", "-d", "\n", "-I{}", "bash", "-c", "{}"], input=stdin,
@@ -207,6 +222,11 @@ def concurrent(root: Path, sides: list[tuple[str, str | None]], repeat: int) -> 
               f"runs {_list(runs)}); toolrun's own CPU {statistics.median(cpus[label]):.2f} s; "
               f"the machine busy {busy:.2f} CPU-s (all of it on {cores} cores: {floor:.2f} s, "
               f"{floor / base:.2f}x); first call {statistics.median(firsts[label]):.1f} ms")
+        # were every call free after that, the commands alone would still take xargs's time
+        before_first = statistics.median(ahead[label])
+        print(f"    first command started {before_first:.2f} s after toolrun; that plus "
+              f"xargs's time: {before_first + base:.2f} s, {(before_first + base) / base:.2f}x "
+              f"(the ratio with no cost per call at all)")
     print(f"  load average (1 min) before: {load:.2f}, after: {os.getloadavg()[0]:.2f}")
 
 
