@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 @dataclass
 class _PlanState:
     """What the executor keeps while one plan runs: where results go, the working
-    directory Bash is in, the plan's capacity limiter and the hooks' state."""
+    directory Bash is in, the plan's capacity limiter, hook results and rewritten inputs
+    not yet in a result, the runs so far and the writes still being verified."""
 
     plan: Plan
     out: _Ordered

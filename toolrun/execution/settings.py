@@ -13,7 +13,8 @@ from toolrun.config.models import DEFAULT_MAX_STORED_OUTPUT
 
 @dataclass(frozen=True, slots=True)
 class ExecSettings:
-    """How the executor runs a plan: limits, dry run, retries, asking."""
+    """How the executor runs plans: its limits, dry run or not, what an ask nobody answers
+    gets, how many plans at once, and how much output is stored."""
 
     max_concurrency: int = 10
     kind_limits: Mapping[str, int] = field(default_factory=dict)

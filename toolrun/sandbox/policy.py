@@ -40,8 +40,8 @@ class Placement:
 
 @dataclass(frozen=True)
 class SandboxPolicy:
-    """What the user's sandbox allows a command: the settings, with the workspace, its
-    additional directories and the rules that add to them."""
+    """What the user's sandbox allows a command: its settings, the workspace and its
+    additional directories, and the WebFetch domain deny rules the proxy applies."""
 
     settings: SandboxSettings
     workspace: Path
