@@ -350,3 +350,18 @@ async def test_a_captured_command_without_input_reads_dev_null(tmp_path: Path) -
     code, out = await output_of(["sh", "-c", "cat; readlink /proc/self/fd/0"], tmp_path,
                                 PATH=os.environ["PATH"])
     assert (code, out) == (0, "/dev/null\n")
+
+
+async def test_an_interrupt_kept_but_raised_already_is_not_raised_again(tmp_path: Path) -> None:
+    # Two interrupts close together: the second lands after the receive lowered its flag
+    # and is raised at once, while the first still waits to be raised. That first is
+    # spent (the program is already being interrupted): the next receive must not raise
+    # it again in the middle of the clean-up that follows.
+    from toolrun.reaper import link
+
+    link._deferred.append(KeyboardInterrupt())
+    try:
+        code, out = await output_of(["echo", "still here"], tmp_path, PATH=os.environ["PATH"])
+    finally:
+        link._deferred.clear()
+    assert (code, out) == (0, "still here\n")

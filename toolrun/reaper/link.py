@@ -201,6 +201,8 @@ class _Side:
         if threading.get_ident() != _MAIN:
             self._receive()
             return
+        if _deferred:  # a second interrupt landed after the flag fell: raised already
+            _deferred.clear()
         _reading_answers = True
         try:
             self._receive()
