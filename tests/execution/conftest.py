@@ -15,6 +15,7 @@ import pytest
 from pydantic import Field
 
 from toolrun.errors import ToolError
+from toolrun.tools import ToolRegistry
 from toolrun.tools.base import BaseTool, ToolContext, ToolInput, ToolKind, ToolOutput
 
 
@@ -100,3 +101,13 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     return ws.resolve()
+
+
+@pytest.fixture
+def registry(tracker: Tracker) -> ToolRegistry:
+    """The built-in tools (Bash, Read, Write, ...) and a Sleep tool that tracks its calls."""
+    from toolrun.tools import default_registry
+
+    reg = default_registry(plugins=False)
+    reg.register(SleepTool(tracker), source="test")
+    return reg

@@ -14,7 +14,7 @@ from toolrun.execution.results import CallDecision, DecidedBy, Result, Status
 from toolrun.plan.models import Call, Plan, Turn
 from toolrun.tools import ToolRegistry
 
-from .conftest import SleepTool, Tracker
+from .conftest import Tracker
 
 pytestmark = pytest.mark.anyio
 
@@ -75,15 +75,6 @@ def make_plan(
     return Plan(file, None, tuple(built))
 
 
-@pytest.fixture
-def registry(tracker: Tracker) -> ToolRegistry:
-    from toolrun.tools import default_registry
-
-    reg = default_registry(plugins=False)
-    reg.register(SleepTool(tracker), source="test")
-    return reg
-
-
 def executor(
     registry: ToolRegistry,
     workspace: Path,
@@ -99,6 +90,20 @@ def executor(
         run_id="run-test",
         on_result=(sink.append if sink is not None else None),
     )
+
+
+async def run_interrupted(ex: Executor, plan: Plan, after: float) -> list[Result]:
+    """The results of ``plan`` run by ``ex``, interrupted ``after`` seconds in."""
+
+    async def interrupt_soon() -> None:
+        await anyio.sleep(after)
+        ex.interrupt()
+
+    with anyio.fail_after(3):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(interrupt_soon)
+            (results,) = await ex.run([plan])
+    return results
 
 
 def sleeps(n: int, seconds: float = 0.0) -> list[tuple[str, dict[str, Any]]]:
@@ -327,16 +332,7 @@ async def test_interrupt_marks_running_and_queued_calls(
     registry: ToolRegistry, workspace: Path, tracker: Tracker
 ) -> None:
     plan = make_plan(registry, [sleeps(4, 5.0), sleeps(2)])
-    ex = executor(registry, workspace, max_concurrency=2)
-
-    async def interrupt_soon() -> None:
-        await anyio.sleep(0.1)
-        ex.interrupt()
-
-    with anyio.fail_after(3):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(interrupt_soon)
-            (results,) = await ex.run([plan])
+    results = await run_interrupted(executor(registry, workspace, max_concurrency=2), plan, 0.1)
     assert len(results) == 6
     assert all(r.status is Status.INTERRUPTED for r in results)
     started = [r for r in results if not r.aborted_before_launch]

@@ -198,19 +198,8 @@ class _Asking(_Bookkeeping):
         and ask rules, protected and critical paths and the workspace boundary keep
         applying. A protected or critical path is never approved by --ask allow.
         """
-        why = ask_reason(decision.reason)
         if self._ask is None:
-            if decision.protected is not None:
-                return replace(
-                    decision,
-                    reason=f"{why}; only a person at a terminal may approve it "
-                    "(--ask allow never approves a protected or critical path)",
-                )
-            if self.settings.ask_default == "allow":
-                return CallDecision("allow", f"approved by --ask allow ({why})", DecidedBy("flag"))
-            return replace(
-                decision, reason=f"{why}; no terminal to ask (use --ask allow to approve)"
-            )
+            return self._unprompted(decision)
         offered = decision
         suggest = getattr(self.decider, "suggest", None)
         if decision.decided_by.kind == "hook":
@@ -246,6 +235,20 @@ class _Asking(_Bookkeeping):
             return CallDecision("allow", "approved by the user", DecidedBy("user", "yes"))
         # The user said no: a denial (exit 4), not a missing approval (exit 5).
         return CallDecision("deny", "denied by the user", DecidedBy("user", "no"))
+
+    def _unprompted(self, decision: CallDecision) -> CallDecision:
+        """The answer to an ask where nobody is asked (no terminal): --ask allow approves
+        it, unless it is a protected or critical path; otherwise it stays an ask."""
+        why = ask_reason(decision.reason)
+        if decision.protected is not None:
+            return replace(
+                decision,
+                reason=f"{why}; only a person at a terminal may approve it "
+                "(--ask allow never approves a protected or critical path)",
+            )
+        if self.settings.ask_default == "allow":
+            return CallDecision("allow", f"approved by --ask allow ({why})", DecidedBy("flag"))
+        return replace(decision, reason=f"{why}; no terminal to ask (use --ask allow to approve)")
 
     async def _post_tool_use(
         self, call: Call, outcome: Outcome, cwd: Path
