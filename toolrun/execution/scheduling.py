@@ -8,6 +8,7 @@ the working directory a run leaves behind.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import os
 import time
@@ -26,6 +27,9 @@ from toolrun.execution.plan_state import _PlanState
 from toolrun.execution.results import CallDecision, DecidedBy, Result, Status
 from toolrun.plan.models import Call, InvalidInput, Plan, Turn
 from toolrun.tools.base import ToolContext
+
+#: the most calls of a concurrent run decided ahead of its workers (:meth:`_taken`)
+AHEAD = 64
 
 # told of each run (a partition of a turn) just before it is decided and run
 RunSink = Callable[[Plan, Run[Call]], None]
@@ -141,28 +145,45 @@ class _Scheduling(_Launching):
     def _taken(
         self, state: _PlanState, first: Call, runs: Grouping[Call]
     ) -> Iterator[tuple[Call, CallDecision]]:
-        """The allowed calls of a concurrent run as workers take them, each decided then
-        (one not allowed gets its result here); once interrupted, the calls of the run not
-        taken yet are interrupted before they start."""
+        """The allowed calls of a concurrent run as workers take them, decided a batch at
+        a time (one not allowed gets its result then); once interrupted, the calls of the
+        run not started are interrupted before they start.
+
+        The first batch is one call, so that it starts at once; each next batch is twice
+        the last, up to ``AHEAD``: decided one by one between launches, each decision ran
+        on caches the commands' processes had just cooled, a fifth more CPU a call."""
+        ahead: collections.deque[tuple[Call, CallDecision]] = collections.deque()
+        batch = 1
         call: Call | None = first
-        while call is not None:
+        while True:
             if self.interrupted or self.stops.request is not None:
-                state.out.put(self._interrupted_before(state, call))
-                while (left := runs.more()) is not None:
-                    state.out.put(self._interrupted_before(state, left))
+                for decided, decision in ahead:
+                    state.out.put(self._interrupted_before(state, decided, decision))
+                while call is not None:
+                    state.out.put(self._interrupted_before(state, call))
+                    call = runs.more()
                 return
-            decision = self._decide(call, state.cwd)
-            if decision.decision == "ask":
-                approved = self._unprompted(decision)  # (--ask allow)
-                if approved.decision == "allow":
-                    decision = replace(approved, paths=decision.paths)
+            if ahead:
+                yield ahead.popleft()
+                continue
+            if call is None:
+                return
+            for _ in range(batch):
+                decision = self._decide(call, state.cwd)
+                if decision.decision == "ask":
+                    approved = self._unprompted(decision)  # (--ask allow)
+                    if approved.decision == "allow":
+                        decision = replace(approved, paths=decision.paths)
+                    else:
+                        decision = approved
+                if decision.decision == "allow":
+                    ahead.append((call, decision))
                 else:
-                    decision = approved
-            if decision.decision == "allow":
-                yield call, decision
-            else:
-                state.out.put(self._unapproved(state, call, decision))
-            call = runs.more()
+                    state.out.put(self._unapproved(state, call, decision))
+                call = runs.more()
+                if call is None:
+                    break
+            batch = min(batch * 2, AHEAD)
 
     def _unapproved(self, state: _PlanState, call: Call, decision: CallDecision) -> Result:
         """The result of a call that does not run: denied, or an ask nobody answered."""
