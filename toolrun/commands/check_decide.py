@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from toolrun.execution.depends import Footprint, Reads, Writes
     from toolrun.execution.executor import Executor
     from toolrun.execution.partition import Run
-    from toolrun.execution.results import CallDecision, Result
+    from toolrun.execution.results import CallDecision, DecidedBy, Result
     from toolrun.hooks import HookRunner, PreToolUseResult
     from toolrun.plan.models import Call, Plan, Turn
     from toolrun.tools.base import ToolContext
@@ -315,42 +315,50 @@ def decide_plan(
     # the input, each its own copy; str() of a status makes a new one)
     shared: dict[str, str] = {}
 
-    def on_result(r: Result) -> None:
-        run, run_kind = run_of.pop(r.index, (0, ""))
-        loc = r.location
-        by = r.decided_by
-        tool, status = r.tool, r.status
+    def record(
+        call: Call | Result, decision: str, by: DecidedBy, status: str, error: str | None,
+        execution_id: str, hooks: tuple[Mapping[str, Any], ...], runs_in: str | None,
+        runs_in_why: str | None,
+    ) -> None:  # fmt: skip
+        index = call.index
+        run, run_kind = run_of.pop(index, (0, ""))
+        loc = call.location
+        tool = call.tool
         calls.append(
             CallCheck(
-                r.index,
-                r.id,
+                index,
+                call.id,
                 shared.setdefault(tool, tool),
-                r.input,
-                r.decision,
+                call.input,
+                decision,
                 by.kind,
                 by.rule,
                 by.source,
-                reasons.pop(r.index, "") or r.error or "",
+                reasons.pop(index, "") or error or "",
                 shared.get(status) or shared.setdefault(status, str(status)),
-                r.error,
+                error,
                 loc.line if loc else 0,
                 loc.column if loc else 0,
-                bisect.bisect_right(turn_starts, r.index),
+                bisect.bisect_right(turn_starts, index),
                 run,
                 run_kind,
-                r.execution_id,
-                r.hooks,
-                rebased.get(r.index, ()),
-                marks.get(r.index, ""),
+                execution_id,
+                hooks,
+                rebased.get(index, ()),
+                marks.get(index, ""),
                 loc.file if loc and loc.file != file else "",
-                deps.pop(r.index, None) if deps else None,
-                r.runs_in,
-                r.runs_in_why,
+                deps.pop(index, None) if deps else None,
+                runs_in,
+                runs_in_why,
             )
         )
         if sink is not None and len(calls) >= batch:
             sink(calls[:])
             calls.clear()
+
+    def on_result(r: Result) -> None:
+        record(r, r.decision, r.decided_by, r.status, r.error, r.execution_id, r.hooks,
+               r.runs_in, r.runs_in_why)  # fmt: skip
 
     executor = _recording_executor()(
         workspace=config.workspace,
@@ -376,7 +384,10 @@ def decide_plan(
     # nothing runs during a check (without hooks): a path found missing stays missing
     frozen = frozen_tree() if state.hooks is None else contextlib.nullcontext()
     with interrupts_raise(), frozen:
-        anyio.run(executor.run_stream, file, _released(turns), first)
+        if state.hooks is None:  # nothing to wait for: no event loop
+            _decide_directly(executor, file, turns, record)
+        else:
+            anyio.run(executor.run_stream, file, _released(turns), first)
     return tuple(runs), tuple(calls)
 
 
@@ -422,6 +433,84 @@ def _interrupt(signum: int, frame: object) -> None:
     from toolrun.errors import Hangup
 
     raise_now(Hangup() if signum == signal.SIGHUP else KeyboardInterrupt())
+
+
+def _decide_directly(
+    executor: Executor, file: str, turns: list[Turn | None], record: Record
+) -> None:
+    """``run_stream``'s dry run of ``turns`` where no hook runs, without the event loop
+    (which it never waits for then) and without a Result a call: each turn's calls
+    admitted (its limit), refused (an input its tool refused), grouped into runs
+    (``on_run``) and decided, by the executor's own steps, as ``_run_turn_calls`` and
+    ``_run_one_run`` take them; ``record`` gets each call's result in plan order.
+    ``turns`` is emptied as they are decided. (tests/check/test_check_decide.py holds it
+    to ``run_stream``'s records.)"""
+    from functools import partial
+
+    from toolrun.execution.executor import new_execution_id
+    from toolrun.execution.partition import partition
+    from toolrun.execution.results import CallDecision, DecidedBy, Status
+    from toolrun.execution.scheduling import TURN_LIMIT, _denial_text, turn_limit_error
+    from toolrun.plan.models import InvalidInput, Plan
+
+    on_run = executor._on_run
+    assert executor.hooks is None and executor.settings.dry_run and on_run is not None
+    plan = Plan(file, None, ())
+    limit = executor.settings.max_calls_per_turn
+    cwd = executor.workspace  # (a dry run carries no cd; the decider has each call's own)
+    is_safe = partial(executor._is_safe, ctx=executor._context(cwd))
+    try:
+        for i, turn in enumerate(turns):
+            turns[i] = None  # let each go once decided
+            if turn is None:
+                continue
+            # (call, decision, status, error) of the turn's calls
+            done: list[tuple[Call, CallDecision, str, str | None]] = []
+            admitted: Sequence[Call] = turn.calls[:limit]
+            refusing = any(type(c.params) is InvalidInput for c in admitted)
+            if refusing:
+                kept = []
+                for call in admitted:
+                    params = call.params
+                    if type(params) is InvalidInput:
+                        refused = CallDecision("deny", params.message, DecidedBy("input"))
+                        done.append((call, refused, Status.ERROR, params.message))
+                    else:
+                        kept.append(call)
+                admitted = kept
+            for run in partition(admitted, is_safe, executor._moves_cwd):
+                on_run(plan, run)
+                for call in run.calls:
+                    decision = executor._decide(call, cwd)
+                    if decision.decision == "deny":
+                        done.append((call, decision, Status.DENIED, _denial_text(call, decision)))
+                        continue
+                    # a tool that cannot run (its MCP server did not start) would fail
+                    unavailable = (
+                        getattr(executor.registry.get(call.tool), "unavailable", None)
+                        if decision.decision == "allow" else None
+                    )  # fmt: skip
+                    if isinstance(unavailable, str):
+                        done.append((call, decision, Status.ERROR, unavailable))
+                    else:
+                        done.append((call, decision, Status.SKIPPED, None))
+            done.extend((call, TURN_LIMIT, Status.ERROR, turn_limit_error(limit))
+                        for call in turn.calls[limit:])  # fmt: skip
+            if refusing:  # (their results came first: each takes its place)
+                done.sort(key=lambda item: item[0].index)
+            for call, decision, status, error in done:
+                where = why = None
+                if call.tool == "Bash":
+                    _, where, why = executor._dry_place(call, decision, None)
+                record(call, decision.decision, decision.decided_by, status, error,
+                       new_execution_id(), (), where, why)  # fmt: skip
+    finally:
+        executor.jails.close()
+
+
+#: what a check keeps of each call's result: the call (or its result), decision, who
+#: decided, status, error, execution id, hook records, where it would run and why
+Record = Callable[..., None]
 
 
 def _recording_executor() -> type[Executor]:

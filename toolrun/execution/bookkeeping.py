@@ -120,6 +120,18 @@ class _Bookkeeping(_Delivery):
         )
         return self._completed(state, call, made, post)
 
+    def _dry_place(
+        self, call: Call, decision: CallDecision, metadata: Mapping[str, Any] | None
+    ) -> tuple[Mapping[str, Any] | None, str | None, str | None]:
+        """A Bash call that did not run: its ``metadata`` with the jail it would lack (a
+        dry run, as exec's result of it says: it would run unjailed), and where it would
+        run and why (:func:`where_it_runs`)."""
+        no_jail = self._no_jail(call, decision)
+        if no_jail is not None:
+            jail = {"kind": decision.jail, "enforced": False, "reason": no_jail}
+            metadata = {**(metadata or {}), "jail": jail}
+        return (metadata, *where_it_runs(decision, metadata))
+
     def _no_jail(self, call: Call, decision: CallDecision) -> str | None:
         """A dry run: why no jail can be made here for a call meant for one (None: it can)."""
         if not self.settings.dry_run or decision.runs_in not in JAIL_PLACES:
@@ -158,13 +170,11 @@ class _Bookkeeping(_Delivery):
         if placed:  # (made with it: a replace() after was a twentieth of a check)
             fields["metadata"] = {**fields.get("metadata", {}), **state.run_place}
         if call.tool == "Bash":
-            no_jail = self._no_jail(call, decision)
-            if no_jail is not None:  # as exec's result of it says: it would run unjailed
-                jail = {"kind": decision.jail, "enforced": False, "reason": no_jail}
-                fields["metadata"] = {**fields.get("metadata", {}), "jail": jail}
-            fields["runs_in"], fields["runs_in_why"] = where_it_runs(
-                decision, fields.get("metadata")
+            metadata, fields["runs_in"], fields["runs_in_why"] = self._dry_place(
+                call, decision, fields.get("metadata")
             )
+            if metadata is not None:
+                fields["metadata"] = metadata
         if fields.keys() <= _PLAIN_FIELDS:
             # built in field order (a dry run's usual result: no dict of keyword fields)
             made = Result(

@@ -84,18 +84,9 @@ class _Scheduling(_Launching):
             await self._run_runs(state, turn, partition(admitted, is_safe, self._moves_cwd))
         for call in excess:
             state.out.put(
-                self._result(
-                    state,
-                    call,
-                    CallDecision("deny", "turn limit", DecidedBy("admission")),
-                    Status.ERROR,
-                    error=(
-                        f"turn_limit: a turn admits at most {limit} calls; "
-                        "this call did not run (retry it in a later turn)"
-                    ),
-                    aborted_before_launch=True,
-                )
-            )
+                self._result(state, call, TURN_LIMIT, Status.ERROR,
+                             error=turn_limit_error(limit), aborted_before_launch=True)
+            )  # fmt: skip
 
     async def _run_runs(self, state: _PlanState, turn: Turn, runs: Sequence[Run[Call]]) -> None:
         """A turn's runs, each decided whole before it starts."""
@@ -406,6 +397,18 @@ def _may_change_directory() -> Callable[[str, Mapping[str, str]], bool]:
 def _short(call: Call) -> str:
     command = str(call.input.get("command", ""))
     return command if len(command) <= 40 else command[:40] + "…"
+
+
+#: The decision of a call beyond its turn's limit (it is not admitted).
+TURN_LIMIT = CallDecision("deny", "turn limit", DecidedBy("admission"))
+
+
+def turn_limit_error(limit: int) -> str:
+    """The error of a call beyond its turn's limit of ``limit`` calls."""
+    return (
+        f"turn_limit: a turn admits at most {limit} calls; "
+        "this call did not run (retry it in a later turn)"
+    )
 
 
 def _denial_text(call: Call, decision: CallDecision) -> str:
