@@ -12,9 +12,10 @@ import json
 import json.decoder
 import re
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolrun.dataclass_init import slots_builder
 from toolrun.errors import Location, Problem
 from toolrun.yamlfile.errors import MAX_DEPTH, at_offset
 from toolrun.yamlfile.paths import PathPart, format_path
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 MARK_DEPTH = 4
 
 _WS = re.compile(r"[ \t\n\r]*")
+#: Location(...) made the cheap way (one per call of a plan)
+_new_location = slots_builder(Location)
 json_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
@@ -86,6 +89,19 @@ class JsonMarks:
         line = bisect.bisect_left(self._newlines, index)
         start = self._newlines[line - 1] + 1 if line else 0
         return Location(self.file, line + 1, index - start + 1)
+
+    def locations(self, starts: Sequence[int]) -> list[Location]:
+        """:meth:`_location` of each of ``starts`` (a list's items), all at once."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        newlines, file, find, new = self._newlines, self.file, bisect.bisect_left, _new_location
+        if not newlines or (starts and max(starts) < newlines[0]):  # all on the first line
+            return [new(file, 1, start + 1) for start in starts]
+        out: list[Location] = []
+        for start in starts:
+            line = find(newlines, start)
+            out.append(new(file, line + 1, start - newlines[line - 1] if line else start + 1))
+        return out
 
     def _value_at(self, path: tuple[PathPart, ...]) -> int | None:
         found = self.values.get(path)
@@ -223,3 +239,7 @@ class YamlMarks(JsonMarks):
 
     def _location(self, index: int) -> Location:
         return Location(self.file, (index >> 20) + 1, (index & 0xFFFFF) + 1)
+
+    def locations(self, starts: Sequence[int]) -> list[Location]:
+        file, new = self.file, _new_location
+        return [new(file, (start >> 20) + 1, (start & 0xFFFFF) + 1) for start in starts]
