@@ -67,6 +67,10 @@ def check_json_depth(text: str, file: str, start: int, end: int, levels: int) ->
             levels -= 1
 
 
+class NotJson(ValueError):
+    """What :meth:`JsonMarks.walk` found where JSON has something else (at this index)."""
+
+
 class JsonMarks:
     """Positions of a JSON document's shallow values and keys, found with the C scanner."""
 
@@ -149,8 +153,11 @@ class JsonMarks:
         return self._yaml[0]
 
     def walk(self, index: int, path: tuple[PathPart, ...], into: array[int] | None = None) -> int:
-        """Note where the value at ``index`` (valid JSON) and its shallow parts are (where
-        it starts goes to ``into``, its list's items, when given); the index after it.
+        """Note where the value at ``index`` and its shallow parts are (where it starts goes
+        to ``into``, its list's items, when given); the index after it. What is not JSON
+        raises NotJson, or the scanner's own error (a ValueError, StopIteration where no
+        value starts), or IndexError at the end of the text: the walk checks every
+        character it steps over and the scanner each value it skips.
 
         The values are not kept: ``json.loads`` builds the document's data, whose
         repeated keys share one string, where values decoded a call at a time would each
@@ -186,12 +193,16 @@ class JsonMarks:
                 index = _skip_ws(text, index)
                 if text[index] == "]":
                     return index + 1
-                index += 1  # ","
+                if text[index] != ",":
+                    raise NotJson(index)
+                index += 1
         seen: set[str] = set()
         if text[index] == "}":
             return index + 1
         while True:
             key_at = index
+            if text[index] != '"':
+                raise NotJson(index)
             key, index = scanstring(text, index + 1)
             if key in seen:
                 self.problems.append(
@@ -201,12 +212,16 @@ class JsonMarks:
                 )
             seen.add(key)
             self.keys[(*path, key)] = key_at
-            index = _skip_ws(text, index) + 1  # ":"
-            index = self.walk(index, (*path, key))
+            index = _skip_ws(text, index)
+            if text[index] != ":":
+                raise NotJson(index)
+            index = self.walk(index + 1, (*path, key))
             index = _skip_ws(text, index)
             if text[index] == "}":
                 return index + 1
-            index = _skip_ws(text, index + 1)  # ","
+            if text[index] != ",":
+                raise NotJson(index)
+            index = _skip_ws(text, index + 1)
 
 
     def _items(self, index: int, depth: int, starts: array[int]) -> int:
@@ -231,7 +246,9 @@ class JsonMarks:
                 end = spaces(text, end).end()  # type: ignore[union-attr]
             if text[end] == "]":
                 return end + 1
-            index = end + 1  # ","
+            if text[end] != ",":
+                raise NotJson(end)
+            index = end + 1
 
 
 class YamlMarks(JsonMarks):
