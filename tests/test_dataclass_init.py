@@ -135,3 +135,41 @@ def test_a_field_outside_init_starts_at_its_default_as_the_dataclass_sets_it() -
     assert dataclasses.replace(fast).cache is None  # a copy starts without it
     assert pickle.loads(pickle.dumps(fast)).cache == "made"
     assert fast == FastCache("x")
+
+
+class Base:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Slotted(Base):
+    a: str
+    b: int = 2
+    c: tuple[int, ...] = ()
+
+
+def test_a_slots_builder_makes_what_the_constructor_makes() -> None:
+    import pickle
+
+    from toolrun.dataclass_init import slots_builder
+    from toolrun.errors import Location
+
+    for cls, values in [(Slotted, ("x", 3, (1,))), (Location, ("f", 1, 2))]:
+        built = slots_builder(cls)(*values)
+        made = cls(*values)
+        assert type(built) is cls and built == made and repr(built) == repr(made)
+        assert hash(built) == hash(made)
+        assert pickle.loads(pickle.dumps(built)) == made
+        assert dataclasses.replace(built) == made
+        for f in dataclasses.fields(cls):
+            with pytest.raises(FrozenInstanceError):
+                setattr(built, f.name, "z")
+
+
+def test_a_class_a_slots_builder_cannot_make_is_its_own_builder() -> None:
+    from toolrun.dataclass_init import slots_builder, slots_twin
+
+    # no slots, a field set by __post_init__, a field outside __init__: its constructor
+    assert slots_builder(FastDict) is FastDict and slots_twin(FastDict) is None
+    assert slots_builder(Plain) is Plain
+    assert slots_builder(PlainCache) is PlainCache

@@ -446,6 +446,64 @@ def test_lean_json_is_checked_as_strictly(text: str) -> None:
     assert str(lean.value.problem) == str(whole.value.problem)
 
 
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+# what breaks JSON where it stands: brackets, separators, quotes, escapes, words, spaces
+_JSON_DAMAGE = st.sampled_from(
+    ['"', "'", ",", ":", "{", "}", "[", "]", "\\", "\\u", "\\ud800", "\x00", " ", "\n", "\t",
+     "\ufeff", "1", "-", "e", ".", "a", "true", "nul", "NaN", "//", ",]", ",}", "{}", "[]"]
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    value=st.fixed_dictionaries({"turns": st.lists(
+        st.fixed_dictionaries({"calls": st.lists(_JSON_VALUES, max_size=3)}), max_size=3)})
+    | _JSON_VALUES,
+    indent=st.sampled_from([None, 1]),
+    damage=st.lists(st.tuples(st.integers(0, 10**6), _JSON_DAMAGE, st.integers(0, 2)),
+                    max_size=2),
+)  # fmt: skip
+def test_a_lean_plan_checked_by_its_walk_alone_answers_as_the_decoder(
+    value: object, indent: int | None, damage: list[tuple[int, str, int]]
+) -> None:
+    """A lean JSON plan (a part of a split check) is checked by the walk of its places
+    alone, not decoded first as well: for any text, valid or damaged (a character put in,
+    or taken out), the walk takes only what the decoder takes, and the document or the
+    problem is what checking it first gives."""
+    from toolrun.yamlfile import jsondoc
+
+    text = json.dumps(value, indent=indent)
+    for at, token, cut in damage:
+        at %= len(text) + 1
+        text = text[:at] + token + text[at + cut :]
+    if jsondoc._walked(text, "p.json") is not None:
+        json.loads(text)  # (raises if the walk took what the decoder refuses)
+
+    def outcome(lean: bool, *, walked: bool) -> object:
+        real = jsondoc._walked
+        if not walked:
+            jsondoc._walked = lambda text, file: None  # type: ignore[assignment]
+        try:
+            doc = parse_text(text, "p.json", json_syntax=True, lean=lean)
+        except DocumentError as exc:
+            return str(exc.problem)
+        finally:
+            jsondoc._walked = real
+        marks = doc.json_marks
+        assert marks is not None
+        # (the data's repr: a NaN is not equal to itself)
+        return (repr(doc.data), doc.lean, doc.problems, doc.nul_possible, marks.values,
+                marks.keys, {k: list(v) for k, v in marks.items.items()})  # fmt: skip
+
+    assert outcome(True, walked=True) == outcome(True, walked=False)
+
+
 _SCALARS = st.one_of(
     st.none(),
     st.booleans(),

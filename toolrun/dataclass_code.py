@@ -157,3 +157,13 @@ def install(path: str | None = None) -> CodeCache:
         atexit.register(cache.save)
         _installed = cache
     return _installed
+
+
+def exec_generated(source: str, globals: dict[str, Any], locals: dict[str, Any]) -> None:
+    """``exec`` of other generated code (a tool input's validator): its code from the
+    installed cache, compiled once and kept as a dataclass's methods are, or compiled now
+    when none is installed (the library)."""
+    if _installed is None:
+        _builtin_exec(source, globals, locals)
+    else:
+        _builtin_exec(_installed.code(source), globals, locals)

@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -26,6 +26,7 @@ from toolrun.plan.models import Call, Turn
 
 if TYPE_CHECKING:
     from toolrun.report.models import CallCheck
+    from toolrun.yamlfile import PathPart
 
 CONFIG = {
     "permissions": {
@@ -411,13 +412,14 @@ def test_the_check_validates_only_the_turns_it_decides_of_a_split_plan(
 
     plan = make_plan(ws, 40)
     built: list[int] = []
-    real = loader._build_call
+    real = loader._Calls.turn
 
-    def counting(*args: object, **kwargs: object) -> object:
-        built.append(os.getpid())
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+    def counting(self: loader._Calls, prefix: list[PathPart], raw_calls: list[Any],
+                 *args: Any, **kwargs: Any) -> list[Call]:  # fmt: skip
+        built.extend([os.getpid()] * len(raw_calls))  # each call of a turn validated
+        return real(self, prefix, raw_calls, *args, **kwargs)
 
-    monkeypatch.setattr(loader, "_build_call", counting)
+    monkeypatch.setattr(loader._Calls, "turn", counting)
     request = check_module.CheckRequest(inputs=[plan.name], workspace=ws, jobs=2)
     report = check_module.check(request)
     calls = len(report.plans[0].calls)

@@ -211,3 +211,36 @@ def test_the_light_commands_do_not_read_it(argv: list[str]) -> None:
 def test_a_tab_completion_does_not_read_it() -> None:
     assert not _installed_after([], _TOOLRUN_COMPLETE="bash_complete", COMP_WORDS="toolrun ",
                                 COMP_CWORD="1")
+
+
+#: Builds the tools' input validators and a plan's calls under the cache (generated code
+#: too: the validators and the slots builders are kept as a dataclass's methods are).
+VALIDATORS = """\
+import json, sys
+from toolrun.dataclass_code import install
+cache = install(sys.argv[1])
+from toolrun.tools.builtins import BUILTIN_CLASSES, builtin_tool
+from toolrun.plan.loader import plan_from_document
+from toolrun.tools import default_registry
+from toolrun.yamlfile import parse_text
+answers = {}
+for name in BUILTIN_CLASSES:
+    spec = builtin_tool(name).input_spec
+    answers[name] = [repr(spec.fast(d)) for d in ({"command": "ls"}, {"pattern": "x", "-i": True},
+                                                  {"file_path": "a"}, {})]
+doc = parse_text('{"calls": [{"tool": "Read", "input": {"file_path": "a"}}]}', "p.json",
+                 json_syntax=True)
+print(json.dumps({"answers": answers, "compiled": cache.compiled,
+                  "plan": repr(plan_from_document(doc, default_registry()))}))
+"""
+
+
+def test_the_input_validators_code_is_kept_and_gives_the_same_answers(tmp_path: Path) -> None:
+    cache = tmp_path / "code.marshal"
+    first = run(cache, script=VALIDATORS + "cache.save()\n")
+    second = run(cache, script=VALIDATORS)
+    assert first.pop("compiled") > 0
+    assert second.pop("compiled") == 0  # the validators' code came from the file too
+    assert first == second
+    assert "BashParams(command='ls'" in str(first["answers"])
+    assert "Call(index=0, turn=0, id='call-1', tool='Read'" in str(first["plan"])

@@ -254,3 +254,18 @@ def test_as_dict_is_what_model_dump_gives() -> None:
         params = spec.fast(data)
         assert params is not None
         assert as_dict(params) == spec.model.model_validate(data).model_dump()
+
+
+def test_the_compiled_validator_reads_every_field_whatever_the_input_leaves_out() -> None:
+    """Each spec's validator is written for it: once the input's keys are all taken, the
+    other fields are their defaults without being looked up, so a key late in the spec
+    after many left out is still read (and a field written twice still deferred)."""
+    grep = spec_of("Grep")
+    fast = grep.fast({"multiline": True, "pattern": "x"})
+    assert fast is not None and fast.multiline is True  # type: ignore[attr-defined]
+    fast = grep.fast({"pattern": "x", "-C": 2, "head_limit": 1})
+    assert fast is not None and (fast.context, fast.head_limit) == (2, 1)  # type: ignore[attr-defined]
+    assert grep.fast({"pattern": "x", "-C": 2, "context": 2}) is None
+    assert grep.fast({"pattern": "x", "multiline": 1}) is None
+    assert grep.compiled() is grep.fast  # (compiled once, then kept)
+

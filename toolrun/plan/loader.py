@@ -13,9 +13,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from toolrun.dataclass_init import slots_builder
 from toolrun.errors import Location, PlanError, Problem
 from toolrun.plan.models import MAX_CALLS_PER_TURN, Call, Plan, Turn, turn_limit_message
-from toolrun.tools.inputs import validate_input
+from toolrun.tools.inputs import Params, validate_input
 from toolrun.tools.registry import ToolRegistry
 from toolrun.validation import Invalid, problems_from_validation, validate
 from toolrun.yamlfile import (
@@ -33,6 +34,7 @@ from toolrun.yamlfile import (
 
 if TYPE_CHECKING:
     from toolrun.plan.schema import CallSpec
+    from toolrun.tools.inputs import InputSpec
 
 
 def load_plan(
@@ -143,7 +145,7 @@ def plan_from_document(
         batches.append((["calls"], header.calls))
 
     turns: list[Turn] = []
-    seen_ids: dict[str, Location] = {}
+    builder = _Calls(doc, registry, problems)
     first_turn, index = first
     kept, check_rest = range(len(batches)), True
     if select is not None:
@@ -164,24 +166,8 @@ def plan_from_document(
             )
         if doc.lean:  # the turn's calls were left in the text: decoded now, let go after
             raw_calls = doc.calls_of(int(prefix[1]))
-        calls: list[Call] = []
-        places = doc.item_locations(prefix)
-        if places is not None and len(places) != len(raw_calls):  # pragma: no cover
-            places = None
-        for c, raw_call in enumerate(raw_calls):
-            path: list[PathPart] = [*prefix, c]
-            try:
-                call_spec = _plain_call(raw_call) or _call_spec(raw_call)
-            except Invalid as exc:
-                problems.extend(_call_problems(exc, doc, path))
-            else:
-                call = _build_call(
-                    doc, registry, call_spec, path, index, t + first_turn, seen_ids, problems,
-                    places[c] if places is not None else None,
-                )
-                if call is not None and t in kept:
-                    calls.append(call)
-            index += 1
+        calls = builder.turn(prefix, raw_calls, index, t + first_turn, keep=t in kept)
+        index += len(raw_calls)
         turns.append(
             Turn(t + first_turn, tuple(calls), doc.value_location(prefix[:-1] or prefix))
         )
@@ -268,6 +254,86 @@ def _plain_call(raw: object) -> _Spec | None:
     if timeout is not None and (type(timeout) not in (int, float) or not timeout > 0):
         return None
     return _Spec(call_id, tool, tool_input, float(timeout) if timeout is not None else None)
+
+
+#: Call(...) made the cheap way (a third of its cost; one per call of a plan)
+_new_call = slots_builder(Call)
+
+
+class _Calls:
+    """The calls of a plan's turns, each validated and located, with their problems."""
+
+    def __init__(self, doc: Document, registry: ToolRegistry, problems: list[Problem]) -> None:
+        self.doc = doc
+        self.registry = registry
+        self.problems = problems
+        self.seen_ids: dict[str, Location] = {}
+        # each tool name's compiled input validator (InputSpec.fast), None for a tool
+        # without one or an unknown name (those calls take the full path)
+        self.validators: dict[str, Callable[[object], Params | None] | None] = {}
+
+    def validator(self, name: str) -> Callable[[object], Params | None] | None:
+        tool = self.registry.get(name)
+        spec: InputSpec | None = getattr(tool, "input_spec", None)
+        found = self.validators[name] = spec.compiled() if spec is not None else None
+        return found
+
+    def turn(
+        self, prefix: list[PathPart], raw_calls: list[Any], index: int, turn: int, *, keep: bool
+    ) -> list[Call]:
+        """The calls of one turn (at ``prefix``) numbered from ``index``, or none when it
+        is not kept (they are still validated); their problems go to ``problems``.
+
+        A call the schema and its tool's spec take as they are is built here at once:
+        what ``_plain_call`` and ``_build_call`` would do to it, inline (their calls and
+        lists per call were a third of loading a big plan). Anything else (a problem, a
+        duplicate id, an unknown tool, a possible NUL, an input only pydantic can judge)
+        goes to them, as every call did."""
+        doc, seen_ids, validators = self.doc, self.seen_ids, self.validators
+        calls: list[Call] = []
+        places = doc.item_locations(prefix)
+        if places is not None and len(places) != len(raw_calls):  # pragma: no cover
+            places = None
+        quick = places is not None and not doc.nul_possible
+        for c, raw in enumerate(raw_calls):
+            if quick and type(raw) is dict and _CALL_KEYS.issuperset(raw):
+                tool, tool_input = raw.get("tool"), raw.get("input")
+                call_id, timeout = raw.get("id"), raw.get("timeout")
+                if (
+                    type(tool) is str
+                    and type(tool_input) is dict
+                    and (call_id is None or (type(call_id) is str and call_id))
+                    and (timeout is None or (type(timeout) in (int, float) and timeout > 0))
+                ):
+                    if call_id is None:
+                        call_id = f"call-{index + 1}"
+                    fast = validators[tool] if tool in validators else self.validator(tool)
+                    params = fast(tool_input) if fast is not None else None
+                    if params is not None and call_id not in seen_ids:
+                        location = places[c]  # type: ignore[index]
+                        seen_ids[call_id] = location
+                        if timeout is not None:
+                            timeout = float(timeout)
+                        if keep:
+                            calls.append(_new_call(
+                                index, turn, call_id, tool, tool_input, params, timeout, location
+                            ))  # fmt: skip
+                        index += 1
+                        continue
+            path: list[PathPart] = [*prefix, c]
+            try:
+                call_spec = _plain_call(raw) or _call_spec(raw)
+            except Invalid as exc:
+                self.problems.extend(_call_problems(exc, doc, path))
+            else:
+                call = _build_call(
+                    doc, self.registry, call_spec, path, index, turn, seen_ids, self.problems,
+                    places[c] if places is not None else None,
+                )
+                if call is not None and keep:
+                    calls.append(call)
+            index += 1
+        return calls
 
 
 def _build_call(

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from toolrun.dataclass_code import exec_generated
+from toolrun.dataclass_init import slots_twin
 from toolrun.validation import validate
 
 if TYPE_CHECKING:
@@ -44,6 +46,13 @@ P = TypeVar("P", bound=Params)
 Check = Callable[[object], object]
 
 
+#: A check's test as Python source, for the validator :class:`InputSpec` compiles: given
+#: the value's variable and a way to name a constant, a condition that holds exactly when
+#: the check takes the value unchanged (a check without one is called instead)
+Inline = Callable[[str, Callable[[object], str]], str]
+_INLINE: dict[Check, Inline] = {}
+
+
 def string(value: object) -> object:
     return value if type(value) is str else _MISSING
 
@@ -52,10 +61,17 @@ def boolean(value: object) -> object:
     return value if type(value) is bool else _MISSING
 
 
+_INLINE[string] = lambda v, const: f"type({v}) is str"
+_INLINE[boolean] = lambda v, const: f"type({v}) is bool"
+
+
 def optional(check: Check) -> Check:
     def check_optional(value: object) -> object:
         return None if value is None else check(value)
 
+    inner = _INLINE.get(check)
+    if inner is not None:
+        _INLINE[check_optional] = lambda v, const: f"{v} is None or ({inner(v, const)})"
     return check_optional
 
 
@@ -69,6 +85,7 @@ def integer(*, ge: int | None = None, le: int | None = None) -> Check:
             return value
         return _MISSING
 
+    _INLINE[check_int] = lambda v, const: f"type({v}) is int and {low!r} <= {v} <= {high!r}"
     return check_int
 
 
@@ -76,6 +93,7 @@ def choice(*choices: str) -> Check:
     def check_choice(value: object) -> object:
         return value if type(value) is str and value in choices else _MISSING
 
+    _INLINE[check_choice] = lambda v, const: f"type({v}) is str and {v} in {const(choices)}"
     return check_choice
 
 
@@ -126,13 +144,11 @@ class InputSpec:
         for name, spec in self.fields.items():
             for key in (*spec.aliases, name):
                 self.keys[key] = name
-        self._aliased = len(self.keys) > len(self.fields)
-        # per field in order: (name, check, default or _REQUIRED), and its slot's setter
-        self._plan = tuple(
-            (name, spec.check, defaults.get(name, _REQUIRED)) for name, spec in self.fields.items()
-        )
-        self._setters = tuple(getattr(params, name).__set__ for name in self.fields)
         self._model: type[BaseModel] | None = None
+        #: ``data`` as pydantic would validate it, or None when only pydantic can tell: a
+        #: function written for this spec, compiled on first use (:meth:`compiled`)
+        self.fast: Callable[[object], Params | None] = self._compile_first
+        self._compiled: Callable[[object], Params | None] | None = None
         _SPECS[params] = self
 
     @property
@@ -144,42 +160,14 @@ class InputSpec:
         assert self._model is not None
         return self._model
 
-    def fast(self, data: object) -> Params | None:
-        """``data`` as pydantic would validate it, or None when only pydantic can tell."""
-        if type(data) is not dict:
-            return None
-        keys = self.keys
-        if not keys.keys() >= data.keys():  # an unknown key
-            return None
-        if self._aliased:
-            named: dict[str, object] = {}
-            for key, value in data.items():
-                name = keys[key]
-                if name in named:  # one field written twice
-                    return None
-                named[name] = value
-            data = named
-        values: list[object] = []
-        for name, check, default in self._plan:
-            value = data.get(name, _REQUIRED)
-            if value is _REQUIRED:
-                if default is _REQUIRED:  # a required key is missing
-                    return None
-                values.append(default)
-                continue
-            value = check(value)
-            if value is _MISSING:
-                return None
-            values.append(value)
-        return self._build(values)
+    def _compile_first(self, data: object) -> Params | None:
+        return self.compiled()(data)
 
-    def _build(self, values: list[object]) -> Params:
-        # set slot by slot: a frozen dataclass's __init__ (object.__setattr__ per field)
-        # cost more than the whole validation
-        params = object.__new__(self.params)
-        for setter, value in zip(self._setters, values, strict=True):
-            setter(params, value)
-        return params
+    def compiled(self) -> Callable[[object], Params | None]:
+        """:attr:`fast` itself, compiled now if it was not (for a caller that keeps it)."""
+        if self._compiled is None:
+            self._compiled = self.fast = _compile_fast(self)
+        return self._compiled
 
     def check(self, value: object) -> object:
         """:meth:`fast` as a field check (a nested model's item)."""
@@ -207,6 +195,73 @@ class InputSpec:
         if found is not None:
             return found
         return self.from_model(validate(self.model, data))
+
+
+def _compile_fast(spec: InputSpec) -> Callable[[object], Params | None]:
+    """``spec``'s fast validator written out for it, as ``@dataclass`` writes an
+    ``__init__``: each key looked up, each check inline (or called, for lists and nested
+    models) and each field set, without a loop or a call per field (a generic loop over
+    the fields was most of the cost of loading a big plan's calls). None for an unknown
+    key, a field written twice (by its name and an alias), a missing required key or a
+    value its check would not take unchanged: pydantic's to judge."""
+    env: dict[str, object] = {
+        "_R": _REQUIRED,
+        "_M": _MISSING,
+        "_new": object.__new__,
+        "_params": spec.params,
+        "_keys": frozenset(spec.keys),
+    }
+
+    def const(value: object) -> str:
+        name = f"_c{len(env)}"
+        env[name] = value
+        return name
+
+    lines = ["def fast(data):", "    if type(data) is not dict or not _keys.issuperset(data):"]
+    lines += ["        return None", "    left = len(data)"]
+    for i, (name, field) in enumerate(spec.fields.items()):
+        v = f"v{i}"
+        inline = _INLINE.get(field.check)
+        if inline is not None:
+            bad = f"not ({inline(v, const)})"
+        else:
+            bad = f"({v} := {const(field.check)}({v})) is _M"
+        default = spec.defaults.get(name, _REQUIRED)
+        # ``left``: the input's keys not yet taken; at 0 the other fields are defaults,
+        # without looking each of their keys up (an input names few of a tool's fields)
+        block = [f"{v} = data.get({name!r}, _R)"]
+        for alias in field.aliases:
+            block += [f"a = data.get({alias!r}, _R)", "if a is not _R:"]
+            block += [f"    if {v} is not _R:", "        return None", f"    {v} = a"]
+        if default is _REQUIRED:
+            block += [f"if {v} is _R or {bad}:", "    return None", "left -= 1"]
+            lines += [f"    {b}" for b in block]
+            continue
+        default_name = const(default)
+        block += [f"if {v} is _R:", f"    {v} = {default_name}", f"elif {bad}:"]
+        block += ["    return None", "else:", "    left -= 1"]
+        lines += ["    if left:", *(f"        {b}" for b in block), "    else:"]
+        lines.append(f"        {v} = {default_name}")
+    # (a frozen dataclass's __init__ sets fields through object.__setattr__, which cost
+    # more than the whole validation: the params are made as their slots twin instead)
+    twin = slots_twin(spec.params)
+    if twin is None:  # pragma: no cover - each slot's own setter
+        lines.append("    p = _new(_params)")
+        lines += [
+            f"    {const(getattr(spec.params, name).__set__)}(p, v{i})"
+            for i, name in enumerate(spec.fields)
+        ]
+    else:
+        lines.append(f"    p = _new({const(twin)})")
+        lines += [f"    p.{name} = v{i}" for i, name in enumerate(spec.fields)]
+        lines.append("    p.__class__ = _params")
+    lines.append("    return p")
+    namespace: dict[str, Any] = {}
+    # (from the spec's field names and keys, as literals, and its constants, by name)
+    exec_generated("\n".join(lines) + "\n", env, namespace)
+    fast: Callable[[object], Params | None] = namespace["fast"]
+    fast.__qualname__ = f"InputSpec.fast.<{spec.params.__name__}>"
+    return fast
 
 
 #: each Params class's spec

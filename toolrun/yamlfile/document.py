@@ -100,8 +100,7 @@ class Document:
         starts = marks.items.get(tuple(path))
         if starts is None:
             return None
-        place = marks._location
-        return [place(start) for start in starts]
+        return marks.locations(starts)
 
     def value_location(self, path: Sequence[PathPart]) -> Location:
         """Where the *value* at ``path`` starts (not its key)."""

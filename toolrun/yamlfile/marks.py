@@ -12,9 +12,10 @@ import json
 import json.decoder
 import re
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolrun.dataclass_init import slots_builder
 from toolrun.errors import Location, Problem
 from toolrun.yamlfile.errors import MAX_DEPTH, at_offset
 from toolrun.yamlfile.paths import PathPart, format_path
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 MARK_DEPTH = 4
 
 _WS = re.compile(r"[ \t\n\r]*")
+#: Location(...) made the cheap way (one per call of a plan)
+_new_location = slots_builder(Location)
 json_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
@@ -64,6 +67,10 @@ def check_json_depth(text: str, file: str, start: int, end: int, levels: int) ->
             levels -= 1
 
 
+class NotJson(ValueError):
+    """What :meth:`JsonMarks.walk` found where JSON has something else (at this index)."""
+
+
 class JsonMarks:
     """Positions of a JSON document's shallow values and keys, found with the C scanner."""
 
@@ -86,6 +93,19 @@ class JsonMarks:
         line = bisect.bisect_left(self._newlines, index)
         start = self._newlines[line - 1] + 1 if line else 0
         return Location(self.file, line + 1, index - start + 1)
+
+    def locations(self, starts: Sequence[int]) -> list[Location]:
+        """:meth:`_location` of each of ``starts`` (a list's items), all at once."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        newlines, file, find, new = self._newlines, self.file, bisect.bisect_left, _new_location
+        if not newlines or (starts and max(starts) < newlines[0]):  # all on the first line
+            return [new(file, 1, start + 1) for start in starts]
+        out: list[Location] = []
+        for start in starts:
+            line = find(newlines, start)
+            out.append(new(file, line + 1, start - newlines[line - 1] if line else start + 1))
+        return out
 
     def _value_at(self, path: tuple[PathPart, ...]) -> int | None:
         found = self.values.get(path)
@@ -133,8 +153,11 @@ class JsonMarks:
         return self._yaml[0]
 
     def walk(self, index: int, path: tuple[PathPart, ...], into: array[int] | None = None) -> int:
-        """Note where the value at ``index`` (valid JSON) and its shallow parts are (where
-        it starts goes to ``into``, its list's items, when given); the index after it.
+        """Note where the value at ``index`` and its shallow parts are (where it starts goes
+        to ``into``, its list's items, when given); the index after it. What is not JSON
+        raises NotJson, or the scanner's own error (a ValueError, StopIteration where no
+        value starts), or IndexError at the end of the text: the walk checks every
+        character it steps over and the scanner each value it skips.
 
         The values are not kept: ``json.loads`` builds the document's data, whose
         repeated keys share one string, where values decoded a call at a time would each
@@ -170,12 +193,16 @@ class JsonMarks:
                 index = _skip_ws(text, index)
                 if text[index] == "]":
                     return index + 1
-                index += 1  # ","
+                if text[index] != ",":
+                    raise NotJson(index)
+                index += 1
         seen: set[str] = set()
         if text[index] == "}":
             return index + 1
         while True:
             key_at = index
+            if text[index] != '"':
+                raise NotJson(index)
             key, index = scanstring(text, index + 1)
             if key in seen:
                 self.problems.append(
@@ -185,12 +212,16 @@ class JsonMarks:
                 )
             seen.add(key)
             self.keys[(*path, key)] = key_at
-            index = _skip_ws(text, index) + 1  # ":"
-            index = self.walk(index, (*path, key))
+            index = _skip_ws(text, index)
+            if text[index] != ":":
+                raise NotJson(index)
+            index = self.walk(index + 1, (*path, key))
             index = _skip_ws(text, index)
             if text[index] == "}":
                 return index + 1
-            index = _skip_ws(text, index + 1)  # ","
+            if text[index] != ",":
+                raise NotJson(index)
+            index = _skip_ws(text, index + 1)
 
 
     def _items(self, index: int, depth: int, starts: array[int]) -> int:
@@ -215,7 +246,9 @@ class JsonMarks:
                 end = spaces(text, end).end()  # type: ignore[union-attr]
             if text[end] == "]":
                 return end + 1
-            index = end + 1  # ","
+            if text[end] != ",":
+                raise NotJson(end)
+            index = end + 1
 
 
 class YamlMarks(JsonMarks):
@@ -223,3 +256,7 @@ class YamlMarks(JsonMarks):
 
     def _location(self, index: int) -> Location:
         return Location(self.file, (index >> 20) + 1, (index & 0xFFFFF) + 1)
+
+    def locations(self, starts: Sequence[int]) -> list[Location]:
+        file, new = self.file, _new_location
+        return [new(file, (start >> 20) + 1, (start & 0xFFFFF) + 1) for start in starts]
