@@ -110,6 +110,31 @@ turns:
     ]
 
 
+@pytest.mark.parametrize(
+    ("name", "timeout", "message"),
+    [
+        ("json", "9" * 400, "Input should be a valid number"),  # no float holds it
+        ("json", "1e400", "Input should be a finite number"),  # JSON's inf
+        ("json", "NaN", "Input should be a finite number"),
+        ("yaml", "9" * 400, "Input should be a valid number"),
+        ("yaml", ".inf", "Input should be a finite number"),
+    ],
+)
+def test_a_timeout_no_number_bounds_is_a_located_problem(
+    tmp_path: Path, registry: ToolRegistry, name: str, timeout: str, message: str
+) -> None:
+    """Not a traceback (an int too large for a float), nor a call never bounded in time."""
+    if name == "json":
+        text = '{"calls": [{"tool": "LS", "input": {"path": "."}, "timeout": TIMEOUT}]}'
+        text = text.replace("TIMEOUT", timeout)
+        where = "plan.json:1:51"  # (the value)
+    else:
+        text = f"calls:\n  - {{tool: LS, input: {{path: .}}, timeout: {timeout}}}\n"
+        where = "plan.yaml:2:34"  # (the key)
+    path = write(tmp_path, f"plan.{name}", text)
+    assert problems_of(path, registry) == [f"{where}: calls[0].timeout: {message}"]
+
+
 def test_duplicate_ids(tmp_path: Path, registry: ToolRegistry) -> None:
     path = write(
         tmp_path,

@@ -8,6 +8,7 @@ goes to those models, for the same result or the same messages.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -251,10 +252,14 @@ def _plain_call(raw: object) -> _Spec | None:
         return None
     if call_id is not None and (type(call_id) is not str or not call_id):
         return None
-    if timeout is not None and (type(timeout) not in (int, float) or not timeout > 0):
+    if timeout is not None and (type(timeout) not in (int, float) or not 0 < timeout <= _LONGEST):
         return None
     return _Spec(call_id, tool, tool_input, float(timeout) if timeout is not None else None)
 
+
+#: the longest timeout a call's fast path takes (a longer int overflows a float, inf and
+#: nan are no bound): anything else is the schema's to refuse, at its place
+_LONGEST = sys.float_info.max
 
 #: Call(...) made the cheap way (a third of its cost; one per call of a plan)
 _new_call = slots_builder(Call)
@@ -303,7 +308,8 @@ class _Calls:
                     type(tool) is str
                     and type(tool_input) is dict
                     and (call_id is None or (type(call_id) is str and call_id))
-                    and (timeout is None or (type(timeout) in (int, float) and timeout > 0))
+                    and (timeout is None
+                         or (type(timeout) in (int, float) and 0 < timeout <= _LONGEST))
                 ):
                     if call_id is None:
                         call_id = f"call-{index + 1}"

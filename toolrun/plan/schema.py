@@ -24,7 +24,10 @@ class CallSpec(_Strict):
         default_factory=dict, description="The tool's input, with Claude Code's field names."
     )
     timeout: float | None = Field(
-        default=None, gt=0, description="Seconds before the call is cancelled."
+        default=None,
+        gt=0,
+        allow_inf_nan=False,  # (an endless timeout is no bound, and 1e400 reads as one)
+        description="Seconds before the call is cancelled.",
     )
 
 
