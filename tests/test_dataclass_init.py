@@ -173,3 +173,20 @@ def test_a_class_a_slots_builder_cannot_make_is_its_own_builder() -> None:
     assert slots_builder(FastDict) is FastDict and slots_twin(FastDict) is None
     assert slots_builder(Plain) is Plain
     assert slots_builder(PlainCache) is PlainCache
+
+
+def test_a_slots_class_is_filled_as_its_twin_and_a_subclass_through_its_setters() -> None:
+    """Plain stores into a twin of the same layout, then the class switched back: the
+    object is the class's own; a subclass (another layout, maybe) keeps its class."""
+
+    class Sub(Fast):  # type: ignore[misc, valid-type]
+        pass
+
+    assert "_twin" in Fast.__init__.__code__.co_names
+    fast, sub = Fast("x", 3), Sub("x", 3)
+    assert type(fast) is Fast and type(sub) is Sub
+    assert (fast.a, fast.b, fast.c, fast.d) == (sub.a, sub.b, sub.c, sub.d) == ("x", 3, [], "xxx")
+    assert FastCache("y").cache is None and type(FastCache("y")) is FastCache
+    for obj in (fast, sub):
+        with pytest.raises(FrozenInstanceError):
+            obj.a = "z"  # type: ignore[misc]
