@@ -6,10 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import time
 from pathlib import Path
-
-import pytest
 
 from tests.sandbox.conftest import needs_bwrap, write
 from toolrun.execution.jailing import JailKeeper
@@ -93,75 +90,3 @@ def test_an_early_probe_of_a_missing_bwrap_says_what_the_probe_says() -> None:
     found = probe("/nonexistent/early/bwrap")
     assert not found.ok
     assert "bubblewrap (bwrap) is not installed at /nonexistent/early/bwrap" in str(found.reason)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, reaped or not, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return stat.rpartition(b")")[2].split()[0] != b"Z"
-
-
-def _gone(pids: list[int], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while any(_alive(p) for p in pids):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-@needs_bwrap
-def test_a_run_about_to_load_its_plans_starts_the_read_only_jail_and_claims_nothing(
-    tmp_path: Path,
-) -> None:
-    bwrap, log = _logged_bwrap(tmp_path)
-    said: list[str] = []
-    keeper = JailKeeper([tmp_path], None, warn=said.append)
-    try:
-        keeper.expect(str(bwrap))
-        started = keeper._jails["read-only"]
-        assert started.side.pid > 0  # on its way while the plans load
-        assert keeper.enforced is None  # no call was judged: the run claims nothing yet
-        keeper.prestart(str(bwrap), "read-only")  # the first judged call
-        assert keeper.jail(str(bwrap), "read-only") is started
-        assert keeper.enforced is True
-        assert len(log.read_text().split()) == 2  # the probe, and the one jail
-        assert said == []
-    finally:
-        keeper.close()
-    assert _gone([int(p) for p in log.read_text().split()])
-
-
-@needs_bwrap
-def test_with_a_read_deny_rule_no_jail_starts_before_a_call_is_judged(tmp_path: Path) -> None:
-    """Its masks need a walk of the tree: not done beside the plans' loading."""
-    bwrap, log = _logged_bwrap(tmp_path)
-    keeper = JailKeeper([tmp_path], lambda path: path.endswith(".env"), warn=lambda _: None)
-    try:
-        keeper.expect(str(bwrap))
-        assert keeper._jails == {} and not log.exists()
-    finally:
-        keeper.close()
-
-
-@needs_bwrap
-def test_a_plan_that_does_not_load_leaves_no_jail_running(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``exec`` through the Python API: the jail started for the plan goes with the error."""
-    from toolrun.commands.exec import ExecRequest, execute
-    from toolrun.errors import PlanError
-
-    bwrap, log = _logged_bwrap(tmp_path)
-    monkeypatch.setenv("PATH", f"{bwrap.parent}{os.pathsep}{os.environ['PATH']}")
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    plan = write(ws / "plan.json", '{"calls": [{"tool": "Bash", "input": {"command": "ls"}}')
-    with pytest.raises(PlanError):
-        execute(ExecRequest(plans=[plan], workspace=ws, journal=False))
-    started = [int(p) for p in log.read_text().split()]
-    assert started  # the jail was on its way while the plan loaded
-    assert _gone(started)

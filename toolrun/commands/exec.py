@@ -199,6 +199,20 @@ class _Session:
         from toolrun.plan.sources import InputOptions, load_sources
 
         request, config, registry = self.request, self.config, self.registry
+        if not self.streaming:
+            # a plan, or a session replayed: loaded as check and validate load it
+            loaded = load_sources(
+                request.plans,
+                registry,
+                display=display_path,
+                workspace=config.workspace,
+                options=InputOptions(
+                    request.source_format, request.transcript_cwd, request.allow_empty
+                ),
+                max_calls_per_turn=config.toolrun.max_calls_per_turn,
+            )
+            self.plans = [imported.plan for imported in loaded]
+            self.input_warnings = [w for imported in loaded for w in imported.warnings]
         # a dry run marks what earlier calls may change, from what each decision read:
         # a remembered decision would not say (``toolrun.execution.depends``)
         engine = PermissionEngine(config, registry, memo=not request.dry_run)
@@ -240,27 +254,6 @@ class _Session:
             verify=_auto_verify(config, request.dry_run),
         )
         self.executor = executor
-        if not self.streaming:
-            if not request.dry_run:  # (its first judged call then finds it started)
-                executor.jails.expect(engine.sandbox.settings.bwrap_path if engine.sandbox
-                                      else None)  # fmt: skip
-            try:
-                # a plan, or a session replayed: loaded as check and validate load it
-                loaded = load_sources(
-                    request.plans,
-                    registry,
-                    display=display_path,
-                    workspace=config.workspace,
-                    options=InputOptions(
-                        request.source_format, request.transcript_cwd, request.allow_empty
-                    ),
-                    max_calls_per_turn=config.toolrun.max_calls_per_turn,
-                )
-            except BaseException:
-                executor.jails.close()  # nothing runs: the jail started goes
-                raise
-            self.plans = [imported.plan for imported in loaded]
-            self.input_warnings = [w for imported in loaded for w in imported.warnings]
         if self.interrupt_requested:  # Ctrl-C while MCP servers started: run nothing
             executor.interrupt()
         started = self.started = time.time()

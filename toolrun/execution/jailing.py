@@ -202,21 +202,6 @@ class JailKeeper:
 
         _starter.submit(make)
 
-    def expect(self, bwrap_path: str | None = None) -> None:
-        """A run about to load its plans: the read-only jail (what most judged calls run
-        in) started now, beside the loading, so that its first call does not wait the
-        30-50 ms a jail takes to start. Only where that costs no walk of the tree (no Read
-        deny or ask rule: the masks are known) and no probe's answer: a run whose calls
-        are never judged claims nothing (:attr:`enforced`) and warns of nothing, and a
-        jail that cannot start is found out by the first call that needs it."""
-        if not self._wanted or self._denied is not None:
-            return
-        kind = self._judge_all or "read-only"
-        with self._start_lock:
-            if kind in self._started:
-                return
-        self._start_now(bwrap_path, kind)
-
     def _start_now(self, bwrap_path: str | None, kind: str) -> None:
         """The probe and the jail's side process of ``kind`` started, side by side."""
         from toolrun.sandbox.availability import program, start_probe
