@@ -17,11 +17,14 @@ forked process outlives it, even when this one is killed.
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
+import select
 import signal
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -132,8 +135,8 @@ def fork_part(work: Callable[[Sink], Decided | None], keep: Callable[[int, int],
 
     The records go to an unnamed file, not a pipe: the process writes them as it makes
     them (never holding them all) without waiting for this one to read, which it does
-    once its own part is decided. Where no file can be made, a pipe does (the process
-    then waits for this one to read)."""
+    once its own part is decided, as they come (``collect_part``). Where no file can be
+    made, a pipe does (the process then waits for this one to read)."""
     try:
         with tempfile.TemporaryFile(prefix="toolrun-part-") as made:
             out, into = os.dup(made.fileno()), -1  # (the file goes once both have closed it)
@@ -265,6 +268,7 @@ BATCH = 2048
 
 def _dump(records: Sequence[CallCheck], file: BinaryIO) -> None:
     pickle.dump([_row(r) for r in records], file, pickle.HIGHEST_PROTOCOL)
+    file.flush()  # whole in the file: the parent joins it while the next batch is decided
 
 
 def _row(record: CallCheck) -> tuple[Any, ...]:
@@ -359,25 +363,73 @@ def collect_part(
     pid: int, fd: int, shift: int = 0, convert: Convert | None = None
 ) -> Decided | None:
     """The records a forked process sent (run numbers moved on by ``shift``; each row
-    made a record by ``convert``), or None when it did not send them whole (a pickle cut
-    short does not load, the end mark is missing) or did not exit as done."""
+    made a record by ``convert``), read as it writes them, or None when it did not send
+    them whole (a pickle cut short does not load, the end mark is missing) or did not
+    exit as done."""
     got: Decided | None = None
     whole = False
     regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    status = os.waitpid(pid, 0)[1] if regular else None  # a file: read once it is written
-    with os.fdopen(fd, "rb", buffering=1 << 16) as source:
-        if regular:
-            source.seek(0)
+    raw: io.RawIOBase = _Written(pid, fd) if regular else io.FileIO(fd, "rb")
+    with io.BufferedReader(raw, 1 << 16) as source:
         try:
             got = _receive(source, shift, convert)  # as it comes: never the whole of it as bytes
             whole = source.read(1) == b""
         except Exception:  # noqa: BLE001 - a process that died while writing
             whole = False
-    if status is None:
-        status = os.waitpid(pid, 0)[1]
+    status = os.waitpid(pid, 0)[1]
     if not whole or os.waitstatus_to_exitcode(status) != 0:
         return None
     return got
+
+
+class _Written(io.RawIOBase):
+    """The file a part process writes its records to, read as they are written: a read
+    waits for more until the process has ended (then the end of the file is the end).
+
+    Read at its own offset (``pread``): the process writes through a copy of the same
+    descriptor, whose offset is its own. The process is only watched, not reaped, so
+    that its pid stays its own for ``end_part`` until ``collect_part`` reaps it."""
+
+    #: how long a read waits for more, at most, before it looks again
+    WAIT_S = 0.005
+
+    def __init__(self, pid: int, fd: int) -> None:
+        super().__init__()
+        self.pid, self.fd, self.at = pid, fd, 0
+        self.ended = False
+        try:
+            self.exits: int | None = os.pidfd_open(pid)  # readable once the process ends
+        except (AttributeError, OSError):  # pragma: no cover - before Linux 5.3
+            self.exits = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while True:
+            got = os.preadv(self.fd, [buffer], self.at)
+            if got or self.ended:
+                self.at += got
+                return got
+            # nothing more yet: wait for more, or for the end (what it wrote before it
+            # ended is all in the file, read by the next turn of the loop)
+            self.ended = self._wait()
+
+    def _wait(self) -> bool:
+        """Whether the process has ended, once it has or a moment has passed."""
+        if self.exits is not None:
+            return bool(select.select([self.exits], [], [], self.WAIT_S)[0])
+        if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True  # pragma: no cover - before Linux 5.3
+        time.sleep(self.WAIT_S)  # pragma: no cover
+        return False  # pragma: no cover
+
+    def close(self) -> None:
+        if not self.closed:
+            if self.exits is not None:
+                os.close(self.exits)
+            os.close(self.fd)
+        super().close()
 
 
 def end_part(pid: int, fd: int) -> None:

@@ -1,0 +1,126 @@
+"""A part of a split check: its records joined as its process writes them (a process
+that dies half way through still loses no call)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.check.helpers import running, write
+from tests.check.test_split_check import CONFIG, children, stable, toolrun
+from toolrun.commands import split_check
+from toolrun.report.models import CallCheck
+
+
+def _records(n: int) -> tuple[CallCheck, ...]:
+    record = CallCheck(0, "call-1", "Read", {"file_path": "a"}, "allow", "mode", None, None,
+                       "allowed", "skipped", None, 1, 1, 1, 1, "concurrent", "exec_1")  # fmt: skip
+    return tuple(record._replace(position=i, id=f"call-{i + 1}") for i in range(n))
+
+
+def test_a_part_s_records_are_joined_as_its_process_writes_them() -> None:
+    """The records a part process wrote are read before it is done (while it decides
+    the rest, this process joins them): here it goes on only once its first batch came
+    back, or gives up (and its part counts as failed) after a minute."""
+    calls = _records(split_check.BATCH + 10)
+    told_read, told_write = os.pipe()
+
+    def work(sink: split_check.Sink) -> split_check.Decided:
+        sink(list(calls[: split_check.BATCH]))
+        if not select.select([told_read], [], [], 60)[0]:
+            raise TimeoutError("the first batch was not read while the process ran")
+        return ((1, "concurrent", len(calls)),), calls[split_check.BATCH :]
+
+    forked: list[tuple[int, int]] = []
+    split_check.fork_part(work, lambda pid, fd: forked.append((pid, fd)))
+    os.close(told_read)
+    (pid, fd), seen = forked[0], []
+
+    def convert(row: list[Any], shift: int) -> CallCheck:
+        if not seen:
+            os.write(told_write, b"x")  # the first row is in: the process may go on
+        seen.append(row[0])
+        return split_check._record(row, shift)
+
+    try:
+        got = split_check.collect_part(pid, fd, 0, convert)
+    finally:
+        os.close(told_write)
+    assert got == (((1, "concurrent", len(calls)),), calls)
+    assert seen == list(range(len(calls)))
+
+
+def test_a_part_process_that_dies_while_its_records_are_read_is_a_failed_part() -> None:
+    calls = _records(3 * split_check.BATCH)
+
+    def work(sink: split_check.Sink) -> split_check.Decided:
+        sink(list(calls[: split_check.BATCH]))
+        time.sleep(0.2)  # (read meanwhile)
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("not reached")
+
+    forked: list[tuple[int, int]] = []
+    split_check.fork_part(work, lambda pid, fd: forked.append((pid, fd)))
+    joiner = split_check.Joiner()
+    assert not joiner.collect(*forked[0])
+    assert joiner.calls == [] and not Path(f"/proc/{forked[0][0]}").exists()  # reaped
+
+
+def _uneven_plan(ws: Path) -> Path:
+    """A plan whose first half is cheap (one Read, again and again: the memo answers) and
+    whose second half is not (distinct compound commands): the check's own part is done
+    long before its part process is."""
+    write(ws / "toolrun.yaml", json.dumps(CONFIG) + "\n")
+    cheap = [{"calls": [{"tool": "Read", "input": {"file_path": "src/a.py"}}] * 10}] * 600
+    dear = [
+        {"calls": [{"tool": "Bash", "input": {"command": f"git log -n {t} && ls d{t}{j} | head -{j + 1}"}}
+                   for j in range(10)]}
+        for t in range(600)
+    ]  # fmt: skip
+    return write(ws / "plan.json", json.dumps({"turns": cheap + dear}))
+
+
+def _written(pid: int) -> int:
+    """How many bytes of records the part process ``pid`` has written to its file (an
+    unnamed one: deleted, or never named)."""
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return 0
+    for fd in fds:
+        try:
+            if os.readlink(fd).endswith("(deleted)") and stat.S_ISREG(os.stat(fd).st_mode):
+                return os.stat(fd).st_size
+        except OSError:
+            pass
+    return 0
+
+
+def test_a_part_process_killed_once_its_first_records_are_read_loses_no_call(ws: Path) -> None:
+    plan = _uneven_plan(ws)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolrun", "check", plan.name, "--jobs", "2", "--format", "jsonl"],
+        cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    child = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        child = child or next((c for c in children(proc.pid) if running(c)), 0)
+        if child and _written(child) > 0:
+            break
+        time.sleep(0.002)
+    assert child and proc.poll() is None, "no part process wrote records while the check ran"
+    os.kill(child, signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    expected = toolrun(ws, plan.name, "--jobs", "1", "--format", "jsonl")
+    assert proc.returncode == expected.returncode == 0, err
+    assert stable(out) == stable(expected.stdout) and out.count("\n") == 12_000
+    assert not Path(f"/proc/{child}").exists()
