@@ -1,10 +1,12 @@
-"""A part of a split check: its records joined as its process writes them (a process
-that dies half way through still loses no call)."""
+"""The parts of a split check: their shares of the calls, and a part's records joined as
+its process writes them (a process that dies half way through still loses no call)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import random
 import select
 import signal
 import stat
@@ -14,10 +16,41 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.check.helpers import running, write
 from tests.check.test_split_check import CONFIG, children, stable, toolrun
 from toolrun.commands import split_check
 from toolrun.report.models import CallCheck
+
+
+def test_the_parts_cover_every_turn_once_in_order() -> None:
+    rnd = random.Random(31)
+    for _ in range(3000):
+        sizes = [rnd.choice([0, 0, 1, 3, 10, 40, 500]) for _ in range(rnd.randrange(1, 30))]
+        parts = rnd.randrange(1, 6)
+        spans = split_check.size_ranges(sizes, parts)
+        assert len(spans) == min(parts, len(sizes))
+        assert spans[0][0] == 0 and spans[-1][1] == len(sizes)
+        assert all(a < b for a, b in spans)  # never an empty part
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+
+
+def test_the_part_process_gets_fewer_calls_for_the_work_it_adds() -> None:
+    # this process also joins the other part's records; that one keeps what the marks
+    # across parts need and sends its records: each finishes at the same time
+    first, second = split_check.shares(2)
+    assert first + second == pytest.approx(1)
+    assert first == pytest.approx(
+        (split_check.PART_COST - split_check.JOIN_COST)
+        / (split_check.PART_COST + 1 - split_check.JOIN_COST)
+    )
+    spans = split_check.size_ranges([10] * 1000, 2)
+    assert spans == [(0, round(first * 1000)), (round(first * 1000), 1000)]
+    # a part ends at the turn boundary nearest its share, not past a big turn
+    assert split_check.size_ranges([10] * 5 + [3, 200, 10, 10], 2)[0] == (0, 6)
+    assert split_check.shares(1) == [1.0]
+    assert sum(split_check.shares(4)) == pytest.approx(1)
 
 
 def _records(n: int) -> tuple[CallCheck, ...]:

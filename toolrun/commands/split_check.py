@@ -17,7 +17,9 @@ forked process outlives it, even when this one is killed.
 
 from __future__ import annotations
 
+import bisect
 import io
+import itertools
 import os
 import pickle
 import select
@@ -47,27 +49,42 @@ Decided = tuple[Runs, tuple["CallCheck", ...]]
 Decide = Callable[..., Decided]
 
 
+#: A part process's work for one call, this process's being 1: it also keeps what the
+#: marks across parts need and sends its records (1.16 on issue 31's 100,000-call plan)
+PART_COST = 1.16
+#: This process's work for one call of another part: joining its record as it comes (0.08)
+JOIN_COST = 0.08
+
+
+def shares(parts: int) -> list[float]:
+    """Each part's share of the calls, such that every process is done at the same time:
+    this one (part 0) also joins the others' records, each of them also keeps and sends
+    its own. (By calls alone, this one waited half a second of 6 for the other.)"""
+    if parts <= 1:
+        return [1.0]
+    others = parts - 1
+    first = (PART_COST - others * JOIN_COST) / (PART_COST + others * (1 - JOIN_COST))
+    return [first] + [(1 - first) / others] * others
+
+
 def ranges(turns: Sequence[Turn | None], parts: int) -> list[tuple[int, int]]:
-    """``parts`` contiguous ranges of turn indexes holding about as many calls each."""
+    """``parts`` contiguous ranges of turn indexes, each holding its ``shares`` of the calls."""
     return size_ranges([len(t.calls) if t is not None else 0 for t in turns], parts)
 
 
 def size_ranges(sizes: Sequence[int], parts: int) -> list[tuple[int, int]]:
     """``ranges`` of turns of ``sizes`` calls each."""
     parts = max(1, min(parts, len(sizes)))
-    total = sum(sizes)
-    out: list[tuple[int, int]] = []
-    start, seen = 0, 0
-    for i, size in enumerate(sizes):
-        seen += size
-        # close a part once it holds its share (and leave a turn for every part still to come)
-        still = parts - 1 - len(out)  # parts to close after this one
-        full = seen * parts >= total * (len(out) + 1)
-        if still > 0 and full and len(sizes) - (i + 1) >= still:
-            out.append((start, i + 1))
-            start = i + 1
-    out.append((start, len(sizes)))
-    return [r for r in out if r[0] < r[1]]
+    before = [0, *itertools.accumulate(sizes)]  # the calls before each turn
+    cuts = [0]  # the first turn of each part
+    for k, end in enumerate(itertools.accumulate(s * before[-1] for s in shares(parts)[:-1])):
+        # a part ends where its share does, before or after the turn it ends in (whichever
+        # is nearer), and leaves a turn for each part still to come
+        at = bisect.bisect_left(before, end)
+        if at > 0 and end - before[at - 1] <= before[min(at, len(sizes))] - end:
+            at -= 1
+        cuts.append(max(cuts[-1] + 1, min(at, len(sizes) - (parts - 1 - k))))
+    return [r for r in itertools.pairwise([*cuts, len(sizes)]) if r[0] < r[1]]
 
 
 def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Decided:
