@@ -197,6 +197,7 @@ def _check_loaded(
                 partial(decide_plan, state, options.run_id, file, rebased=changes, marks=marks),
                 turns,
                 parts,
+                lambda: state.decider.plan.writers,
             )
         else:
             runs, calls = decide_plan(state, options.run_id, file, turns, changes, marks)

@@ -144,13 +144,14 @@ class CheckDecider:
         """A plan (or a part of one) starts: no call of it has been decided yet.
 
         The part of a split plan that holds the first turn (seen at its first call) has no
-        call before it: it marks its own calls as one process would and keeps only their
-        writes, for the parts after it (keeping every allow's reads cost 50 MB a part on a
-        plan of 100,000 distinct calls)."""
+        call before it: it marks its own calls as one process would, and the writers it
+        leaves (``plan.writers``) are where the marks of the parts after it start. A later
+        part keeps what they need of each call (``deps``: keeping every allow's reads cost
+        50 MB a part on a plan of 100,000 distinct calls)."""
         self.plan.reset()
         self.deps = {} if keep_deps else None
         self.first_part = None
-        self.anything = False  # (a part of a split plan) a call that may write anything
+        self.anything = False  # (a later part of a split plan) a call that may write anything
         self.ahead.clear()
 
     def decide(self, call: Call, cwd: Path, hooks: PreToolUseResult | None = None) -> CallDecision:
@@ -169,18 +170,13 @@ class CheckDecider:
                 decision, footprint = self._decided(call, cwd)
         if not self.marks:
             pass
-        elif self.deps is None:
+        elif (
+            self.deps is None
+            or self.first_part
+            or (self.first_part is None and self._starts_plan(call))
+        ):
             decision = self.plan.after(call, cwd, decision, footprint,
                                        cwd_recorded=own is not None)  # fmt: skip
-        elif self.first_part or (self.first_part is None and self._starts_plan(call)):
-            original = decision
-            decision = self.plan.after(call, cwd, decision, footprint,
-                                       cwd_recorded=own is not None)  # fmt: skip
-            if not self.anything and original.decision != "deny":
-                writes = footprint.writes(self.plan.engine, call, str(cwd), original)
-                if writes:
-                    self.deps[call.index] = (None, writes, False)
-                    self.anything = writes.anything
         else:  # a later part of a split plan: marked once the parts are joined, in order
             self._keep(self.deps, call, cwd, decision, footprint, own is not None)
         self.reasons[call.index] = decision.reason

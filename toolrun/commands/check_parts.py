@@ -180,8 +180,9 @@ def decided_parts(
     whose process failed is loaded and decided here); every record in plan order."""
     from toolrun.commands.split_check import Joiner, shifted
 
-    joiner = Joiner()
-    joiner.add(decide(turns, turn_starts=part.starts))
+    first = decide(turns, turn_starts=part.starts)
+    joiner = Joiner(state.decider.plan.writers)
+    joiner.add(first)
     spans = part.spans or []
     for index, (pid, fd) in enumerate(list(children), start=1):
         whole = joiner.collect(pid, fd)

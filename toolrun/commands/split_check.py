@@ -7,8 +7,10 @@ its compact records. Turns are independent during a check (nothing runs, so the 
 part decides on is the one every part sees), which is what makes the parts' records, put
 back in plan order with their run numbers shifted, the very records one process would
 make. The one thing that crosses parts, an allow that a call of an earlier part may
-change once exec runs it, each part keeps the reads and writes of (``CallCheck.deps``),
-and ``joined`` marks it as one process would have.
+change once exec runs it, each later part keeps the reads and writes of
+(``CallCheck.deps``), and ``Joiner`` marks it as one process would have, starting from
+what the first part's calls wrote. Parts are sized (``shares``) for every process to be
+done at once: this one also joins the others' records, as they write them.
 
 Nothing is lost when a part's process fails (killed, out of memory, a bug): that part is
 decided again here. Ctrl-C (SIGTERM, SIGHUP) ends the check as in one process, and no
@@ -87,8 +89,11 @@ def size_ranges(sizes: Sequence[int], parts: int) -> list[tuple[int, int]]:
     return [r for r in itertools.pairwise([*cuts, len(sizes)]) if r[0] < r[1]]
 
 
-def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Decided:
-    """The records of every call of ``turns``, decided in ``parts`` processes."""
+def decide_in_parts(
+    decide: Decide, turns: list[Turn | None], parts: int, writers: Callable[[], Writers]
+) -> Decided:
+    """The records of every call of ``turns``, decided in ``parts`` processes; ``writers``:
+    what the first part's calls wrote, once this process decided them (``Joiner``)."""
     starts = starts_of_turns(turns)
     spans = ranges(turns, parts)
     children: list[tuple[int, int, tuple[int, int]]] = []  # (pid, read end, span)
@@ -105,8 +110,9 @@ def decide_in_parts(decide: Decide, turns: list[Turn | None], parts: int) -> Dec
         mine: list[Turn | None] = [None] * len(turns)
         for i in range(*first):
             mine[i], turns[i] = turns[i], None  # let each go once decided
-        joiner = Joiner()
-        joiner.add(decide(mine, turn_starts=starts))
+        decided = decide(mine, turn_starts=starts)
+        joiner = Joiner(writers())
+        joiner.add(decided)
         for pid, fd, span in children:
             whole = joiner.collect(pid, fd)
             del pending[pid]  # reaped
@@ -476,14 +482,18 @@ def joined(decided: Sequence[Decided]) -> Decided:
 class Joiner:
     """The parts' records joined in plan order, part after part (``joined``); a part
     process's rows are joined as they are read (``collect``), each made its final record
-    at once rather than a record with its deps first, then another without them."""
+    at once rather than a record with its deps first, then another without them.
 
-    def __init__(self) -> None:
+    ``writers``: the writes of the first part's calls, when its process marked them
+    itself (``CheckDecider.plan.writers``; its records keep none), rather than built
+    again from its records."""
+
+    def __init__(self, writers: Writers | None = None) -> None:
         from toolrun.execution.depends import Writers
 
         self.runs: list[tuple[int, str, int]] = []
         self.calls: list[CallCheck] = []
-        self.writers = Writers()
+        self.writers = Writers() if writers is None else writers
 
     @property
     def shift(self) -> int:
