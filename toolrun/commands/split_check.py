@@ -34,11 +34,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from toolrun.reaper import raise_now
+from toolrun.report.models import CallCheck
 
 if TYPE_CHECKING:
     from toolrun.execution.depends import Writers
     from toolrun.plan.models import Turn
-    from toolrun.report.models import CallCheck
 
 T = TypeVar("T")
 
@@ -294,41 +294,40 @@ def _dump(records: Sequence[CallCheck], file: BinaryIO) -> None:
     file.flush()  # whole in the file: the parent joins it while the next batch is decided
 
 
-def _row(record: CallCheck) -> tuple[Any, ...]:
+def _row(record: CallCheck) -> list[Any]:
     """A record as plain data: a named tuple, and the frozen dataclasses of its deps,
-    pickle (and load) through Python code for each; a tuple of tuples of strings does
-    not (a third of the cost, which was a tenth of a part process's)."""
+    pickle (and load) through Python code for each; a list of tuples of strings does
+    not (a third of the cost, which was a tenth of a part process's). A list, which the
+    process joining it changes in place (its run, its deps) before it makes it a record:
+    new tuples cost that process twice as much."""
+    row: list[Any] = list(record)
     deps = record.deps
-    if deps is None:
-        return tuple(record)
-    reads, writes, follows_cd = deps
-    read = None if reads is None else (reads.lines, reads.trees, reads.repos, reads.searches)
-    written = (
-        None if writes is None
-        else (writes.paths, writes.anything, writes.moves_cwd, writes.contents)
-    )  # fmt: skip
-    plain = (read, written, follows_cd)
-    return (*record[:_DEPS], plain, *record[_DEPS + 1 :])
+    if deps is not None:
+        reads, writes, follows_cd = deps
+        read = None if reads is None else (reads.lines, reads.trees, reads.repos, reads.searches)
+        written = (
+            None if writes is None
+            else (writes.paths, writes.anything, writes.moves_cwd, writes.contents)
+        )  # fmt: skip
+        row[_DEPS] = (read, written, follows_cd)
+    return row
 
 
-def _record(row: tuple[Any, ...], shift: int) -> CallCheck:
-    """The record of a :func:`_row`, its run number moved on by ``shift``."""
-    from toolrun.report.models import CallCheck
-
+def _record(row: list[Any], shift: int) -> CallCheck:
+    """The record of a :func:`_row` (changed in place), its run number moved on by ``shift``."""
     if shift and row[_RUN]:
-        row = (*row[:_RUN], row[_RUN] + shift, *row[_RUN + 1 :])
+        row[_RUN] += shift
     plain = row[_DEPS]
     if plain is not None:
         from toolrun.execution.depends import Reads, Writes
 
         reads, writes, follows_cd = plain
-        deps = (
+        row[_DEPS] = (
             None if reads is None else Reads(*reads),
             None if writes is None else Writes(*writes),
             follows_cd,
         )
-        row = (*row[:_DEPS], deps, *row[_DEPS + 1 :])
-    return tuple.__new__(CallCheck, row)
+    return _new(CallCheck, row)
 
 
 def _send(got: Decided | None, out: BinaryIO) -> None:
@@ -344,7 +343,7 @@ def _send(got: Decided | None, out: BinaryIO) -> None:
 
 
 #: a part's row to its record, its run number moved on by the shift given
-Convert = Callable[[tuple[Any, ...], int], "CallCheck"]
+Convert = Callable[[list[Any], int], "CallCheck"]
 
 
 def _receive(source: BinaryIO, shift: int = 0, convert: Convert | None = None) -> Decided | None:
@@ -369,11 +368,8 @@ def _moved(calls: Sequence[CallCheck], shift: int) -> Sequence[CallCheck]:
     """Records with their run numbers moved on by ``shift`` (the runs of earlier parts)."""
     if not shift:
         return calls
-    from toolrun.report.models import CallCheck
-
-    at = CallCheck._fields.index("run")
-    new = tuple.__new__  # (a third of what ``_replace`` takes, for 50,000 records)
-    return [new(CallCheck, (*c[:at], c.run + shift, *c[at + 1 :])) if c.run else c
+    # (a third of what ``_replace`` takes, for 50,000 records)
+    return [_new(CallCheck, (*c[:_RUN], c.run + shift, *c[_RUN + 1 :])) if c.run else c
             for c in calls]  # fmt: skip
 
 
@@ -489,11 +485,12 @@ class Joiner:
     again from its records."""
 
     def __init__(self, writers: Writers | None = None) -> None:
-        from toolrun.execution.depends import Writers
+        from toolrun.execution.depends import Reads, Writers, Writes
 
         self.runs: list[tuple[int, str, int]] = []
         self.calls: list[CallCheck] = []
         self.writers = Writers() if writers is None else writers
+        self._reads, self._writes = Reads, Writes
 
     @property
     def shift(self) -> int:
@@ -519,25 +516,23 @@ class Joiner:
         self.calls.extend(got[1])
         return True
 
-    def _row(self, row: tuple[Any, ...], shift: int) -> CallCheck:
-        """``_across(_record(row, shift))``, without the record in between."""
-        from toolrun.report.models import CallCheck
-
+    def _row(self, row: list[Any], shift: int) -> CallCheck:
+        """``_across(_record(row, shift))``, without the record in between (the row is
+        changed in place: it is fresh from the pickle)."""
         if shift and row[_RUN]:
-            row = (*row[:_RUN], row[_RUN] + shift, *row[_RUN + 1 :])
+            row[_RUN] += shift
         plain = row[_DEPS]
         if plain is None:
-            return tuple.__new__(CallCheck, row)
-        from toolrun.execution.depends import Reads, Writes
-
+            return _new(CallCheck, row)
+        row[_DEPS] = None
         reads, writes, follows_cd = plain
         writers = self.writers
         writer = None
         if reads is not None and row[_DECISION] == "allow" and writers:
-            writer = writers.on(Reads(*reads), follows_cd=follows_cd)
+            writer = writers.on(self._reads(*reads), follows_cd=follows_cd)
         if writes is not None and (writes[0] or writes[1] or writes[2]):  # (``Writes`` true)
-            writers.add(row[_ID], Writes(*writes))
-        record = tuple.__new__(CallCheck, (*row[:_DEPS], None, *row[_DEPS + 1 :]))
+            writers.add(row[_ID], self._writes(*writes))
+        record = _new(CallCheck, row)
         return record if writer is None else _marked(record, writer)
 
     def joined(self) -> Decided:
@@ -547,8 +542,6 @@ class Joiner:
 def _across(call: CallCheck, writers: Writers) -> CallCheck:
     """``call`` marked when the writes of the calls before it (in every part) meet what
     it read; its own writes join them."""
-    from toolrun.report.models import CallCheck
-
     assert call.deps is not None
     reads, writes, follows_cd = call.deps
     writer = None
@@ -558,7 +551,7 @@ def _across(call: CallCheck, writers: Writers) -> CallCheck:
         writers.add(call.id, writes)
     # only what the part kept for the marks goes (most calls: a third of what
     # ``_replace`` takes, for 50,000 records)
-    record = tuple.__new__(CallCheck, (*call[:_DEPS], None, *call[_DEPS + 1 :]))
+    record = _new(CallCheck, (*call[:_DEPS], None, *call[_DEPS + 1 :]))
     return record if writer is None else _marked(record, writer)
 
 
@@ -575,6 +568,9 @@ def _marked(call: CallCheck, writer: str) -> CallCheck:
 #: where a record keeps its id, decision, run number, and what a part kept for the marks
 #: across parts
 _ID, _DECISION, _RUN, _DEPS = 1, 4, 14, 21
+#: a record from its fields, as they are (``CallCheck._make`` checks their number: the
+#: fields come from a record)
+_new = tuple.__new__
 
 
 def starts_of_turns(turns: Sequence[Turn | None]) -> list[int]:
