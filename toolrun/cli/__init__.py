@@ -26,6 +26,11 @@ from toolrun.errors import ExitCode, ToolrunError
 # handler runs after every handler registered later (atexit runs them in reverse order).
 atexit.register(gc.freeze)
 
+#: Set by a command whose process has nothing left to finish once its output is out
+#: (``check``): its entry point (``toolrun.__main__.run``, not CliRunner nor the Python API)
+#: then ends the process at once, rather than have the interpreter free every record first.
+exit_at_once = False
+
 # name -> "module:attribute"; each module imports only click at the top.
 COMMANDS: dict[str, str] = {
     "check": "toolrun.cli.check:check",

@@ -191,10 +191,12 @@ def check(
     the problems of the config and of the inputs are ::warning/::error annotations on
     their file and line.
     """
+    import toolrun.cli
     from toolrun.cli import logs
     from toolrun.commands.check import CheckRequest
     from toolrun.commands.check import check as run_check
 
+    toolrun.cli.exit_at_once = True  # (a check of 100,000 calls: 0.1 s of freeing them)
     fmt = fmt or ("table" if sys.stdout.isatty() else "text")
     reports = resolve(
         outputs, report_format, "; or use --report-format " + "|".join(REPORT_FORMATS)
