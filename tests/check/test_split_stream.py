@@ -91,6 +91,24 @@ def test_a_part_s_records_are_joined_as_its_process_writes_them() -> None:
     assert seen == list(range(len(calls)))
 
 
+def test_without_a_pidfd_a_part_is_read_once_its_process_has_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _records(2 * split_check.BATCH + 10)
+
+    def work(sink: split_check.Sink) -> split_check.Decided:
+        sink(list(calls[: split_check.BATCH]))
+        time.sleep(0.1)
+        sink(list(calls[split_check.BATCH : 2 * split_check.BATCH]))
+        return ((1, "concurrent", len(calls)),), calls[2 * split_check.BATCH :]
+
+    monkeypatch.delattr(os, "pidfd_open")  # (Linux before 5.3, macOS)
+    forked: list[tuple[int, int]] = []
+    split_check.fork_part(work, lambda pid, fd: forked.append((pid, fd)))
+    assert split_check.collect_part(*forked[0]) == (((1, "concurrent", len(calls)),), calls)
+    assert not Path(f"/proc/{forked[0][0]}").exists()  # reaped
+
+
 def test_a_part_process_that_dies_while_its_records_are_read_is_a_failed_part() -> None:
     calls = _records(3 * split_check.BATCH)
 

@@ -28,7 +28,6 @@ import select
 import signal
 import stat
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -388,15 +387,14 @@ def collect_part(
     exit as done."""
     got: Decided | None = None
     whole = False
-    regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    raw: io.RawIOBase = _Written(pid, fd) if regular else io.FileIO(fd, "rb")
-    with io.BufferedReader(raw, 1 << 16) as source:
+    written = _Written(pid, fd) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    with io.BufferedReader(written or io.FileIO(fd, "rb"), 1 << 16) as source:
         try:
             got = _receive(source, shift, convert)  # as it comes: never the whole of it as bytes
             whole = source.read(1) == b""
         except Exception:  # noqa: BLE001 - a process that died while writing
             whole = False
-    status = os.waitpid(pid, 0)[1]
+    status = written.status if written and written.status is not None else os.waitpid(pid, 0)[1]
     if not whole or os.waitstatus_to_exitcode(status) != 0:
         return None
     return got
@@ -407,8 +405,9 @@ class _Written(io.RawIOBase):
     waits for more until the process has ended (then the end of the file is the end).
 
     Read at its own offset (``pread``): the process writes through a copy of the same
-    descriptor, whose offset is its own. The process is only watched, not reaped, so
-    that its pid stays its own for ``end_part`` until ``collect_part`` reaps it."""
+    descriptor, whose offset is its own. The process is watched through a pidfd, not
+    reaped, so that its pid stays its own for ``end_part`` until ``collect_part`` reaps
+    it; where there is no pidfd, it is reaped before its file is read, as it ends."""
 
     #: how long a read waits for more, at most, before it looks again
     WAIT_S = 0.005
@@ -417,9 +416,10 @@ class _Written(io.RawIOBase):
         super().__init__()
         self.pid, self.fd, self.at = pid, fd, 0
         self.ended = False
+        self.status: int | None = None  # (reaped here: no pidfd)
         try:
             self.exits: int | None = os.pidfd_open(pid)  # readable once the process ends
-        except (AttributeError, OSError):  # pragma: no cover - before Linux 5.3
+        except (AttributeError, OSError):  # not Linux 5.3 or later
             self.exits = None
 
     def readable(self) -> bool:
@@ -427,10 +427,11 @@ class _Written(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         while True:
-            got = os.preadv(self.fd, [buffer], self.at)
+            got = os.pread(self.fd, len(buffer), self.at)
             if got or self.ended:
-                self.at += got
-                return got
+                buffer[: len(got)] = got
+                self.at += len(got)
+                return len(got)
             # nothing more yet: wait for more, or for the end (what it wrote before it
             # ended is all in the file, read by the next turn of the loop)
             self.ended = self._wait()
@@ -439,10 +440,8 @@ class _Written(io.RawIOBase):
         """Whether the process has ended, once it has or a moment has passed."""
         if self.exits is not None:
             return bool(select.select([self.exits], [], [], self.WAIT_S)[0])
-        if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-            return True  # pragma: no cover - before Linux 5.3
-        time.sleep(self.WAIT_S)  # pragma: no cover
-        return False  # pragma: no cover
+        self.status = os.waitpid(self.pid, 0)[1]
+        return True
 
     def close(self) -> None:
         if not self.closed:
