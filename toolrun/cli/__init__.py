@@ -30,6 +30,9 @@ atexit.register(gc.freeze)
 #: (``check``): its entry point (``toolrun.__main__.run``, not CliRunner nor the Python API)
 #: then ends the process at once, rather than have the interpreter free every record first.
 exit_at_once = False
+#: What such a command leaves for the end of the process to free, rather than free it
+#: as it returns (a check's report: 60 ms for 100,000 calls). One command's at a time.
+kept: list[object] = []
 
 # name -> "module:attribute"; each module imports only click at the top.
 COMMANDS: dict[str, str] = {

@@ -272,6 +272,7 @@ def check(
         progress.tick(plan.file)
 
     report = run_check(request, on_plan=show)
+    toolrun.cli.kept[:] = [report]
     progress.clear()
     return finish(report, fmt, reports, width)
 
