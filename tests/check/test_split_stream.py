@@ -155,11 +155,14 @@ def _written(pid: int) -> int:
     return 0
 
 
-def test_a_part_process_killed_once_its_first_records_are_read_loses_no_call(ws: Path) -> None:
+def _reading(ws: Path) -> tuple[subprocess.Popen[str], int]:
+    """A check of ``_uneven_plan`` and its part process, once that has written records
+    (its parent, done with its own part, reads them)."""
     plan = _uneven_plan(ws)
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolrun", "check", plan.name, "--jobs", "2", "--format", "jsonl"],
         cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,  # a process group of its own, as a shell would start it
     )  # fmt: skip
     child = 0
     deadline = time.monotonic() + 120
@@ -169,9 +172,23 @@ def test_a_part_process_killed_once_its_first_records_are_read_loses_no_call(ws:
             break
         time.sleep(0.002)
     assert child and proc.poll() is None, "no part process wrote records while the check ran"
+    return proc, child
+
+
+def test_a_part_process_killed_once_its_first_records_are_read_loses_no_call(ws: Path) -> None:
+    proc, child = _reading(ws)
+    plan = ws / "plan.json"
     os.kill(child, signal.SIGKILL)
     out, err = proc.communicate(timeout=300)
     expected = toolrun(ws, plan.name, "--jobs", "1", "--format", "jsonl")
     assert proc.returncode == expected.returncode == 0, err
     assert stable(out) == stable(expected.stdout) and out.count("\n") == 12_000
     assert not Path(f"/proc/{child}").exists()
+
+
+def test_ctrl_c_while_a_part_s_records_are_read_ends_every_process(ws: Path) -> None:
+    proc, child = _reading(ws)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err and out == ""
+    assert not Path(f"/proc/{child}").exists()  # ended and reaped, not left behind
