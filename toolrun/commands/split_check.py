@@ -247,7 +247,18 @@ def _stop_worker(signum: int, frame: object) -> None:
         # and their use), the worker could wait forever in a cleanup and keep the
         # check's stdout and stderr open with it
         os._exit(1)
+    signal.signal(signal.SIGTERM, _stopping)
     raise_now(KeyboardInterrupt())
+
+
+def _stopping(signum: int, frame: object) -> None:
+    """SIGTERM to a worker stopping already. Its parent's own, after one sent to the whole
+    group (``kill -TERM -PGID``): raised again, it cut short the unwinding the first one
+    started, or the pool's sending back of it (a traceback on the check's stderr); the
+    parent's SIGKILL after ``WORKER_GRACE_S`` bounds the stop. With the parent gone, the
+    worker exits at once, as at its first."""
+    if _parent is not None and os.getppid() != _parent:
+        os._exit(1)
 
 
 def in_worker(work: Callable[..., T], *args: Any) -> T:
