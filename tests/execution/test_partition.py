@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolrun.execution.partition import Grouping, Run, partition
+from toolrun.execution.partition import Run, partition
 
 
 def safe(name: str) -> bool:
@@ -88,67 +87,3 @@ def test_when_it_cannot_tell_whether_a_call_moves_it_assumes_so() -> None:
         Run("concurrent", ("r1",)),
         Run("concurrent", ("r2",)),
     ]
-
-
-def taken(grouping: Grouping[Any]) -> list[Run[Any]]:
-    """Every run of a Grouping, taken as exec's workers take them."""
-    runs: list[Run[Any]] = []
-    while (first := grouping.start()) is not None:
-        kind, call = first
-        group = [call]
-        if kind == "concurrent":
-            while (more := grouping.more()) is not None:
-                group.append(more)
-        runs.append(Run(kind, tuple(group)))
-    return runs
-
-
-# a call: (its number, safe, ends its run, asking whether it is safe raises, asking
-# whether it ends its run raises)
-flagged = st.lists(
-    st.tuples(st.integers(0, 10_000), st.booleans(), st.booleans(), st.booleans(), st.booleans()),
-    max_size=40,
-)
-
-
-@given(flagged)
-def test_runs_taken_one_call_at_a_time_are_partitions_runs(items: list[Any]) -> None:
-    """exec starts a concurrent run's first calls before the rest are grouped: the runs it
-    gets that way are exactly partition's, each question asked once a call, in order."""
-    asked: list[tuple[str, int]] = []
-
-    def is_safe(call: Any) -> bool:
-        asked.append(("safe", call[0]))
-        if call[3]:
-            raise ValueError("cannot tell")
-        return bool(call[1])
-
-    def ends_run(call: Any) -> bool:
-        asked.append(("ends", call[0]))
-        if call[4]:
-            raise ValueError("cannot tell")
-        return bool(call[2])
-
-    expected = partition(items, is_safe, ends_run)
-    once = list(asked)
-    asked.clear()
-    assert taken(Grouping(items, is_safe, ends_run)) == expected
-    assert asked == once
-
-
-def test_the_calls_not_taken_are_the_rest_of_the_turn() -> None:
-    grouping = Grouping(["r1", "r2", "w1", "r3"], safe)
-    assert grouping.start() == ("concurrent", "r1")
-    assert grouping.rest() == ["r2", "w1", "r3"]
-    assert grouping.start() is None and grouping.more() is None and grouping.rest() == []
-
-
-def test_a_run_found_ended_leaves_the_next_call_to_the_next_run() -> None:
-    grouping = Grouping(["r1", "w1", "r2"], safe)
-    assert grouping.start() == ("concurrent", "r1")
-    assert grouping.more() is None
-    assert grouping.more() is None  # (asked again: still ended)
-    assert grouping.start() == ("exclusive", "w1")
-    assert grouping.start() == ("concurrent", "r2")
-    assert grouping.more() is None
-    assert grouping.start() is None

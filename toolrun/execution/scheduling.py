@@ -8,11 +8,10 @@ the working directory a run leaves behind.
 from __future__ import annotations
 
 import asyncio
-import collections
 import functools
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -22,14 +21,11 @@ import anyio
 
 from toolrun.execution.delivery import _Slices, _Verifying
 from toolrun.execution.launching import _Launching
-from toolrun.execution.partition import Grouping, Run, partition
+from toolrun.execution.partition import Run, partition
 from toolrun.execution.plan_state import _PlanState
 from toolrun.execution.results import CallDecision, DecidedBy, Result, Status
 from toolrun.plan.models import Call, InvalidInput, Plan, Turn
 from toolrun.tools.base import ToolContext
-
-#: the most calls of a concurrent run decided ahead of its workers (:meth:`_taken`)
-AHEAD = 64
 
 # told of each run (a partition of a turn) just before it is decided and run
 RunSink = Callable[[Plan, Run[Call]], None]
@@ -77,19 +73,7 @@ class _Scheduling(_Launching):
             admitted = self._refused(state, admitted)
         ctx = self._context(state.cwd)
         self._decide_first(state, admitted)
-        is_safe = partial(self._is_safe, ctx=ctx)
-        if self._streams():
-            await self._run_streamed(state, Grouping(admitted, is_safe, self._moves_cwd))
-        else:
-            await self._run_runs(state, turn, partition(admitted, is_safe, self._moves_cwd))
-        for call in excess:
-            state.out.put(
-                self._result(state, call, TURN_LIMIT, Status.ERROR,
-                             error=turn_limit_error(limit), aborted_before_launch=True)
-            )  # fmt: skip
-
-    async def _run_runs(self, state: _PlanState, turn: Turn, runs: Sequence[Run[Call]]) -> None:
-        """A turn's runs, each decided whole before it starts."""
+        runs = partition(admitted, partial(self._is_safe, ctx=ctx), self._moves_cwd)
         for run in runs:
             if self.interrupted or self.stops.request is not None:
                 for call in run.calls:
@@ -101,87 +85,11 @@ class _Scheduling(_Launching):
             if self._places_runs and self.settings.dry_run:  # (only a dry run's results show it)
                 state.run_place = {"turn": turn.index + 1, "run": state.runs, "run_kind": run.kind}
             await self._run_one_run(state, run.kind, run.calls)
-
-    def _streams(self) -> bool:
-        """Whether a concurrent run's calls start as they are grouped and decided: where
-        nothing can come between a run's decisions and its start (no person or hook is
-        asked, no hook sees the run), deciding the whole run first only delays its first
-        call (1000 reads: 70 ms). A dry run, check's record of each run and the cancel
-        scopes of siblingAbortOnBashError keep the run decided whole first."""
-        return (
-            not self.settings.dry_run
-            and self.hooks is None
-            and self._ask is None
-            and self._on_run is None
-            and not self.settings.sibling_abort_on_bash_error
-        )
-
-    async def _run_streamed(self, state: _PlanState, runs: Grouping[Call]) -> None:
-        """A turn's runs (``partition``'s), each concurrent one started at its first call
-        (:meth:`_streams`); every call gets its result, the calls not reached once
-        interrupted an ``interrupted`` one."""
-        while (first := runs.start()) is not None:
-            kind, call = first
-            if self.interrupted or self.stops.request is not None:
-                for left in (call, *runs.rest()):
-                    state.out.put(self._interrupted_before(state, left))
-                return
-            state.runs += 1
-            if kind == "exclusive":
-                await self._run_one_run(state, kind, (call,))
-                continue
-            done = await self._run_concurrent(state, self._taken(state, call, runs))
-            await self._post_tool_batch(state, done)
-
-    def _taken(
-        self, state: _PlanState, first: Call, runs: Grouping[Call]
-    ) -> Iterator[tuple[Call, CallDecision]]:
-        """The allowed calls of a concurrent run as workers take them, decided a batch at
-        a time (one not allowed gets its result then); once interrupted, the calls of the
-        run not started are interrupted before they start.
-
-        The first batch is one call, so that it starts at once; each next batch is twice
-        the last, up to ``AHEAD``: decided one by one between launches, each decision ran
-        on caches the commands' processes had just cooled, a fifth more CPU a call."""
-        ahead: collections.deque[tuple[Call, CallDecision]] = collections.deque()
-        batch = 1
-        call: Call | None = first
-        while True:
-            if self.interrupted or self.stops.request is not None:
-                for decided, decision in ahead:
-                    state.out.put(self._interrupted_before(state, decided, decision))
-                while call is not None:
-                    state.out.put(self._interrupted_before(state, call))
-                    call = runs.more()
-                return
-            if ahead:
-                yield ahead.popleft()
-                continue
-            if call is None:
-                return
-            for _ in range(batch):
-                decision = self._decide(call, state.cwd)
-                if decision.decision == "ask":
-                    approved = self._unprompted(decision)  # (--ask allow)
-                    if approved.decision == "allow":
-                        decision = replace(approved, paths=decision.paths)
-                    else:
-                        decision = approved
-                if decision.decision == "allow":
-                    ahead.append((call, decision))
-                else:
-                    state.out.put(self._unapproved(state, call, decision))
-                call = runs.more()
-                if call is None:
-                    break
-            batch = min(batch * 2, AHEAD)
-
-    def _unapproved(self, state: _PlanState, call: Call, decision: CallDecision) -> Result:
-        """The result of a call that does not run: denied, or an ask nobody answered."""
-        if decision.decision == "deny":
-            return self._result(state, call, decision, Status.DENIED,
-                                error=_denial_text(call, decision))  # fmt: skip
-        return self._result(state, call, decision, Status.NEEDS_APPROVAL, error=decision.reason)
+        for call in excess:
+            state.out.put(
+                self._result(state, call, TURN_LIMIT, Status.ERROR,
+                             error=turn_limit_error(limit), aborted_before_launch=True)
+            )  # fmt: skip
 
     def _refused(self, state: _PlanState, calls: Sequence[Call]) -> tuple[Call, ...]:
         """The calls whose recorded input their tool refused get its error (they never run,
@@ -303,18 +211,11 @@ class _Scheduling(_Launching):
             await self._post_tool_batch(state, done)
 
     async def _run_concurrent(
-        self,
-        state: _PlanState,
-        allowed: list[tuple[Call, CallDecision]] | Iterator[tuple[Call, CallDecision]],
+        self, state: _PlanState, allowed: list[tuple[Call, CallDecision]]
     ) -> list[Result]:
-        """The calls of a concurrent run, a few workers taking them in plan order. An
-        iterator is decided as it is taken (:meth:`_taken`): its length is not known, so
-        a worker is added as each call is taken, up to the limit."""
         # Each call's own cancel scope, made up front only when a failing sibling may
         # cancel calls that have not started yet (else _execute makes one if it needs it).
         abortable = self.settings.sibling_abort_on_bash_error
-        if abortable:
-            allowed = list(allowed)
         scopes = {call.index: anyio.CancelScope() for call, _ in allowed} if abortable else {}
         reasons: dict[int, str] = {}
         finished: dict[int, Result] = {}
@@ -347,32 +248,23 @@ class _Scheduling(_Launching):
 
         # A few workers take the run's calls in plan order, rather than one task per
         # call all queueing on the limiter: the same order, a fraction of the overhead.
-        streamed = not isinstance(allowed, list)
         pending = iter(allowed)
-        taken: list[Call] = []  # in plan order: nothing awaits between a take and this
+
         slices = _Slices(asyncio.get_running_loop())
-        limit = self.capacity.global_limit
-        workers = 0
 
         async def worker() -> None:
-            nonlocal workers
             for call, decision in pending:
-                taken.append(call)
-                if streamed and workers < limit:
-                    workers += 1
-                    tg.start_soon(worker)  # for the next call, if there is one
                 await one(call, decision)  # (a coroutine that only waits if the call does)
                 if slices.over():
                     await slices.hand_over()
 
         async with anyio.create_task_group() as tg:
-            workers = min(len(allowed), limit) if isinstance(allowed, list) else 1
-            for _ in range(workers):
+            for _ in range(min(len(allowed), self.capacity.global_limit)):
                 tg.start_soon(worker)
         # Working-directory changes of a concurrent run apply after it, in plan order.
-        for call in taken:
+        for call, _ in allowed:
             self._carry_cwd(state, finished[call.index])
-        return [finished[call.index] for call in taken]
+        return [finished[call.index] for call, _ in allowed]
 
     def _carry_cwd(self, state: _PlanState, result: Result) -> None:
         raw = result.metadata.get("cwd") if result.tool == "Bash" else None
