@@ -252,11 +252,9 @@ def _stop_worker(signum: int, frame: object) -> None:
 
 
 def _stopping(signum: int, frame: object) -> None:
-    """SIGTERM to a worker stopping already. Its parent's own, after one sent to the whole
-    group (``kill -TERM -PGID``): raised again, it cut short the unwinding the first one
-    started, or the pool's sending back of it (a traceback on the check's stderr); the
-    parent's SIGKILL after ``WORKER_GRACE_S`` bounds the stop. With the parent gone, the
-    worker exits at once, as at its first."""
+    """SIGTERM to a worker stopping already (its parent's, after the group's): raised
+    again, it cut the stop short or printed a traceback; the parent's SIGKILL bounds the
+    stop. With the parent gone, the worker exits at once."""
     if _parent is not None and os.getppid() != _parent:
         os._exit(1)
 
