@@ -445,8 +445,8 @@ def _decide_directly(
 
     from toolrun.execution.executor import new_execution_id
     from toolrun.execution.partition import partition
-    from toolrun.execution.results import CallDecision, DecidedBy, Status
-    from toolrun.execution.scheduling import TURN_LIMIT, _denial_text, turn_limit_error
+    from toolrun.execution.results import Status
+    from toolrun.execution.scheduling import TURN_LIMIT, refused, turn_limit_error
     from toolrun.plan.models import InvalidInput, Plan
 
     on_run = executor._on_run
@@ -469,8 +469,7 @@ def _decide_directly(
                 for call in admitted:
                     params = call.params
                     if type(params) is InvalidInput:
-                        refused = CallDecision("deny", params.message, DecidedBy("input"))
-                        done.append((call, refused, Status.ERROR, params.message))
+                        done.append((call, refused(params), Status.ERROR, params.message))
                     else:
                         kept.append(call)
                 admitted = kept
@@ -478,18 +477,7 @@ def _decide_directly(
                 on_run(plan, run)
                 for call in run.calls:
                     decision = executor._decide(call, cwd)
-                    if decision.decision == "deny":
-                        done.append((call, decision, Status.DENIED, _denial_text(call, decision)))
-                        continue
-                    # a tool that cannot run (its MCP server did not start) would fail
-                    unavailable = (
-                        getattr(executor.registry.get(call.tool), "unavailable", None)
-                        if decision.decision == "allow" else None
-                    )  # fmt: skip
-                    if isinstance(unavailable, str):
-                        done.append((call, decision, Status.ERROR, unavailable))
-                    else:
-                        done.append((call, decision, Status.SKIPPED, None))
+                    done.append((call, decision, *executor._dry_outcome(call, decision)))
             done.extend((call, TURN_LIMIT, Status.ERROR, turn_limit_error(limit))
                         for call in turn.calls[limit:])  # fmt: skip
             if refusing:  # (their results came first: each takes its place)

@@ -100,14 +100,22 @@ class _Scheduling(_Launching):
             if type(params) is not InvalidInput:
                 kept.append(call)
                 continue
-            message = params.message
-            decision = CallDecision("deny", message, DecidedBy("input"))
             state.out.put(
-                self._result(
-                    state, call, decision, Status.ERROR, error=message, aborted_before_launch=True
-                )
-            )
+                self._result(state, call, refused(params), Status.ERROR, error=params.message,
+                             aborted_before_launch=True)
+            )  # fmt: skip
         return tuple(kept)
+
+    def _dry_outcome(self, call: Call, decision: CallDecision) -> tuple[Status, str | None]:
+        """What a dry run says of a decided call (check's too): denied, skipped, or an
+        error where its tool cannot run (its MCP server did not start)."""
+        if decision.decision == "deny":
+            return Status.DENIED, _denial_text(call, decision)
+        if decision.decision == "allow":
+            unavailable = getattr(self.registry.get(call.tool), "unavailable", None)
+            if isinstance(unavailable, str):
+                return Status.ERROR, unavailable
+        return Status.SKIPPED, None
 
     def _moves_cwd(self, call: Call) -> bool:
         """Could the call leave Bash in another directory (cd, pushd, popd, ... anywhere in
@@ -158,8 +166,7 @@ class _Scheduling(_Launching):
                 allowed.append((call, decision))
                 continue
             if decision.decision == "deny" or self.settings.dry_run:
-                status = Status.DENIED if decision.decision == "deny" else Status.SKIPPED
-                error = _denial_text(call, decision) if status is Status.DENIED else None
+                status, error = self._dry_outcome(call, decision)  # (an ask: skipped)
                 state.out.put(self._result(state, call, decision, status, error=error))
                 continue
             answered = await self._permission_request(state, call, decision)
@@ -180,13 +187,12 @@ class _Scheduling(_Launching):
                 state.out.put(self._result(state, call, approved, status, error=approved.reason))
         if self.settings.dry_run:
             for call, decision in allowed:
-                # a tool that cannot run (its MCP server did not start) would fail: say so
-                unavailable = getattr(self.registry.get(call.tool), "unavailable", None)
-                if isinstance(unavailable, str):
-                    state.out.put(self._result(state, call, decision, Status.ERROR,
-                                               error=unavailable, aborted_before_launch=True))
+                status, error = self._dry_outcome(call, decision)
+                if error is not None:  # a tool that cannot run would fail: say so
+                    state.out.put(self._result(state, call, decision, status, error=error,
+                                               aborted_before_launch=True))  # fmt: skip
                 else:
-                    state.out.put(self._result(state, call, decision, Status.SKIPPED))
+                    state.out.put(self._result(state, call, decision, status))
             return
         if not allowed:
             return
@@ -289,6 +295,12 @@ def _may_change_directory() -> Callable[[str, Mapping[str, str]], bool]:
 def _short(call: Call) -> str:
     command = str(call.input.get("command", ""))
     return command if len(command) <= 40 else command[:40] + "…"
+
+
+def refused(params: InvalidInput) -> CallDecision:
+    """The decision of a recorded call whose input its tool refused: never decided, a
+    deny by the input (fail closed)."""
+    return CallDecision("deny", params.message, DecidedBy("input"))
 
 
 #: The decision of a call beyond its turn's limit (it is not admitted).
