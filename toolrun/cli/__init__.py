@@ -27,8 +27,9 @@ from toolrun.errors import ExitCode, ToolrunError
 atexit.register(gc.freeze)
 
 #: Set by a command whose process has nothing left to finish once its output is out
-#: (``check``): its entry point (``toolrun.__main__.run``, not CliRunner nor the Python API)
-#: then ends the process at once, rather than have the interpreter free every record first.
+#: (``check``, ``exec``): its entry point (``toolrun.__main__.run``, not CliRunner nor the
+#: Python API) then ends the process at once, rather than have the interpreter free every
+#: record first.
 exit_at_once = False
 #: What such a command leaves for the end of the process to free, rather than free it
 #: as it returns (a check's report: 60 ms for 100,000 calls). One command's at a time.

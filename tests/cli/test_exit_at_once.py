@@ -1,5 +1,7 @@
-"""`toolrun check` ends its process at once when its report is out (``exit_now``), without
-the interpreter freeing every record first: nothing it prints or runs at exit is lost."""
+"""`toolrun check` and `toolrun exec` end their process at once when their report is out
+(``exit_now``), without the interpreter freeing every record first: nothing they print,
+journal or run at exit is lost, and a thread the interpreter's exit would wait for is
+still waited for."""
 
 from __future__ import annotations
 
@@ -89,3 +91,76 @@ def test_atexit_handlers_run_and_a_last_flush_that_fails_is_reported(tmp_path: P
         err = proc.stderr.read().decode()
     assert proc.returncode == 120, err
     assert "BrokenPipeError" in err and note.read_text() == "ran"
+
+
+# the program as `python -m toolrun` runs it, noting whether it ended through os._exit (a
+# file named first), and with a thread (named second: "daemon", "waited" or "none") that
+# writes the file named third half a second later
+EXIT_WATCH = """
+import os, sys, threading, time
+ended, kind, thread_note = sys.argv[1:4]
+real_exit = os._exit
+def noted_exit(code):
+    with open(ended, "w") as f:
+        f.write(str(code))
+    real_exit(code)
+os._exit = noted_exit
+def late():
+    time.sleep(0.5)
+    with open(thread_note, "w") as f:
+        f.write("done")
+if kind != "none":
+    threading.Thread(target=late, daemon=kind == "daemon").start()
+sys.argv = ["toolrun", *sys.argv[4:]]
+from toolrun.__main__ import run
+run()
+"""
+
+
+def bash_plan(folder: Path) -> None:
+    calls = [{"tool": "Bash", "input": {"command": f"echo line-{i}"}} for i in range(3)]
+    (folder / "plan.json").write_text(json.dumps({"calls": calls}))
+
+
+def run_watched(folder: Path, kind: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", EXIT_WATCH, str(folder / "ended"), kind, str(folder / "late"),
+         *args],
+        cwd=folder, env=ENV, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+
+
+def test_exec_ends_its_process_without_freeing_it_and_loses_nothing(tmp_path: Path) -> None:
+    bash_plan(tmp_path)
+    done = run_watched(tmp_path, "daemon", "exec", "plan.json", "--format", "jsonl")
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["output"] for r in results] == [f"line-{i}\n" for i in range(3)]
+    # the journal is closed whole before the process ends: its last record is the end
+    (journal,) = (tmp_path / ".toolrun" / "runs").glob("*.jsonl")
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert records[-1]["event"] == "end" and sum(r["event"] == "result" for r in records) == 3
+    # the process ended at once, the daemon thread with it (as the interpreter's exit
+    # would have ended it)
+    assert (tmp_path / "ended").read_text() == "0"
+    assert not (tmp_path / "late").exists()
+
+
+def test_a_command_that_does_not_end_at_once_takes_the_interpreters_exit(
+    tmp_path: Path,
+) -> None:
+    bash_plan(tmp_path)
+    done = run_watched(tmp_path, "none", "validate", "plan.json")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "ended").exists()
+
+
+def test_exec_leaves_a_running_thread_to_the_interpreters_exit(tmp_path: Path) -> None:
+    bash_plan(tmp_path)
+    done = run_watched(tmp_path, "waited", "exec", "plan.json", "--format", "jsonl",
+                       "--no-journal")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 3
+    # not ended at once: the interpreter's exit waited for the thread, as it always does
+    assert (tmp_path / "late").read_text() == "done"
+    assert not (tmp_path / "ended").exists()
