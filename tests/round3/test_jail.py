@@ -17,6 +17,8 @@ import os
 import re
 import shlex
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -232,8 +234,98 @@ def test_everyday_commands_print_the_same_inside_and_outside(tmp_path: Path) -> 
     assert inside.changed() == []
 
 
+# a call's shell: its pid and its PID namespace (the jail's side process is PID 1 there)
+WHO = "echo $$ $(readlink /proc/self/ns/pid)"
+
+
+def shells(results: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    return [(int(pid), ns) for pid, ns in (r["output"].split() for r in results)]
+
+
 def test_the_jail_is_built_once_for_read_only_calls(scene: JailScene) -> None:
-    results = run_jailed(scene, ["echo $$", "echo $$", "ls /proc | grep -c '^[0-9]'"])
-    # PID 1 is the jail's side process; every call's shell is a child of the same one
-    assert all(json.loads(json.dumps(r))["metadata"]["jail"]["enforced"] for r in results)
-    assert int(results[0]["output"]) > 1 and int(results[1]["output"]) > int(results[0]["output"])
+    """Not a bubblewrap per call: the calls' shells share at most two PID namespaces (the
+    jail's side processes, :data:`toolrun.reaper.jail.SIDES`), none of them toolrun's
+    own, and in each the shells are children of the same side process, in order."""
+    from toolrun.reaper.jail import SIDES
+
+    results = run_jailed(scene, [WHO] * 12)
+    seen = shells(results)
+    namespaces = {ns for _, ns in seen}
+    assert 1 <= len(namespaces) <= SIDES
+    assert os.readlink("/proc/self/ns/pid") not in namespaces
+    for ns in namespaces:
+        pids = [pid for pid, where in seen if where == ns]
+        assert pids[0] > 1 and pids == sorted(pids) and len(set(pids)) == len(pids)
+
+
+def test_calls_one_at_a_time_start_one_side_process(scene: JailScene) -> None:
+    """The second side process is started only once a command would wait for the first."""
+    assert _jail_sides_while(scene, ["sleep 0.3; echo $$"] * 4, "--max-concurrency", "1") == 1
+
+
+def test_overlapping_calls_use_a_second_side_process(scene: JailScene) -> None:
+    """Read-only calls that run side by side and wait are started on two side processes
+    (and no more), each in a bubblewrap of its own."""
+    assert _jail_sides_while(scene, ["sleep 0.5; echo $$"] * 6) == 2
+
+
+def _jail_sides_while(scene: JailScene, commands: list[str], *extra: str) -> int:
+    """The most jail side processes of the run (a side process under toolrun whose parent
+    is a bubblewrap) seen at once while ``commands`` run, each a read-only call, all of
+    them ``ok``; none is left once the run is over."""
+    calls = [{"tool": "Bash", "input": {"command": c}} for c in commands]
+    (scene.ws / "plan.json").write_text(json.dumps({"calls": calls}))
+    args = [sys.executable, "-m", "toolrun", "exec", "plan.json", "--format", "jsonl", *extra]
+    most, seen = 0, set()
+    with subprocess.Popen(args, cwd=scene.ws, env=scene.env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:  # fmt: skip
+        while proc.poll() is None:
+            sides = _side_processes()
+            ours = [p for p, parent in sides.items()
+                    if parent == "bwrap" and proc.pid in _ancestors(p)]  # fmt: skip
+            most = max(most, len(ours))
+            seen.update(ours)
+            time.sleep(0.02)
+        out, err = proc.communicate()
+    results = [json.loads(line) for line in out.splitlines()]
+    assert [r["status"] for r in results] == ["ok"] * len(commands), err
+    # none outlives the run (each sees its socket close, takes its commands along, exits)
+    deadline = time.monotonic() + 5
+    while seen & set(_side_processes()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not seen & set(_side_processes())
+    assert all(r["runs_in"] == "read-only jail" for r in results), results
+    return most
+
+
+def _ancestors(pid: int) -> set[int]:
+    """The processes ``pid`` descends from (a test running beside it has jails too)."""
+    found = set()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            break
+        found.add(pid)
+    return found
+
+
+def _side_processes() -> dict[int, str]:
+    """The reaper side processes on this machine (toolrun's own and jails'), each with
+    its parent's name."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if b"reaper/side.py" not in f.read():
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                parent = f.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{parent}/comm") as f:
+                found[int(entry)] = f.read().strip()
+        except OSError:
+            continue
+    return found

@@ -237,7 +237,7 @@ class JailKeeper:
         if outcome.status is not Status.ERROR:
             return False
         error = outcome.error or ""
-        died = jail.side.pid == 0 and "exit_code" not in outcome.metadata
+        died = jail.lost() and "exit_code" not in outcome.metadata
         if not (error.startswith(NEVER_STARTED) or died):
             return False
         with self._lock:

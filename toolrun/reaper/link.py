@@ -382,6 +382,17 @@ class _SideProcess:
         side = self._side
         return side.pid if side is not None and not side.gone else 0
 
+    def ended(self) -> bool:
+        """Whether the current side process was started and has ended (died, or could
+        not be made: a bubblewrap that ends at once); the next command starts another."""
+        side = self._side
+        return side is not None and side.gone
+
+    def running(self) -> int:
+        """How many commands the current side process has that have not ended yet."""
+        side = self._side
+        return len(side.calls) if side is not None and not side.gone else 0
+
     def devnull(self) -> int:
         with self._lock:
             if self._devnull < 0:
