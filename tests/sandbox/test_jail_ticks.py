@@ -4,6 +4,7 @@ without the results before it shown first (a call that may have effects waits fo
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +47,73 @@ def test_only_a_call_that_may_have_effects_waits_for_the_results_before_it(
     assert [r.status for r in results] == ["ok", "ok"]
     assert results[1].runs_in == ("unsandboxed" if shown_first else "read-only jail")
     assert before[0] is shown_first
+
+
+@needs_bwrap
+@pytest.mark.parametrize(("command", "on_disk_first"), [("cat b.txt", False), ("touch c.txt", True)])
+def test_only_a_call_that_may_have_effects_is_journalled_as_started_before_it_launches(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, command: str, on_disk_first: bool
+) -> None:
+    """After a crash the journal's "started" records are the calls that may have had
+    effects: a call the read-only jail holds can have none, so its record waits for the
+    journal's next write (its result's) rather than cost one of its own before the call."""
+    from toolrun.commands.exec import ExecRequest, execute
+    from toolrun.reaper import run
+
+    write(ws / "b.txt", "b\n")
+    write(ws / "toolrun.yaml", "permissions:\n  allow: ['Bash(touch c.txt)']\n")
+    plan = write(ws.parent / "plan.json",
+                 json.dumps({"calls": [{"tool": "Bash", "input": {"command": command}}]}))
+    on_disk: list[list[str]] = []  # the journal's records as each command launched
+    real_launch = run.launch
+
+    def launch(*args: Any, **kwargs: Any) -> Any:
+        (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
+        on_disk.append([json.loads(line)["event"] for line in journal.read_text().splitlines()])
+        return real_launch(*args, **kwargs)
+
+    monkeypatch.setattr(run, "launch", launch)
+    report = execute(ExecRequest(plans=[plan], workspace=ws))
+
+    (result,) = [r for plan_results in report.results for r in plan_results]
+    assert result.status == "ok"
+    assert result.runs_in == ("unsandboxed" if on_disk_first else "read-only jail")
+    assert on_disk == [["run", "started"] if on_disk_first else ["run"]]
+    # either way the whole run is in the journal once it is over, each record in order
+    (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
+    events = [json.loads(line)["event"] for line in journal.read_text().splitlines()]
+    assert events == ["run", "started", "result", "end"]
+
+
+@needs_bwrap
+def test_a_call_meant_for_the_jail_that_runs_without_one_is_journalled_first(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bubblewrap that ends at once: the read-only call runs as configured after all,
+    with effects possible, so its "started" record is on the disk before it launches."""
+    from toolrun.commands.exec import ExecRequest, execute
+    from toolrun.reaper import run
+
+    fake = write(ws.parent / "bin" / "bwrap", "#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    write(ws / "b.txt", "b\n")
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    plan = write(ws.parent / "plan.json",
+                 json.dumps({"calls": [{"tool": "Bash", "input": {"command": "cat b.txt"}}]}))
+    on_disk: list[list[str]] = []
+    real_launch = run.launch
+
+    def launch(*args: Any, **kwargs: Any) -> Any:
+        (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
+        on_disk.append([json.loads(x)["event"] for x in journal.read_text().splitlines()])
+        return real_launch(*args, **kwargs)
+
+    monkeypatch.setattr(run, "launch", launch)
+    report = execute(ExecRequest(plans=[plan], workspace=ws))
+
+    (result,) = [r for plan_results in report.results for r in plan_results]
+    assert result.status == "ok" and result.output == "b\n"
+    assert result.runs_in == "unsandboxed" and report.enforced is False
+    # handed to the jail first (whose side process never started it: no effects), or
+    # not, depending on when the probe said no; the launch that ran it had it on disk
+    assert on_disk[-1] == ["run", "started"] and len(on_disk) <= 2

@@ -120,22 +120,24 @@ class _Launching(_Asking):
                         async with self.locks.hold(paths) if paths else _NO_LOCKS:
                             # Results are shown before a call that may have effects
                             # launches: output that failed (`| head`) stops it. (A call
-                            # the read-only jail holds has none: it waits for no tick.)
+                            # the read-only jail holds has none: it waits for no tick,
+                            # and its "started" record no write of its own.)
                             jail_kind = self.jails.kind(call, decision)
+                            held = jail_kind == "read-only" and self.jails.unavailable is None
                             show = (
-                                bool(self._unshown)
-                                and tool.kind is not ToolKind.READ
-                                and (jail_kind != "read-only" or self.jails.unavailable is not None)
-                            )
+                                bool(self._unshown) and tool.kind is not ToolKind.READ
+                                and not held
+                            )  # fmt: skip
                             # A free slot is taken without a checkpoint, so a cancel that
                             # came while the call was queued must be looked for here.
                             if show and scope.cancel_called:
                                 self._tick()
                             if not scope.cancel_called:
                                 started = time.time()
-                                # with results to show first, it goes in the same write
+                                # with results to show first, it goes in the same write;
+                                # held in the read-only jail, in the next one
                                 self._journal_start(
-                                    state, call, execution_id, started, now=not show
+                                    state, call, execution_id, started, now=not (show or held)
                                 )
                                 if show:  # output that fails here cancels the scope
                                     self._tick()
@@ -200,6 +202,7 @@ class _Launching(_Asking):
         bwrap = sandbox.settings.bwrap_path if sandbox is not None else None
         jail = self.jails.jail(bwrap, kind)
         if jail is None:  # none can be made here: as before, and the result says so
+            self._started_on_disk()
             outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
             return self.jails.finish(outcome, None, ctx.cwd, kind)
         token = jail_context.set(jail)
@@ -211,9 +214,16 @@ class _Launching(_Asking):
         if self.jails.never_started(outcome, jail):
             # the jail died before the command was started (a bubblewrap that cannot mount
             # here): run it as configured, as where no jail can be made, and say so
+            self._started_on_disk()
             outcome = await invoke(tool, call.params, ctx, time_limit=call.timeout)
             return self.jails.finish(outcome, None, ctx.cwd, kind)
         return self.jails.finish(outcome, jail, ctx.cwd, kind)
+
+    def _started_on_disk(self) -> None:
+        """A call meant for the read-only jail runs outside one after all (none can be
+        made): its "started" record, left for the next write, is written before it."""
+        if self.journal is not None:
+            self.journal.flush()
 
     def _try_now(
         self,
