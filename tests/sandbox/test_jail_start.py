@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.sandbox.conftest import needs_bwrap, write
 from toolrun.execution.jailing import JailKeeper
@@ -54,6 +57,30 @@ def test_the_jail_is_running_when_prestart_returns(tmp_path: Path) -> None:
         code, output = _run(jail, f"echo hi; touch {tmp_path}/x")
         assert code != 0 and "hi" in output and not (tmp_path / "x").exists()
         assert len(log.read_text().split()) == 2  # the probe, and the one jail
+    finally:
+        keeper.close()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_run_whose_calls_may_overlap_starts_every_side_process_ahead(
+    tmp_path: Path, overlap: bool
+) -> None:
+    """While the run is still being decided (a core waits then), not at its second call."""
+    bwrap, log = _logged_bwrap(tmp_path)
+    keeper = JailKeeper([tmp_path], None, warn=lambda _: None)
+    keeper.overlap = overlap
+    try:
+        keeper.prestart(str(bwrap), "read-only")
+        started = keeper._jails["read-only"]
+        assert [side.pid > 0 for side in started.sides] == [True] * (jails.SIDES if overlap else 1)
+        # the probe, and one bubblewrap per side process
+        deadline = time.monotonic() + 10
+        while len(log.read_text().split()) < 1 + len(started.sides):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        code, output = _run(keeper.jail(str(bwrap), "read-only") or started, "echo hi")
+        assert (code, output) == (0, "hi\n")
     finally:
         keeper.close()
 

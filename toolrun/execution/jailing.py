@@ -75,6 +75,10 @@ class JailKeeper:
         self._judge_all = judge_all if judge_all in KINDS else None
         self._wanted = wanted or self._judge_all is not None
         self._started: set[str] = set()  # (prestart: once per kind per run)
+        #: Set before the run's first decision when its calls may run side by side (a
+        #: turn of several calls, a concurrency limit above one): a jail then starts all
+        #: its side processes at once (:meth:`toolrun.reaper.jail.Jail.prestart`).
+        self.overlap = False
         # (its own lock: the jail's is held while the probe is waited for, and every
         # decision looks at _started; deciding the next call must not wait for a probe)
         self._start_lock = threading.Lock()
@@ -198,7 +202,7 @@ class JailKeeper:
         def make() -> None:
             jail = self.jail(bwrap_path, kind)
             if jail is not None:
-                jail.side.prestart()
+                jail.prestart(self.overlap)
 
         _starter.submit(make)
 
@@ -216,7 +220,7 @@ class JailKeeper:
             jail = self._jails[kind] = Jail(bwrap, self._plan(kind))
             self._stale.discard(kind)
         try:
-            jail.side.prestart()
+            jail.prestart(self.overlap)
         except Exception:  # noqa: BLE001, S110 - the first call starts it, or says why not
             pass
 

@@ -64,6 +64,7 @@ class _Scheduling(_Launching):
             return
         self._first_decided = True
         if not self.settings.dry_run and not self._hooks_decide:
+            self.jails.overlap = len(calls) > 1 and self.capacity.global_limit > 1
             self._decide(calls[0], state.cwd)
 
     async def _run_turn_calls(self, state: _PlanState, turn: Turn) -> None:

@@ -56,6 +56,17 @@ class Jail:
                 return side
             return min(sides, key=_SideProcess.running)
 
+    def prestart(self, overlap: bool = False) -> None:
+        """Start the side process the first command will take, and with ``overlap``
+        (commands of the run will run side by side) the others too: started now, while
+        toolrun decides the run and a core waits, not at the run's second command."""
+        with self._lock:
+            while overlap and len(self.sides) < SIDES:
+                self.sides.append(side_process(self._wrap(self.plan)))
+            sides = list(self.sides)
+        for side in sides:
+            side.prestart()
+
     def lost(self) -> bool:
         """Whether a side process of this jail has ended (bubblewrap could not make it)."""
         return any(side.ended() for side in self.sides)
