@@ -55,8 +55,9 @@ def test_only_a_call_that_may_have_effects_is_journalled_as_started_before_it_la
     ws: Path, monkeypatch: pytest.MonkeyPatch, command: str, on_disk_first: bool
 ) -> None:
     """After a crash the journal's "started" records are the calls that may have had
-    effects: a call the read-only jail holds can have none, so its record waits for the
-    journal's next write (its result's) rather than cost one of its own before the call."""
+    effects: a call the read-only jail holds can have none, so its record goes in the
+    write of the next scheduling tick, once it has launched, rather than cost a write of
+    its own before (a crash then may lose it, with nothing lost to know)."""
     from toolrun.commands.exec import ExecRequest, execute
     from toolrun.reaper import run
 

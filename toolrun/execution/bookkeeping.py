@@ -69,19 +69,22 @@ class _Bookkeeping(_Delivery):
 
     def _journal_start(
         self, state: _PlanState, call: Call, execution_id: str, started: float, *,
-        now: bool = True,
+        now: bool = True, soon: bool = False,
     ) -> None:
         """A call is about to launch: after a crash the journal tells it apart from calls
         that never started (those had no effects; this one may have). ``now=False``: with
         the tick's records (the caller ticks before the launch; or the call, a read, has
-        run already and its result follows)."""
+        run already and its result follows). ``soon``: at the next tick, which is asked
+        for (a call that can have no effects: it need not wait for the write)."""
         if self.journal is None:
             return
         line = started_line(self.run_id, state.plan.file, call, execution_id, started)
         if now:  # the results waiting for this tick go with it, in the one write
             self.journal.write_line(line)
-        else:
-            self.journal.add(line)
+            return
+        self.journal.add(line)
+        if soon:
+            self._tick_soon()
 
     def _outcome_result(
         self,

@@ -145,6 +145,10 @@ class _Delivery:
         if self.journal is not None:
             self.journal.add(result.journal_line())
         self._unshown.append(result)
+        self._tick_soon()
+
+    def _tick_soon(self) -> None:
+        """A tick when the event loop next gets control (at once when not under one)."""
         if self._tick_due:
             return
         try:

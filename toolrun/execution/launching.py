@@ -135,9 +135,11 @@ class _Launching(_Asking):
                             if not scope.cancel_called:
                                 started = time.time()
                                 # with results to show first, it goes in the same write;
-                                # held in the read-only jail, in the next one
+                                # held in the read-only jail, in the next tick's (asked
+                                # for), which comes once this call has launched
                                 self._journal_start(
-                                    state, call, execution_id, started, now=not (show or held)
+                                    state, call, execution_id, started,
+                                    now=not (show or held), soon=held,
                                 )
                                 if show:  # output that fails here cancels the scope
                                     self._tick()

@@ -22,9 +22,10 @@ if TYPE_CHECKING:  # (the sandbox modules load only once a run has a jail)
 #: The most side processes a jail starts commands on. A side process starts a command
 #: with posix_spawn, a vfork: it waits until the command's process has been scheduled and
 #: has exec'd, 0.1 ms on an idle machine and 0.5 ms on one whose cores the other commands
-#: keep busy, and a command that ends meanwhile waits that long to be told. A second one,
-#: started once a command would wait for the first, takes the other half: 1000 read-only
-#: commands at concurrency 4 on two cores, 1.015 s against 1.053 s (medians of 12).
+#: keep busy, and a command that ends meanwhile waits that long to be told. A second one
+#: (started with the first when the run's calls may overlap, else once a command would
+#: wait for the first) takes the other half: 1000 read-only commands at concurrency 4 on
+#: two cores, 1.015 s against 1.053 s (medians of 12).
 SIDES = 2
 
 
