@@ -49,6 +49,32 @@ def test_only_a_call_that_may_have_effects_waits_for_the_results_before_it(
     assert before[0] is shown_first
 
 
+def _journal_at_launches(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> tuple[Any, list[list[str]]]:
+    """exec of one Bash call, and the journal's records on the disk as each command of it
+    launched."""
+    from toolrun.commands.exec import ExecRequest, execute
+    from toolrun.reaper import run
+
+    plan = write(ws.parent / "plan.json",
+                 json.dumps({"calls": [{"tool": "Bash", "input": {"command": command}}]}))
+    on_disk: list[list[str]] = []
+    real_launch = run.launch
+
+    def launch(*args: Any, **kwargs: Any) -> Any:
+        on_disk.append(_events(ws))
+        return real_launch(*args, **kwargs)
+
+    monkeypatch.setattr(run, "launch", launch)
+    return execute(ExecRequest(plans=[plan], workspace=ws)), on_disk
+
+
+def _events(ws: Path) -> list[str]:
+    (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
+    return [json.loads(line)["event"] for line in journal.read_text().splitlines()]
+
+
 @needs_bwrap
 @pytest.mark.parametrize(("command", "on_disk_first"), [("cat b.txt", False), ("touch c.txt", True)])
 def test_only_a_call_that_may_have_effects_is_journalled_as_started_before_it_launches(
@@ -58,32 +84,16 @@ def test_only_a_call_that_may_have_effects_is_journalled_as_started_before_it_la
     effects: a call the read-only jail holds can have none, so its record goes in the
     write of the next scheduling tick, once it has launched, rather than cost a write of
     its own before (a crash then may lose it, with nothing lost to know)."""
-    from toolrun.commands.exec import ExecRequest, execute
-    from toolrun.reaper import run
-
     write(ws / "b.txt", "b\n")
     write(ws / "toolrun.yaml", "permissions:\n  allow: ['Bash(touch c.txt)']\n")
-    plan = write(ws.parent / "plan.json",
-                 json.dumps({"calls": [{"tool": "Bash", "input": {"command": command}}]}))
-    on_disk: list[list[str]] = []  # the journal's records as each command launched
-    real_launch = run.launch
-
-    def launch(*args: Any, **kwargs: Any) -> Any:
-        (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
-        on_disk.append([json.loads(line)["event"] for line in journal.read_text().splitlines()])
-        return real_launch(*args, **kwargs)
-
-    monkeypatch.setattr(run, "launch", launch)
-    report = execute(ExecRequest(plans=[plan], workspace=ws))
+    report, on_disk = _journal_at_launches(ws, monkeypatch, command)
 
     (result,) = [r for plan_results in report.results for r in plan_results]
     assert result.status == "ok"
     assert result.runs_in == ("unsandboxed" if on_disk_first else "read-only jail")
     assert on_disk == [["run", "started"] if on_disk_first else ["run"]]
     # either way the whole run is in the journal once it is over, each record in order
-    (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
-    events = [json.loads(line)["event"] for line in journal.read_text().splitlines()]
-    assert events == ["run", "started", "result", "end"]
+    assert _events(ws) == ["run", "started", "result", "end"]
 
 
 @needs_bwrap
@@ -92,25 +102,11 @@ def test_a_call_meant_for_the_jail_that_runs_without_one_is_journalled_first(
 ) -> None:
     """A bubblewrap that ends at once: the read-only call runs as configured after all,
     with effects possible, so its "started" record is on the disk before it launches."""
-    from toolrun.commands.exec import ExecRequest, execute
-    from toolrun.reaper import run
-
     fake = write(ws.parent / "bin" / "bwrap", "#!/bin/sh\nexit 1\n")
     fake.chmod(0o755)
     write(ws / "b.txt", "b\n")
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
-    plan = write(ws.parent / "plan.json",
-                 json.dumps({"calls": [{"tool": "Bash", "input": {"command": "cat b.txt"}}]}))
-    on_disk: list[list[str]] = []
-    real_launch = run.launch
-
-    def launch(*args: Any, **kwargs: Any) -> Any:
-        (journal,) = (ws / ".toolrun" / "runs").glob("*.jsonl")
-        on_disk.append([json.loads(x)["event"] for x in journal.read_text().splitlines()])
-        return real_launch(*args, **kwargs)
-
-    monkeypatch.setattr(run, "launch", launch)
-    report = execute(ExecRequest(plans=[plan], workspace=ws))
+    report, on_disk = _journal_at_launches(ws, monkeypatch, "cat b.txt")
 
     (result,) = [r for plan_results in report.results for r in plan_results]
     assert result.status == "ok" and result.output == "b\n"
