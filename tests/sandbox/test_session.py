@@ -321,3 +321,49 @@ def test_a_call_that_kills_the_network_bridge_breaks_no_later_call(ws: Path) -> 
     assert "connection blocked by the sandbox: evil.test is not in" in after
     assert str(results[0]["output"]).strip() not in after
     assert "connection blocked by the sandbox: other.test" in str(results[3]["output"])
+
+
+async def test_a_rebuilt_jail_masks_on_every_side_process(tmp_path: Path) -> None:
+    """Two commands at once run on the jail's two side processes, each in a bubblewrap of
+    its own: both see the file before the jail is rebuilt to mask it, and neither after."""
+    from tests.sandbox.conftest import AVAILABLE
+    from toolrun.reaper import jail as jails
+    from toolrun.reaper.jail import Jail
+    from toolrun.reaper.run import run_command
+    from toolrun.sandbox.jail import JailPlan
+
+    assert AVAILABLE.bwrap is not None
+    secret = tmp_path / "secret.txt"
+    secret.write_text("sentinel-in-the-file\n")
+    jail = Jail(AVAILABLE.bwrap, JailPlan())
+    seen: list[str] = []
+
+    async def one() -> None:
+        out: list[bytes] = []
+        await run_command(["/bin/sh", "-c", f"sleep 0.3; {NAMESPACE}; cat {secret}"],
+                          cwd=tmp_path, env=dict(os.environ), time_limit=30,
+                          stdout=out.append)  # fmt: skip
+        seen.append(b"".join(out).decode())
+
+    async def both() -> list[str]:
+        seen.clear()
+        token = jails.current.set(jail)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(one)
+                tg.start_soon(one)
+        finally:
+            jails.current.reset(token)
+        return list(seen)
+
+    try:
+        jail.prestart(overlap=True)
+        before = await both()
+        assert len({text.split()[0] for text in before}) == 2  # two PID namespaces
+        assert all("sentinel-in-the-file" in text for text in before)
+        assert jail.rebuild(JailPlan(unreadable_files=(str(secret),)))
+        after = await both()
+        assert len({text.split()[0] for text in after}) == 2
+        assert not any("sentinel-in-the-file" in text for text in after), after
+    finally:
+        jail.close()

@@ -38,9 +38,10 @@ class Jail:
         self.plan = plan
         self.builds = 1  # how many jails were made (the first on first use)
         self._lock = threading.Lock()
-        #: the first is started by the executor ahead of the first call; the others when
-        #: commands overlap (a plan of one call at a time never starts them)
-        self.sides: list[_SideProcess] = [side_process(self._wrap(plan))]
+        #: the first is started ahead of the first call, the others with it when the run's
+        #: calls may overlap, else once they do (one call at a time never starts them)
+        self._wrapper = self._wrap(plan)  # (each side process of the plan starts so)
+        self.sides: list[_SideProcess] = [side_process(self._wrapper)]
 
     @property
     def side(self) -> _SideProcess:
@@ -52,7 +53,7 @@ class Jail:
                 if not side.running():
                     return side
             if len(sides) < SIDES:
-                side = side_process(self._wrap(self.plan))
+                side = side_process(self._wrapper)
                 sides.append(side)
                 return side
             return min(sides, key=_SideProcess.running)
@@ -63,7 +64,7 @@ class Jail:
         toolrun decides the run and a core waits, not at the run's second command."""
         with self._lock:
             while overlap and len(self.sides) < SIDES:
-                self.sides.append(side_process(self._wrap(self.plan)))
+                self.sides.append(side_process(self._wrapper))
             sides = list(self.sides)
         for side in sides:
             side.prestart()
@@ -94,8 +95,9 @@ class Jail:
                 return False
             self.plan = plan
             self.builds += 1
+            self._wrapper = self._wrap(plan)
             for side in self.sides:
-                side.rewrap(self._wrap(plan))
+                side.rewrap(self._wrapper)
             return True
 
     def _wrap(self, plan: JailPlan) -> Wrap:
