@@ -125,9 +125,10 @@ class _Launching(_Asking):
                             jail_kind = self.jails.kind(call, decision)
                             held = jail_kind == "read-only" and self.jails.unavailable is None
                             show = (
-                                bool(self._unshown) and tool.kind is not ToolKind.READ
+                                bool(self._unshown)
+                                and tool.kind is not ToolKind.READ
                                 and not held
-                            )  # fmt: skip
+                            )
                             # A free slot is taken without a checkpoint, so a cancel that
                             # came while the call was queued must be looked for here.
                             if show and scope.cancel_called:

@@ -59,7 +59,8 @@ class _Scheduling(_Launching):
     def _decide_first(self, state: _PlanState, calls: Sequence[Call]) -> None:
         """The run's first turn that starts with a Bash call: decide that call now (once
         more), so that a jail it is judged into starts while the turn is grouped and
-        decided, not after (:meth:`_decide`). Not where hooks may decide it instead."""
+        decided, not after (:meth:`_decide`), with all its side processes when the turn's
+        calls may run side by side. Not where hooks may decide it instead."""
         if self._first_decided or not calls or calls[0].tool != "Bash":
             return
         self._first_decided = True
