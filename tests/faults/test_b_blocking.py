@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.faults.b_support import BOUND_S, nothing_left, run, signalled, without_ripgrep
+from tests.faults.b_support import (
+    BOUND_S,
+    left_running,
+    nothing_left,
+    run,
+    signalled,
+    without_ripgrep,
+)
 
 ALLOW = {"permissions": {"allow": ["Read", "Edit", "Grep", "Bash"]}}
 BASH = {"tool": "Bash", "input": {"command": "echo still-here"}}
@@ -101,8 +108,8 @@ def test_one_signal_ends_a_catastrophic_grep(tmp_path: Path, sig: int, code: int
     _plan(tmp_path, _catastrophe(tmp_path, CATASTROPHIC[0]))
     env = without_ripgrep(tmp_path / "bin")
 
-    def matching() -> bool:  # the event: the matching process runs
-        return any("_grep_scan.py" in line for line in _processes())
+    def matching() -> bool:  # the event: this test's matching process runs
+        return _scanning(tmp_path)
 
     ended = signalled(tmp_path, sig, matching, "exec", "plan.json", "--format", "jsonl",
                       env=env)
@@ -110,18 +117,13 @@ def test_one_signal_ends_a_catastrophic_grep(tmp_path: Path, sig: int, code: int
     assert len(ended.results) == 2
     assert ended.results[0]["status"] == "interrupted"
     assert ended.seconds < BOUND_S
-    assert not any("_grep_scan.py" in line for line in _processes())
+    assert not _scanning(tmp_path)
 
 
-def _processes() -> list[str]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                found.append(Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace"))
-            except OSError:
-                continue
-    return found
+def _scanning(ws: Path) -> bool:
+    """Whether a matching process of the run in ``ws`` is alive (not another test's: a
+    test beside this one may be matching too)."""
+    return any("_grep_scan.py" in line for line in left_running(ws))
 
 
 # ------------------------------------------------------------------ files are streamed
