@@ -28,6 +28,11 @@ def _logged_bwrap(tmp_path: Path, before: str = "") -> tuple[Path, Path]:
     return fake, log
 
 
+def _starts(log: Path) -> int:
+    """The bubblewraps started so far (none yet: the log is made by the first)."""
+    return len(log.read_text().split()) if log.exists() else 0
+
+
 def _run(jail: jails.Jail, command: str) -> tuple[int | None, str]:
     out: list[bytes] = []
 
@@ -76,7 +81,7 @@ def test_a_run_whose_calls_may_overlap_starts_every_side_process_ahead(
         assert [side.pid > 0 for side in started.sides] == [True] * (jails.SIDES if overlap else 1)
         # the probe, and one bubblewrap per side process
         deadline = time.monotonic() + 10
-        while len(log.read_text().split()) < 1 + len(started.sides):
+        while _starts(log) < 1 + len(started.sides):
             assert time.monotonic() < deadline
             time.sleep(0.01)
         code, output = _run(keeper.jail(str(bwrap), "read-only") or started, "echo hi")
