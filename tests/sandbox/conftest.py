@@ -75,7 +75,9 @@ def bash(command: str, **extra: Any) -> dict[str, Any]:
 
 
 def processes_with(marker: str) -> list[int]:
-    """Host PIDs whose command line contains ``marker`` (works across PID namespaces)."""
+    """Host PIDs whose command line contains ``marker`` (works across PID namespaces).
+    Every test's marker is its own across the suite, none the start of another's: tests
+    run side by side (pytest -n), and "995.1" would also find another's "995.12"."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

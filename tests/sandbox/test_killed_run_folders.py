@@ -78,7 +78,7 @@ def test_the_folder_a_killed_run_left_goes_at_the_next_run(
     config, prefix, long, short = KINDS[kind]
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    marker = f"994.{list(KINDS).index(kind) + 1}"
+    marker = f"997.{list(KINDS).index(kind) + 1}"  # (no other test sleeps 997.N or 998.N)
     proc = start(ws, tmp, config, long.replace("MARK", marker), marker)
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
@@ -98,7 +98,7 @@ def test_the_folder_of_a_run_still_going_is_kept(ws: Path, tmp_path: Path, kind:
     config, prefix, long, short = KINDS[kind]
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    marker = f"995.{list(KINDS).index(kind) + 1}"
+    marker = f"998.{list(KINDS).index(kind) + 1}"
     proc = start(ws, tmp, config, long.replace("MARK", marker), marker)
     try:
         going = folders(tmp, prefix)
